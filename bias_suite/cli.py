@@ -1,0 +1,277 @@
+"""``bias-suite`` command line: every stage usable on its own.
+
+    bias-suite expand SUITE...            suites -> examples
+    bias-suite run SUITE... --model M     expand, predict, score, metrics, summary
+    bias-suite evaluate SCORED --out DIR  metrics on your own predictions
+    bias-suite metrics                    the registry of named metrics
+    bias-suite sample-size ...            Bernstein sample size to claim a bias
+    bias-suite models build|list          the offline default models
+    bias-suite validate SUITE...          check suite files
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from .exceptions import BiasSuiteError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Behavioural bias testing for NLP models.")
+models_app = typer.Typer(no_args_is_help=True, help="Build and list the offline default models.")
+app.add_typer(models_app, name="models")
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(e: Exception, code: int = 2):
+    err_console.print(f"[bold red]error:[/bold red] {e}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _group_orders(specs: Optional[List[str]]) -> Optional[dict]:
+    if not specs:
+        return None
+    out = {}
+    for s in specs:
+        if "=" not in s:
+            raise BiasSuiteError(f"--group-order expects ATTRIBUTE=g1,g2,..., got {s!r}")
+        a, groups = s.split("=", 1)
+        out[a.strip()] = [g.strip() for g in groups.split(",") if g.strip()]
+    return out
+
+
+def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
+    if not specs:
+        return None
+    out = {}
+    for s in specs:
+        if "=" not in s:
+            raise BiasSuiteError(f"--class-map expects SUITE_CLASS=MODEL_CLASS, got {s!r}")
+        a, b = s.split("=", 1)
+        out[a.strip()] = b.strip()
+    return out
+
+
+@app.command()
+def expand(
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the examples (.jsonl or .parquet)."),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Keep only these attributes."),
+    sample: int = typer.Option(8, help="How many example sentences to print."),
+    seed: int = typer.Option(0, help="Seed of the printed sample."),
+):
+    """Expand suites into examples: print counts per attribute/group and a sample, or write them."""
+    from rich.table import Table
+
+    from .scoring.scored import write_jsonl, write_parquet
+    from .suites import expand_suites, expansion_counts, find_suite
+
+    try:
+        ex = expand_suites([find_suite(s) for s in suites], attributes=attribute)
+    except BiasSuiteError as e:
+        _fail(e)
+    counts = expansion_counts(ex)
+    t = Table(title=f"{len(ex)} examples, {ex['template'].nunique()} counterfactual templates")
+    for c in counts.columns:
+        t.add_column(c, justify="right" if c in ("examples", "templates", "terms") else "left")
+    for r in counts.itertuples(index=False):
+        t.add_row(*[str(x) for x in r])
+    console.print(t)
+    if len(ex) and sample:
+        s = ex.sample(min(sample, len(ex)), random_state=seed)
+        t2 = Table(title="sample")
+        for c in ("attribute", "group", "label", "text"):
+            t2.add_column(c)
+        for r in s.itertuples(index=False):
+            t2.add_row(r.attribute, r.group, str(r.label), r.text)
+        console.print(t2)
+    if out is not None:
+        if out.suffix == ".parquet":
+            write_parquet(ex, out)
+        else:
+            write_jsonl(ex, out)
+        console.print(f"wrote {len(ex)} examples to {out}")
+
+
+@app.command()
+def validate(suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names.")):
+    """Check suite files (and the identity-term files they use)."""
+    from .suites import find_suite, load_suite
+
+    for s in suites:
+        try:
+            suite = load_suite(find_suite(s))
+        except BiasSuiteError as e:
+            _fail(e)
+        console.print(f"ok  {suite.path}: {len(suite.templates)} templates, attributes {list(suite.identity)}")
+
+
+@app.command()
+def run(
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
+    model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder or a hub id."),
+    out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
+    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
+    max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
+    seed: int = typer.Option(0),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:N."),
+    batch_size: int = typer.Option(64),
+    class_map: Optional[List[str]] = typer.Option(None, help="SUITE_CLASS=MODEL_CLASS, repeatable."),
+    trust_remote_code: bool = typer.Option(False, help="Allow model code from the model folder/hub (off by default)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
+):
+    """Expand suites, run the model, compute metrics, print the per-group summary and write results."""
+    from .report.terminal import print_summary
+    from .run import run as run_
+
+    try:
+        res = run_(
+            suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
+            batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
+        )
+    except BiasSuiteError as e:
+        _fail(e)
+    if not quiet:
+        print_summary(res.results, res.scored, console=console)
+    console.print(f"model {res.model}: {len(res.examples)} examples, {res.results.shape[0]} result rows → {out}/results.jsonl, results.csv")
+
+
+@app.command()
+def evaluate(
+    scored: Path = typer.Argument(..., help="Scored examples (.jsonl or .parquet)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder for results.jsonl/results.csv."),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
+    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
+    max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
+    seed: int = typer.Option(0),
+    group_order: Optional[List[str]] = typer.Option(None, help="ATTRIBUTE=g1,g2 (first minus second), repeatable."),
+    significance: bool = typer.Option(True, help="Add Wilcoxon/Friedman rows."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+):
+    """Compute every applicable metric on a scored-examples file (bring your own predictions)."""
+    import pandas as pd
+
+    from .metrics import evaluate as evaluate_
+    from .metrics.engine import results_frame
+    from .report.files import write_results
+    from .report.terminal import print_summary
+    from .scoring.scored import read_scored
+
+    try:
+        data = read_scored(scored)
+        res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_group_orders(group_order))
+        if significance and data.task == "classification" and metrics is None:
+            from .stats import significance_tests
+
+            sig = significance_tests(data.to_frame(), attributes=attribute)
+            res = results_frame(pd.concat([res, sig], ignore_index=True).to_dict("records"))
+        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed})
+    except BiasSuiteError as e:
+        _fail(e)
+    if not quiet:
+        print_summary(res, data if data.task == "classification" else None, console=console)
+    console.print(f"{len(res)} result rows → {out}/results.jsonl, results.csv")
+
+
+@app.command("metrics")
+def metrics_cmd(markdown: bool = typer.Option(False, help="Print as a Markdown table.")):
+    """List the registered metrics: generalized metric, phi, d, N, beta, source."""
+    from rich.table import Table
+
+    from .metrics import catalog_frame
+
+    df = catalog_frame()
+    if markdown:
+        console.print(df.to_markdown(index=False) if hasattr(df, "to_markdown") else df.to_string(index=False))
+        return
+    t = Table(title=f"{len(df)} registered metrics")
+    for c in ("name", "generalized", "view", "phi", "d", "N", "beta", "based_on", "signed", "classes", "source"):
+        t.add_column(c, overflow="fold")
+    for r in df.itertuples(index=False):
+        t.add_row(r.name, r.generalized, r.view, r.phi, r.d, r.N, r.beta, r.based_on, str(r.signed), r.classes, r.source.split(",")[0])
+    console.print(t)
+
+
+@app.command("sample-size")
+def sample_size_cmd(
+    bias: float = typer.Option(..., help="The bias delta to claim (absolute value is used)."),
+    confidence: float = typer.Option(0.95, help="Confidence rho."),
+    gamma: float = typer.Option(0.5, help="gamma = min(share protected, share unprotected)."),
+    max_cost: float = typer.Option(1.0, help="Maximum cost C."),
+    variance: Optional[float] = typer.Option(None, help="Variance of the amortized disparity (default (C/gamma)^2)."),
+    have: Optional[int] = typer.Option(None, help="Examples you have: how much more is needed, or the smallest detectable bias."),
+):
+    """Minimum number of examples to claim a bias with Bernstein-bounded confidence (Ethayarajh 2020)."""
+    from .stats import min_detectable_bias, sample_size
+
+    try:
+        res = sample_size(bias, confidence=confidence, gamma=gamma, max_cost=max_cost, variance=variance)
+    except BiasSuiteError as e:
+        _fail(e)
+    console.print(f"bound: n > {res.bound:.2f}")
+    console.print(f"minimum n: {res.n}")
+    if have is not None:
+        if have >= res.n:
+            console.print(f"you have {have} examples: enough to claim a bias of {abs(bias)} at confidence {confidence}")
+        else:
+            console.print(f"you have {have} examples: the data must be {res.n / have:.2f}x larger")
+        smallest = min_detectable_bias(have, confidence=confidence, gamma=gamma, max_cost=max_cost, variance=variance)
+        console.print(f"smallest bias detectable with {have} examples: {smallest:.4f}")
+
+
+@models_app.command("build")
+def models_build(
+    name: str = typer.Argument("default-sentiment", help="Model to build (see `bias-suite models list`)."),
+    force: bool = typer.Option(False, help="Rebuild even if cached."),
+    out: Optional[Path] = typer.Option(None, help="Folder (default: the cache)."),
+    epochs: Optional[float] = typer.Option(None, help="Training epochs (default: the recipe's)."),
+    max_train: Optional[int] = typer.Option(None, help="Use at most this many training sentences."),
+):
+    """Build a default model offline and cache it."""
+    from .models import build_model
+
+    kw = {"force": force}
+    if out is not None:
+        kw["out_dir"] = out
+    if epochs is not None:
+        kw["epochs"] = epochs
+    if max_train is not None:
+        kw["max_train"] = max_train
+    try:
+        path = build_model(name, **kw)
+    except BiasSuiteError as e:
+        _fail(e)
+    console.print(f"{name}: {path}")
+
+
+@models_app.command("list")
+def models_list():
+    """The default models, their cache folders and whether they are built."""
+    from .models import list_models
+
+    for m in list_models():
+        console.print(m)
+
+
+@models_app.command("path")
+def models_path(name: str = typer.Argument("default-sentiment")):
+    """Print the cache folder of a default model."""
+    from .paths import model_dir
+
+    console.print(str(model_dir(name)), soft_wrap=True)
+
+
+def main():  # console-script entry point
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

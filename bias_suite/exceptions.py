@@ -1,0 +1,56 @@
+"""All errors raised by bias_suite, each refining a builtin exception.
+
+Messages name the file, the line or row, the field, what was expected and what
+was found, so that one error is enough to fix the input.
+"""
+from __future__ import annotations
+
+
+class BiasSuiteError(Exception):
+    """Base class of bias_suite's own errors."""
+
+
+class SuiteError(BiasSuiteError, ValueError):
+    """A suite or identity-term YAML file is malformed.
+
+    ``str(err)`` reads ``FILE:LINE: field 'FIELD': message``.
+    """
+
+    def __init__(self, message: str, *, file=None, line=None, field=None):
+        self.file = None if file is None else str(file)
+        self.line = line
+        self.field = field
+        self.message = message
+        where = self.file or "<suite>"
+        if line is not None:
+            where += f":{line}"
+        what = f"field '{field}': " if field else ""
+        super().__init__(f"{where}: {what}{message}")
+
+
+class ScoredFormatError(BiasSuiteError, ValueError):
+    """A scored-examples file (JSONL/Parquet) does not follow FORMATS.md.
+
+    ``str(err)`` reads ``FILE:ROW: field 'FIELD': message`` (rows are 1-based
+    line numbers for JSONL, 1-based row numbers for Parquet).
+    """
+
+    def __init__(self, message: str, *, file=None, row=None, field=None):
+        self.file = None if file is None else str(file)
+        self.row = row
+        self.field = field
+        self.message = message
+        where = self.file or "<scored examples>"
+        if row is not None:
+            where += f":{row}"
+        what = f"field '{field}': " if field else ""
+        super().__init__(f"{where}: {what}{message}")
+
+
+class MetricError(BiasSuiteError, ValueError):
+    """A metric was asked for with arguments it cannot take (unknown name,
+    bad parameter)."""
+
+
+class ModelError(BiasSuiteError, RuntimeError):
+    """A model could not be loaded or gave output of the wrong shape."""

@@ -1,0 +1,114 @@
+"""Comparison functions d of the generalized metrics (Czarnowska et al. 2021).
+
+Scalar comparisons are vectorized: they take arrays of equal shape and return
+``(value, undefined_mask)``.  Set comparisons (W1, AEG) work on score sets
+held by :class:`bias_suite.metrics.sets.SortedSets`; multi-group comparisons
+(std, range) reduce the last axis of an array.
+
+Argument order follows METRICS.md: in BCM/VBCM ``d(phi(background), phi(group))``;
+in PCM ``d(phi(first), phi(second))`` for a pair ``first|second``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..exceptions import MetricError
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison d.
+
+    kind : "scalar" (two arrays -> array), "set" (two score sets -> number),
+        "multi" (array (..., k) -> array (...)).
+    fn : the function; scalar ones return ``(values, undefined_mask)``.
+    signed : whether the result carries a direction.
+    formula : the math, for tables and docs.
+    """
+
+    name: str
+    kind: str
+    fn: Callable
+    signed: bool
+    formula: str
+
+
+def _abs(x, y):
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    return np.abs(x - y), np.zeros(np.broadcast(x, y).shape, bool)
+
+
+def _diff(x, y):
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    return x - y, np.zeros(np.broadcast(x, y).shape, bool)
+
+
+def _ratio(x, y):
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    bad = y == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(bad, np.nan, x / np.where(bad, 1.0, y))
+    return out, bad
+
+
+def _ratio_to_background(background, group):
+    return _ratio(group, background)
+
+
+def _value(background, group):
+    """VBCM whose phi already compares group and background (the AUCs)."""
+    g = np.asarray(group, float)
+    return g, np.zeros(g.shape, bool)
+
+
+def _std(v):
+    return np.std(np.asarray(v, float), axis=-1, ddof=0)
+
+
+def _range(v):
+    v = np.asarray(v, float)
+    return v.max(axis=-1) - v.min(axis=-1)
+
+
+COMPARISONS: dict[str, Comparison] = {
+    c.name: c
+    for c in [
+        Comparison("abs", "scalar", _abs, False, "|x - y|"),
+        Comparison("diff", "scalar", _diff, True, "x - y"),
+        Comparison("ratio", "scalar", _ratio, True, "x / y"),
+        Comparison("ratio_to_background", "scalar", _ratio_to_background, True, "phi(group) / phi(background)"),
+        Comparison("value", "scalar", _value, False, "phi(group) (phi compares group and background itself)"),
+        Comparison("W1", "set", None, False, "1-Wasserstein distance between score sets"),
+        Comparison("AEG", "set", None, True, "1/2 - P(b > g), b ~ background, g ~ group, ties 1/2"),
+        Comparison("std", "multi", _std, False, "population standard deviation (ddof=0)"),
+        Comparison("range", "multi", _range, False, "max - min"),
+    ]
+}
+
+
+def get_comparison(d) -> Comparison:
+    """Look up a comparison by name, or wrap a user's callable.
+
+    A user callable ``d(x, y)`` on two numbers/arrays becomes a scalar
+    comparison (vectorized with ``np.vectorize`` if it is not already).
+    """
+    if isinstance(d, Comparison):
+        return d
+    if isinstance(d, str):
+        try:
+            return COMPARISONS[d]
+        except KeyError:
+            raise MetricError(f"unknown comparison {d!r}; known: {sorted(COMPARISONS)}") from None
+    if callable(d):
+        vec = np.vectorize(d, otypes=[float])
+
+        def fn(x, y):
+            x, y = np.asarray(x, float), np.asarray(y, float)
+            out = vec(x, y)
+            return out, ~np.isfinite(out)
+
+        return Comparison(getattr(d, "__name__", "custom"), "scalar", fn, True, "user-defined")
+    raise MetricError(f"comparison must be a name or a callable, got {d!r}")

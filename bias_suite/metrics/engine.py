@@ -1,0 +1,207 @@
+"""``evaluate``: scored examples in, tidy results out (../shared/FORMATS.md).
+
+One row per metric x class x group/pair/accumulated value, with the columns
+``metric, family, view, attribute, class, group, value, ci_low, ci_high, n,
+note``. Undefined values are null with a note.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import MetricError
+from ..scoring.scored import ScoredData, as_scored
+from ..suites.views import counterfactual_view, group_order
+from .catalog import NAMED_METRICS, MetricSpec, get_metric
+from .generalized import AttributeData, counterfactual_metric, group_metric
+
+RESULT_COLUMNS = ["metric", "family", "view", "attribute", "class", "group", "value", "ci_low", "ci_high", "n", "note"]
+
+
+def empty_results() -> pd.DataFrame:
+    return results_frame([])
+
+
+def results_frame(rows: list) -> pd.DataFrame:
+    """Rows (dicts) as a results table with the tidy columns and dtypes."""
+    df = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    df["value"] = pd.to_numeric(df["value"], errors="coerce").astype(float)
+    for c in ("ci_low", "ci_high"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    df["n"] = pd.array(pd.to_numeric(df["n"], errors="coerce"), dtype="Int64")
+    for c in ("group", "note"):
+        df[c] = df[c].astype(object).where(df[c].notna(), None)
+    return df
+
+
+def classification_counts(y: np.ndarray, yhat: np.ndarray):
+    """Per-example counts for class c (one-vs-rest): tp, fp, fn, tn on
+    labelled rows, pp (predicted c, any row), n, lab, correct."""
+    lab = y >= 0
+    correct = (lab & (yhat == y)).astype(np.int64)
+    ones = np.ones(len(y), dtype=np.int64)
+    lab_i = lab.astype(np.int64)
+
+    def counts(c):
+        pos = y == c
+        neg = lab & ~pos
+        ph = yhat == c
+        return {
+            "tp": (ph & pos).astype(np.int64),
+            "fp": (ph & neg).astype(np.int64),
+            "fn": (~ph & pos).astype(np.int64),
+            "tn": (~ph & neg).astype(np.int64),
+            "pp": ph.astype(np.int64),
+            "n": ones,
+            "lab": lab_i,
+            "correct": correct,
+        }
+
+    return counts
+
+
+def attribute_data(data: ScoredData, attribute: str, cf, groups: list) -> AttributeData:
+    """Arrays of one attribute (attribute-local positions)."""
+    fr = data.frame
+    rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
+    local = np.full(len(fr), -1, dtype=np.int64)
+    local[rows] = np.arange(len(rows))
+    code = {g: i for i, g in enumerate(groups)}
+    g = fr["group"].to_numpy(dtype=object)[rows]
+    g = np.fromiter((code[x] for x in g), dtype=np.int64, count=len(g)) if len(g) else np.zeros(0, np.int64)
+    y = data.y[rows]
+    yhat = data.yhat[rows]
+    row_template = np.full(len(rows), -1, dtype=np.int64)
+    for j, t in enumerate(cf.templates):
+        for members in cf.members[t]:
+            row_template[local[members]] = j
+    return AttributeData(
+        attribute=attribute,
+        groups=list(groups),
+        classes=tuple(data.classes),
+        g=g,
+        y=y,
+        yhat=yhat,
+        counts=classification_counts(y, yhat),
+        item_row=np.arange(len(rows)),
+        item_P=data.probs[rows],
+        item_y=y,
+        tuples=local[cf.tuples] if len(cf.tuples) else np.zeros((0, len(groups)), dtype=np.int64),
+        tuple_template=cf.tuple_template,
+        templates=list(cf.templates),
+        row_template=row_template,
+    )
+
+
+def not_applicable_rows(spec: MetricSpec, attribute: str, classes: Sequence[str], note: str) -> list:
+    cls_list = list(classes) if spec.per_class else ["all"]
+    return [
+        {
+            "metric": spec.name,
+            "family": spec.generalized,
+            "view": spec.view,
+            "attribute": attribute,
+            "class": c,
+            "group": None,
+            "value": None,
+            "ci_low": None,
+            "ci_high": None,
+            "n": None,
+            "note": note,
+        }
+        for c in cls_list
+    ]
+
+
+def metric_rows(spec: MetricSpec, ad: AttributeData) -> list:
+    """All rows of one metric on one attribute."""
+    if spec.two_groups and ad.k != 2:
+        return not_applicable_rows(
+            spec, ad.attribute, ad.classes, f"not applicable: needs exactly two groups, attribute has {ad.k}"
+        )
+    fn = group_metric if spec.view == "group" else counterfactual_metric
+    if not spec.per_class:
+        return fn(spec, ad, 0, "all")
+    rows = []
+    for c, name in enumerate(ad.classes):
+        rows.extend(fn(spec, ad, c, name))
+    return rows
+
+
+def resolve_metrics(metrics) -> list[MetricSpec]:
+    if metrics is None:
+        return list(NAMED_METRICS)
+    if isinstance(metrics, (str, MetricSpec)):
+        metrics = [metrics]
+    out = []
+    for m in metrics:
+        if isinstance(m, str) and "," in m:
+            out.extend(get_metric(x.strip()) for x in m.split(",") if x.strip())
+        else:
+            out.append(get_metric(m))
+    return out
+
+
+def evaluate(
+    scored,
+    *,
+    metrics: Iterable | None = None,
+    attributes: Iterable[str] | str | None = None,
+    max_tuples: int | None = 100,
+    seed: int = 0,
+    group_order_override: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """Compute bias metrics on scored examples.
+
+    Parameters
+    ----------
+    scored : DataFrame, list of dicts, path, or ScoredData
+        Scored examples (../shared/FORMATS.md); validated once here.
+    metrics : names or :class:`MetricSpec` objects, default every named metric.
+    attributes : restrict to these attributes (default: all, in order of first appearance).
+    max_tuples : int or None, default 100
+        Counterfactual tuples per template above which tuples are sampled.
+    seed : int, default 0
+        Seed of the tuple sampler. Tuples are drawn for every attribute of
+        the input in order, so an attribute's values do not depend on which
+        attributes are requested.
+    group_order_override : {attribute: [groups...]}
+        Group order (first minus second in two-group metrics); default the
+        order of first appearance.
+
+    Returns
+    -------
+    DataFrame with the tidy result columns (``RESULT_COLUMNS``).
+
+    Examples
+    --------
+    >>> res = evaluate("scored.jsonl", metrics=["FNED", "CFGap"])  # doctest: +SKIP
+    >>> res.query("group.isna()")  # accumulated values  # doctest: +SKIP
+    """
+    data = as_scored(scored)
+    if getattr(data, "task", "classification") != "classification":
+        from .sequence import evaluate_sequence
+
+        return evaluate_sequence(
+            data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
+            group_order_override=group_order_override,
+        )
+    specs = resolve_metrics(metrics)
+    all_attrs = data.attributes()
+    if attributes is None:
+        wanted = all_attrs
+    else:
+        wanted = [attributes] if isinstance(attributes, str) else list(attributes)
+        missing = [a for a in wanted if a not in all_attrs]
+        if missing:
+            raise MetricError(f"unknown attribute(s) {missing}; the data has {all_attrs}")
+    cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
+    rows = []
+    for a in wanted:
+        groups = group_order(data.frame, a, group_order_override)
+        ad = attribute_data(data, a, cfs[a], groups)
+        for spec in specs:
+            rows.extend(metric_rows(spec, ad))
+    return results_frame(rows)

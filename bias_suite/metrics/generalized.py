@@ -1,0 +1,527 @@
+r"""Generalized bias metrics (Czarnowska et al. 2021), vectorized.
+
+For one attribute with groups :math:`T = \{t_1..t_k\}`, a score function
+:math:`\phi`, a comparison :math:`d`, a normalizer :math:`N` and a background
+:math:`\beta`:
+
+.. math::
+
+    PCM = \frac{1}{N} \sum_{\{t_i, t_j\} \subset T} d(\phi(S^{t_i}), \phi(S^{t_j}))
+
+    BCM = \frac{1}{N} \sum_{t \in T} d(\phi(\beta^t), \phi(S^t)),
+    \quad \beta^t \in \{S, S \setminus S^t\}
+
+    VBCM = [d(\phi(\beta^t), \phi(S^t))]_{t \in T}
+
+    MCM = d(\phi(S^{t_1}), \dots, \phi(S^{t_k}))
+
+Group view: :math:`S^t` is every example of group t. Counterfactual view:
+the same formulas inside each counterfactual tuple (one example per group of
+a template), averaged over tuples; or, with ``per_template``, on the sets
+:math:`S_j^t` of each template, averaged over templates.
+
+Each builder returns a list of result rows (dicts with the tidy columns).
+Undefined values are ``None`` with a ``note``; an accumulated value with an
+undefined part is ``None`` with a note naming the parts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from math import comb
+from typing import Callable
+
+import numpy as np
+
+from ..exceptions import MetricError
+from .comparisons import Comparison, get_comparison
+from .scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
+from .sets import SortedSets, segmented_w1
+
+GENERALIZED = ("PCM", "BCM", "VBCM", "MCM")
+
+
+# ------------------------------------------------------------------ data
+@dataclass
+class AttributeData:
+    """Everything the builders need about one attribute, as arrays.
+
+    ``items`` are the units that carry probabilities (examples for
+    classification, token positions for sequence labelling); ``rows`` are
+    examples (the units of counts, groups and tuples).
+    """
+
+    attribute: str
+    groups: list
+    classes: tuple
+    # examples
+    g: np.ndarray  # (n,) group code
+    y: np.ndarray  # (n,) gold class index, -1 unlabelled
+    yhat: np.ndarray  # (n,) predicted class index
+    counts: Callable | None = None  # c -> dict of per-example count arrays
+    # probability items
+    item_row: np.ndarray | None = None  # (m,) example of each item
+    item_P: np.ndarray | None = None  # (m, C)
+    item_y: np.ndarray | None = None  # (m,) gold class per item, -1 unlabelled
+    # counterfactual
+    tuples: np.ndarray | None = None  # (M, k) example positions (attribute-local)
+    tuple_template: np.ndarray | None = None
+    templates: list = field(default_factory=list)  # complete templates
+    row_template: np.ndarray | None = None  # (n,) index into templates, -1 if incomplete
+    item_pos: np.ndarray | None = None  # (m,) aligned position of each item within its example
+    task: str = "classification"
+
+    @property
+    def k(self) -> int:
+        return len(self.groups)
+
+    def item_g(self) -> np.ndarray:
+        return self.g[self.item_row]
+
+    def pairs(self):
+        return list(combinations(range(self.k), 2))
+
+    def pair_names(self):
+        return [f"{self.groups[a]}|{self.groups[b]}" for a, b in self.pairs()]
+
+    def class_counts(self, c) -> dict:
+        """Per-example counts for class c (None: class-free counts)."""
+        return self.counts(c)
+
+
+def normalizer_value(N, k: int) -> float:
+    """N as a number: "1", "groups" (|T|), "pairs" (C(|T|,2)), a number, or
+    a callable of |T|."""
+    if N in (None, "1", 1):
+        return 1.0
+    if N in ("groups", "|T|"):
+        return float(k)
+    if N in ("pairs", "C(|T|,2)"):
+        return float(comb(k, 2))
+    if callable(N):
+        return float(N(k))
+    if isinstance(N, (int, float)):
+        return float(N)
+    raise MetricError(f"unknown normalizer {N!r}: use '1', 'groups', 'pairs', a number or a callable")
+
+
+def _row(spec, ad, cls, group, value, n, note=None):
+    if value is not None:
+        value = float(value)
+        if not np.isfinite(value):
+            value, note = None, note or "undefined (non-finite value)"
+    return {
+        "metric": spec.name,
+        "family": spec.generalized,
+        "view": spec.view,
+        "attribute": ad.attribute,
+        "class": cls,
+        "group": group,
+        "value": value,
+        "ci_low": None,
+        "ci_high": None,
+        "n": None if n is None else int(n),
+        "note": note if value is None else None,
+    }
+
+
+def _accumulate(parts, bad, notes, N):
+    """Sum of parts / N, or None with a note listing the undefined parts."""
+    if len(parts) == 0:
+        return None, "no groups to compare (the attribute needs at least two groups)"
+    if np.any(bad):
+        which = list(dict.fromkeys(notes[i] for i in np.flatnonzero(bad) if notes[i]))
+        return None, "undefined because a part is undefined: " + "; ".join(which)
+    if N == 0:
+        return None, "normalizer N is 0"
+    return float(np.sum(parts) / N), None
+
+
+# ------------------------------------------------- group view: phi per set
+def _selection(ad: AttributeData, select: str, c: int) -> np.ndarray:
+    """Items kept by a set score's selection for class c."""
+    yy = ad.item_y
+    if select == "all":
+        return np.ones(len(yy), dtype=bool)
+    if select == "pos":
+        return yy == c
+    if select == "neg":
+        return (yy >= 0) & (yy != c)
+    raise MetricError(f"unknown selection {select!r}")
+
+
+def _group_sums(ad, c):
+    cnt = ad.class_counts(c)
+    k = ad.k
+    sums = {name: np.bincount(ad.g, weights=v, minlength=k).astype(float) for name, v in cnt.items()}
+    total = {name: v.sum() for name, v in sums.items()}
+    rest = {name: total[name] - v for name, v in sums.items()}
+    return sums, total, rest
+
+
+def _rate_values(score: RateScore, sums):
+    val, bad, reason = score.fn(sums)
+    return np.atleast_1d(val), np.atleast_1d(bad), reason
+
+
+def _n_used(score, sums):
+    return sums["lab"] if score.label_based else sums["n"]
+
+
+def _scalar_phi(ad, score, c):
+    """Per-group scalar phi: (values (k,), bad (k,), notes (k,), n (k,)), and
+    phi of all examples and of each group's rest."""
+    k = ad.k
+    if isinstance(score, RateScore):
+        sums, total, rest = _group_sums(ad, c)
+        gv, gb, reason = _rate_values(score, sums)
+        av, ab, _ = _rate_values(score, total)
+        rv, rb, _ = _rate_values(score, rest)
+        n = _n_used(score, sums)
+        notes = [f"{reason} for group {ad.groups[t]!r}" for t in range(k)]
+        return dict(
+            group=(gv, gb, notes, n),
+            all=(np.repeat(av, k), np.repeat(ab, k), [f"{reason} for all examples"] * k, np.repeat(_n_used(score, total), k)),
+            rest=(rv, rb, [f"{reason} for the rest of group {ad.groups[t]!r}" for t in range(k)], _n_used(score, rest)),
+        )
+    if isinstance(score, (MeanScore,)):
+        sel = _selection(ad, score.select, c)
+        ig = ad.item_g()
+        vals = ad.item_P[:, c]
+        cnt = np.bincount(ig[sel], minlength=k).astype(float)
+        s = np.bincount(ig[sel], weights=vals[sel], minlength=k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gv = s / cnt
+            rv = (s.sum() - s) / (cnt.sum() - cnt)
+        av = np.repeat(s.sum() / cnt.sum() if cnt.sum() else np.nan, k)
+        notes = [f"empty score set for group {ad.groups[t]!r}" for t in range(k)]
+        return dict(
+            group=(gv, cnt == 0, notes, cnt),
+            all=(av, np.repeat(cnt.sum() == 0, k), ["empty score set"] * k, np.repeat(cnt.sum(), k)),
+            rest=(rv, (cnt.sum() - cnt) == 0, [f"empty rest of {ad.groups[t]!r}" for t in range(k)], cnt.sum() - cnt),
+        )
+    if isinstance(score, AucScore):
+        v, bad, notes, n = _auc_values(ad, score, c)
+        return dict(group=(v, bad, notes, n))
+    raise MetricError(f"score {score.name!r} is not scalar per group; use a set comparison (W1, AEG)")
+
+
+def _auc_values(ad, score: AucScore, c):
+    """AUC per group with positives/negatives from the group or its rest."""
+    lab = ad.item_y >= 0
+    vals = ad.item_P[lab, c]
+    yy = ad.item_y[lab]
+    ig = ad.item_g()[lab]
+    ss = SortedSets(vals)
+    pos = yy == c
+    neg = ~pos
+    G = ig[None, :] == np.arange(ad.k)[:, None]  # (k, m)
+    side = {"group": G, "rest": ~G}
+    P = ss.sort_mask(side[score.pos_from] & pos[None, :])
+    Nn = ss.sort_mask(side[score.neg_from] & neg[None, :])
+    auc = ss.auc(P, Nn)
+    npos, nneg = P.sum(1), Nn.sum(1)
+    notes = []
+    for t in range(ad.k):
+        why = []
+        if npos[t] == 0:
+            why.append(f"no positives (gold {ad.classes[c]!r}) in the {score.pos_from} of {ad.groups[t]!r}")
+        if nneg[t] == 0:
+            why.append(f"no negatives in the {score.neg_from} of {ad.groups[t]!r}")
+        notes.append("AUC undefined: " + " and ".join(why) if why else None)
+    n_group = np.bincount(ig, minlength=ad.k)
+    return auc, ~np.isfinite(auc), notes, n_group
+
+
+# ------------------------------------------------------------ group view
+def group_metric(spec, ad: AttributeData, c, cls_name) -> list:
+    """Rows of one metric, one class, group view."""
+    score = get_score(spec.score)
+    comp = get_comparison(spec.comparison)
+    gen = spec.generalized
+    k = ad.k
+    groups = ad.groups
+    if gen in ("PCM", "MCM") and k < 2:
+        if gen == "PCM":
+            return [_row(spec, ad, cls_name, None, None, None, "needs at least two groups")]
+        return [_row(spec, ad, cls_name, None, None, None, "needs at least two groups")]
+    if isinstance(score, (SetScore, GoldProbScore)):
+        return _group_set_metric(spec, ad, score, comp, c, cls_name)
+    phi = _scalar_phi(ad, score, c)
+    gv, gb, gnotes, gn = phi["group"]
+    rows = []
+    if gen == "PCM":
+        if comp.kind != "scalar":
+            raise MetricError(f"{spec.name}: comparison {comp.name!r} needs a set-valued score")
+        N = normalizer_value(spec.normalizer, k)
+        pairs = ad.pairs()
+        a = np.array([p[0] for p in pairs])
+        b = np.array([p[1] for p in pairs])
+        val, dbad = comp.fn(gv[a], gv[b])
+        bad = gb[a] | gb[b] | dbad
+        notes = []
+        for i, (x, z) in enumerate(pairs):
+            if gb[x] or gb[z]:
+                notes.append(gnotes[x] if gb[x] else gnotes[z])
+            elif dbad[i]:
+                notes.append(f"{comp.name} undefined for {groups[x]}|{groups[z]} (zero denominator)")
+            else:
+                notes.append(None)
+        for i, (x, z) in enumerate(pairs):
+            rows.append(_row(spec, ad, cls_name, f"{groups[x]}|{groups[z]}", None if bad[i] else val[i], gn[x] + gn[z], notes[i]))
+        acc, note = _accumulate(val, bad, notes, N)
+        rows.append(_row(spec, ad, cls_name, None, acc, gn.sum(), note))
+        return rows
+    if gen in ("BCM", "VBCM"):
+        if comp.kind != "scalar":
+            raise MetricError(f"{spec.name}: comparison {comp.name!r} needs a set-valued score")
+        if isinstance(score, AucScore):
+            bv, bb, bnotes = gv, np.zeros(k, bool), [None] * k
+        else:
+            key = {"all": "all", "S": "all", "rest": "rest", "S\\S^t": "rest"}.get(spec.background)
+            if key is None:
+                raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
+            bv, bb, bnotes, _ = phi[key]
+        val, dbad = comp.fn(bv, gv)
+        bad = gb | bb | dbad
+        notes = []
+        for t in range(k):
+            if gb[t]:
+                notes.append(gnotes[t])
+            elif bb[t]:
+                notes.append(bnotes[t])
+            elif dbad[t]:
+                notes.append(f"{comp.name} undefined for group {groups[t]!r} (zero denominator)")
+            else:
+                notes.append(None)
+        for t in range(k):
+            rows.append(_row(spec, ad, cls_name, groups[t], None if bad[t] else val[t], gn[t], notes[t]))
+        if gen == "BCM":
+            acc, note = _accumulate(val, bad, notes, normalizer_value(spec.normalizer, k))
+            rows.append(_row(spec, ad, cls_name, None, acc, gn.sum(), note))
+        return rows
+    if gen == "MCM":
+        if comp.kind != "multi":
+            raise MetricError(f"{spec.name}: MCM needs a multi-group comparison (std, range), got {comp.name!r}")
+        if gb.any():
+            which = "; ".join(gnotes[t] for t in np.flatnonzero(gb))
+            return [_row(spec, ad, cls_name, None, None, gn.sum(), "undefined because a part is undefined: " + which)]
+        return [_row(spec, ad, cls_name, None, comp.fn(gv), gn.sum())]
+    raise MetricError(f"unknown generalized metric {gen!r}")
+
+
+def _group_set_metric(spec, ad, score, comp, c, cls_name):
+    if comp.kind != "set":
+        raise MetricError(f"{spec.name}: set-valued score {score.name!r} needs a set comparison (W1, AEG)")
+    k, groups, gen = ad.k, ad.groups, spec.generalized
+    sel = _selection(ad, score.select, c)
+    vals = ad.item_P[sel, c]
+    ig = ad.item_g()[sel]
+    ss = SortedSets(vals)
+    G = ss.sort_mask(ig[None, :] == np.arange(k)[:, None])  # (k, m) sorted
+    ng = G.sum(1)
+    fn = ss.w1 if comp.name == "W1" else ss.aeg
+    what = {"all": "", "pos": f" with gold {ad.classes[c]!r}", "neg": f" with gold other than {ad.classes[c]!r}"}[score.select]
+    rows = []
+    if gen == "PCM":
+        pairs = ad.pairs()
+        a = [p[0] for p in pairs]
+        b = [p[1] for p in pairs]
+        val = fn(G[a], G[b])
+        bad = ~np.isfinite(val)
+        notes = [
+            f"empty score set: no examples{what} in group {groups[x] if ng[x] == 0 else groups[z]!r}" if bad[i] else None
+            for i, (x, z) in enumerate(pairs)
+        ]
+        for i, (x, z) in enumerate(pairs):
+            rows.append(_row(spec, ad, cls_name, f"{groups[x]}|{groups[z]}", val[i], ng[x] + ng[z], notes[i]))
+        acc, note = _accumulate(np.nan_to_num(val), bad, notes, normalizer_value(spec.normalizer, k))
+        rows.append(_row(spec, ad, cls_name, None, acc, ng.sum(), note))
+        return rows
+    if gen in ("BCM", "VBCM"):
+        if spec.background in ("all", "S"):
+            B = np.ones_like(G)
+        elif spec.background in ("rest", "S\\S^t"):
+            B = ~G
+        else:
+            raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
+        val = fn(B, G)
+        nb = B.sum(1)
+        bad = ~np.isfinite(val)
+        notes = []
+        for t in range(k):
+            if ng[t] == 0:
+                notes.append(f"empty score set: no examples{what} in group {groups[t]!r}")
+            elif nb[t] == 0:
+                notes.append(f"empty background: no examples{what} outside group {groups[t]!r}")
+            else:
+                notes.append(None)
+        for t in range(k):
+            rows.append(_row(spec, ad, cls_name, groups[t], val[t], ng[t], notes[t]))
+        if gen == "BCM":
+            acc, note = _accumulate(np.nan_to_num(val), bad, notes, normalizer_value(spec.normalizer, k))
+            rows.append(_row(spec, ad, cls_name, None, acc, ng.sum(), note))
+        return rows
+    raise MetricError(f"{spec.name}: {gen} with a set-valued score is not defined (use PCM, BCM or VBCM)")
+
+
+# ---------------------------------------------------- counterfactual view
+def _member_values(ad, score, c):
+    """Values of tuple members (M, k) or, for sequence labelling, (M, k, L)
+    with aligned positions, plus the mask of valid entries."""
+    T = ad.tuples
+    if ad.task == "classification":
+        # one item per example; item index == example index
+        if isinstance(score, GoldProbScore):
+            yy = ad.y[T]
+            ok = yy >= 0
+            V = ad.item_P[T, np.where(ok, yy, 0)]
+            return V, ok
+        if isinstance(score, SetScore):
+            V = ad.item_P[T, c]
+            ok = _selection(ad, score.select, c)[T]
+            return V, ok
+        if isinstance(score, RateScore):
+            cnt = ad.class_counts(c)
+            sums = {name: v[T].astype(float) for name, v in cnt.items()}
+            V, bad, _ = score.fn(sums)
+            return V, ~bad
+        raise MetricError(f"{score.name!r} cannot be a per-member score in the counterfactual view")
+    return ad.aligned_member_values(score, c)
+
+
+def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
+    """Rows of one counterfactual metric for one class."""
+    k, groups, gen = ad.k, ad.groups, spec.generalized
+    if k < 2:
+        return [_row(spec, ad, cls_name, None, None, None, "needs at least two groups")]
+    if len(ad.templates) == 0:
+        return [_row(spec, ad, cls_name, None, None, 0, "no template contains every group")]
+    if spec.per_template:
+        return _per_template_metric(spec, ad, c, cls_name)
+    score = get_score(spec.score)
+    comp = get_comparison(spec.comparison)
+    V, ok = _member_values(ad, score, c)
+    if V.ndim == 2:
+        V, ok = V[:, :, None], ok[:, :, None]
+    # a position counts when it is valid for every member; a tuple when it has such a position
+    pos_ok = ok.all(axis=1)  # (M, L)
+    tup_ok = pos_ok.any(axis=1)
+    why = {
+        "all": "no counterfactual tuple",
+        "pos": f"no counterfactual tuple whose members all have gold class {ad.classes[c]!r}" if c is not None else "",
+        "neg": "no counterfactual tuple whose members are all labelled negatives",
+    }.get(getattr(score, "select", "all"), "no valid tuple")
+    if isinstance(score, GoldProbScore):
+        why = "no counterfactual tuple whose members are all labelled"
+    Mv = int(tup_ok.sum())
+    if Mv == 0:
+        if gen == "VBCM":
+            return [_row(spec, ad, cls_name, g, None, 0, why) for g in groups]
+        rows = [_row(spec, ad, cls_name, None, None, 0, why)]
+        if gen == "PCM":
+            rows = [_row(spec, ad, cls_name, p, None, 0, why) for p in ad.pair_names()] + rows
+        if gen == "BCM":
+            rows = [_row(spec, ad, cls_name, g, None, 0, why) for g in groups] + rows
+        return rows
+    V, pos_ok = V[tup_ok], pos_ok[tup_ok]
+    w = pos_ok / pos_ok.sum(axis=1, keepdims=True)  # weights of positions per tuple
+    Vz = np.where(pos_ok[:, None, :], V, 0.0)
+
+    def per_tuple(x):  # x (M, L) -> position-average per tuple
+        return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
+
+    rows = []
+    if gen == "PCM":
+        if comp.kind != "scalar":
+            raise MetricError(f"{spec.name}: counterfactual PCM needs a scalar comparison")
+        N = normalizer_value(spec.normalizer, k)
+        D = []
+        for a, b in ad.pairs():
+            d, dbad = comp.fn(Vz[:, a], Vz[:, b])
+            if np.any(dbad & pos_ok):
+                raise MetricError(f"{spec.name}: comparison undefined inside a tuple")
+            D.append(per_tuple(d))
+        D = np.stack(D, axis=1)  # (M, pairs)
+        for i, name in enumerate(ad.pair_names()):
+            rows.append(_row(spec, ad, cls_name, name, D[:, i].mean(), Mv))
+        rows.append(_row(spec, ad, cls_name, None, (D.sum(axis=1) / N).mean(), Mv))
+        return rows
+    if gen == "MCM":
+        if comp.kind != "multi":
+            raise MetricError(f"{spec.name}: MCM needs a multi-group comparison (std, range)")
+        d = comp.fn(np.moveaxis(Vz, 1, -1))  # (M, L)
+        return [_row(spec, ad, cls_name, None, per_tuple(d).mean(), Mv)]
+    if gen in ("BCM", "VBCM"):
+        if comp.kind != "scalar":
+            raise MetricError(f"{spec.name}: counterfactual {gen} needs a scalar comparison")
+        total = Vz.sum(axis=1)  # (M, L)
+        D = []
+        for t in range(k):
+            if spec.background in ("all", "S"):
+                bg = total / k
+            elif spec.background in ("rest", "S\\S^t"):
+                bg = (total - Vz[:, t]) / (k - 1)
+            else:
+                raise MetricError(f"{spec.name}: background must be 'all' or 'rest'")
+            d, _ = comp.fn(bg, Vz[:, t])
+            D.append(per_tuple(d))
+        D = np.stack(D, axis=1)
+        for t in range(k):
+            rows.append(_row(spec, ad, cls_name, groups[t], D[:, t].mean(), Mv))
+        if gen == "BCM":
+            rows.append(_row(spec, ad, cls_name, None, (D.sum(axis=1) / normalizer_value(spec.normalizer, k)).mean(), Mv))
+        return rows
+    raise MetricError(f"unknown generalized metric {gen!r}")
+
+
+def _per_template_metric(spec, ad, c, cls_name):
+    """AvgIF-style metrics: compare the sets S_j^t of each template, then
+    average over templates."""
+    score = get_score(spec.score)
+    comp = get_comparison(spec.comparison)
+    k, groups, gen = ad.k, ad.groups, spec.generalized
+    if gen != "PCM":
+        raise MetricError(f"{spec.name}: per-template counterfactual metrics are PCM")
+    J = len(ad.templates)
+    # items of complete templates only
+    tpl_of_row = ad.row_template
+    sel = _selection(ad, getattr(score, "select", "all"), c)
+    it_tpl = tpl_of_row[ad.item_row]
+    keep = sel & (it_tpl >= 0)
+    vals = ad.item_P[keep, c]
+    seg = it_tpl[keep]
+    ig = ad.item_g()[keep]
+    pairs = ad.pairs()
+    if isinstance(score, SetScore):
+        if comp.name != "W1":
+            raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
+        D = segmented_w1(vals, seg, J, ig, k, pairs)  # (J, pairs)
+    elif isinstance(score, MeanScore):
+        cnt = np.zeros((J, k))
+        s = np.zeros((J, k))
+        np.add.at(cnt, (seg, ig), 1)
+        np.add.at(s, (seg, ig), vals)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m = np.where(cnt > 0, s / np.where(cnt > 0, cnt, 1), np.nan)
+        D = np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)
+    else:
+        raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
+    ok = np.isfinite(D).all(axis=1)  # templates where some group has no items are skipped
+    nt = int(ok.sum())
+    rows = []
+    if nt == 0:
+        note = (
+            f"no template where every group has examples with gold class {ad.classes[c]!r}"
+            if getattr(score, "select", "all") == "pos"
+            else "no template contains every group"
+        )
+        rows = [_row(spec, ad, cls_name, p, None, 0, note) for p in ad.pair_names()]
+        rows.append(_row(spec, ad, cls_name, None, None, 0, note))
+        return rows
+    D = D[ok]
+    for i, name in enumerate(ad.pair_names()):
+        rows.append(_row(spec, ad, cls_name, name, D[:, i].mean(), nt))
+    rows.append(_row(spec, ad, cls_name, None, (D.sum(axis=1) / normalizer_value(spec.normalizer, k)).mean(), nt))
+    return rows
+

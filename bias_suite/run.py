@@ -1,0 +1,171 @@
+"""Wire the stages: suites -> examples -> predictions -> scored examples ->
+metrics (+ statistics) -> files and summary.
+
+>>> from bias_suite.run import run
+>>> result = run(["sentiment_gender"], model="default-sentiment", out_dir="results")  # doctest: +SKIP
+>>> result.results.query("metric == 'FNED'")  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .exceptions import BiasSuiteError, ModelError
+from .metrics.engine import evaluate, results_frame
+from .scoring.scored import ScoredData, scored_from_arrays, write_scored
+from .suites.expansion import expand_suites
+from .suites.loader import Suite, find_suite, load_suite
+
+DEFAULT_MODEL_NAMES = ("default", "default-sentiment")
+
+
+@dataclass
+class RunResult:
+    """Everything a run produced."""
+
+    examples: pd.DataFrame
+    scored: ScoredData
+    results: pd.DataFrame
+    suites: list
+    model: str
+    paths: dict = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)
+
+
+def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False):
+    """A predictor from a model argument: a predictor object or callable, the
+    name of a bundled default model, a local folder or a hub id."""
+    from .models import HFClassifier, as_predictor
+
+    if not isinstance(model, (str, Path)):
+        return as_predictor(model), getattr(model, "name", type(model).__name__)
+    name = str(model)
+    if name in DEFAULT_MODEL_NAMES:
+        from .models import ensure_model
+
+        path = ensure_model("default-sentiment", progress=progress)
+        return HFClassifier(path, device=device, batch_size=batch_size, progress=progress), "default-sentiment"
+    return (
+        HFClassifier(name, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code),
+        name,
+    )
+
+
+def predict_examples(examples: pd.DataFrame, predictor, *, class_map: dict | None = None) -> ScoredData:
+    """Predict every distinct text once and join the probabilities to the
+    examples as a :class:`ScoredData`."""
+    texts = examples["text"].to_numpy(dtype=object)
+    uniq, inverse = np.unique(texts, return_inverse=True)
+    probs = np.asarray(predictor.predict_proba(list(uniq)), dtype=np.float64)
+    classes = list(predictor.class_names)
+    if probs.shape != (len(uniq), len(classes)):
+        raise ModelError(f"model returned probabilities of shape {probs.shape}, expected {(len(uniq), len(classes))}")
+    frame = examples.copy()
+    if class_map:
+        frame["label"] = frame["label"].map(lambda v: class_map.get(v, v) if v is not None else None)
+    return scored_from_arrays(frame, probs[inverse], classes)
+
+
+def _check_classes(suites: Sequence[Suite], classes: Sequence[str], class_map: dict | None):
+    known = set(classes)
+    for s in suites:
+        if s.task != "classification":
+            continue
+        mapped = [class_map.get(c, c) if class_map else c for c in s.classes]
+        missing = [c for c in mapped if c not in known]
+        if missing:
+            raise ModelError(
+                f"suite {s.name!r} has classes {s.classes} but the model's classes are {list(classes)}; "
+                f"{missing} are unknown to the model (map them with --class-map SUITE_CLASS=MODEL_CLASS)"
+            )
+
+
+def run(
+    suites: Iterable,
+    model,
+    out_dir=None,
+    *,
+    metrics=None,
+    attributes=None,
+    max_tuples: int | None = 100,
+    seed: int = 0,
+    device: str = "auto",
+    batch_size: int = 64,
+    class_map: dict | None = None,
+    significance: bool = True,
+    bootstrap: int = 0,
+    confidence: float = 0.95,
+    progress: bool = True,
+    trust_remote_code: bool = False,
+) -> RunResult:
+    """Expand suites, predict, score, compute metrics and write the results.
+
+    Parameters
+    ----------
+    suites : suite paths, bundled suite names or :class:`Suite` objects.
+    model : a default model name ("default-sentiment"), a local folder, a hub
+        id, a predictor object or a callable (with ``class_names``).
+    out_dir : folder for ``examples.*``, ``scored.*``, ``results.*`` and
+        ``run.json``; nothing is written when None.
+    """
+    loaded = [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
+    if not loaded:
+        raise BiasSuiteError("no suites given")
+    examples = expand_suites(loaded, attributes=attributes)
+    if examples.empty:
+        raise BiasSuiteError("the suites expand to no examples (check --attribute)")
+    predictor, model_name = load_predictor(
+        model, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code
+    )
+    _check_classes(loaded, predictor.class_names, class_map)
+    scored = predict_examples(examples, predictor, class_map=class_map)
+    group_order = {a: t.groups for s in loaded for a, t in s.identity.items()}
+    results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples))
+    parts = [results]
+    if significance:
+        from .stats import significance_tests
+
+        parts.append(significance_tests(scored.to_frame(), adjust="holm"))
+    results = results_frame(pd.concat(parts, ignore_index=True).to_dict("records"))
+    meta = {
+        "bias_suite": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": model_name,
+        "model_fingerprint": getattr(predictor, "fingerprint", lambda: None)(),
+        "classes": list(scored.classes),
+        "suites": [{"name": s.name, "path": s.path} for s in loaded],
+        "examples": int(len(examples)),
+        "distinct_texts": int(examples["text"].nunique()),
+        "max_tuples": max_tuples,
+        "seed": seed,
+        "python": platform.python_version(),
+    }
+    paths = {}
+    if out_dir is not None:
+        from .report.files import write_results
+        from .scoring.scored import write_jsonl
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths["examples"] = write_jsonl(examples, out / "examples.jsonl")
+        paths.update({f"scored_{k}": v for k, v in write_scored(scored, out).items()})
+        paths.update(write_results(results, out, metadata=meta))
+    return RunResult(examples, scored, results, loaded, model_name, paths, meta)
+
+
+def _present(order: dict, examples: pd.DataFrame) -> dict:
+    """Group orders from the identity-term files, restricted to the groups
+    present in the examples."""
+    out = {}
+    for a, groups in order.items():
+        present = set(examples.loc[examples["attribute"] == a, "group"])
+        if present:
+            out[a] = [g for g in groups if g in present]
+    return out

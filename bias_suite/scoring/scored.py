@@ -1,0 +1,352 @@
+"""Scored examples: the table that joins generated examples with a model's
+outputs (``../shared/FORMATS.md``), read, validated and written in one place.
+
+Validation happens once, in :func:`check_scored`; every later stage handles
+one shape only: a :class:`ScoredData` with the probabilities as an
+``n x C`` float array and the labels/predictions as class indices.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ScoredFormatError
+
+REQUIRED_COLUMNS = ("id", "template", "attribute", "group", "term", "probs")
+SEQ_REQUIRED_COLUMNS = ("id", "template", "attribute", "group", "term", "tokens", "tags", "pred_tags")
+PROB_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class ScoredData:
+    """Validated classification scores, columnar.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        One row per example with ``id, template, attribute, group, term``,
+        ``label`` (str or None) and ``pred`` (str), in input order.
+    probs : ndarray of shape (n, C)
+        ``probs[i, c]`` is f(x_i, c).
+    classes : tuple of str
+        Class names, in the order of the first row's ``probs`` keys.
+    y : ndarray of int, shape (n,)
+        Gold class index, -1 where the label is null.
+    yhat : ndarray of int, shape (n,)
+        Predicted class index (given ``pred``, else argmax, ties to the
+        first class).
+    """
+
+    frame: pd.DataFrame
+    probs: np.ndarray
+    classes: tuple
+    y: np.ndarray
+    yhat: np.ndarray
+    source: str | None = None
+    task: str = field(default="classification")
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def attributes(self) -> list[str]:
+        """Attributes in order of first appearance."""
+        return list(pd.unique(self.frame["attribute"]))
+
+    def to_frame(self) -> pd.DataFrame:
+        """Back to the interchange layout (``probs`` as dicts)."""
+        out = self.frame.copy()
+        out["probs"] = [dict(zip(self.classes, map(float, row))) for row in self.probs]
+        return out
+
+
+def _where(source, row):
+    return dict(file=source, row=row)
+
+
+def _row_number(df: pd.DataFrame, i: int) -> int:
+    """1-based line (JSONL) or row (Parquet/DataFrame) number of position i."""
+    if "__line__" in df.columns:
+        return int(df["__line__"].iat[i])
+    return i + 1
+
+
+def _first_bad(mask: np.ndarray) -> int | None:
+    idx = np.flatnonzero(mask)
+    return int(idx[0]) if idx.size else None
+
+
+def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
+    """Validate a classification scored-examples table and make it columnar.
+
+    Checks, each failing with one :class:`ScoredFormatError` naming the
+    file, the row and the field: required columns present; ``id`` unique and
+    non-empty; ``template``, ``attribute``, ``group`` non-empty strings;
+    ``probs`` an object with the same class names on every row, finite
+    values in [0, 1] summing to 1 within 1e-3; ``label`` null or one of the
+    classes; ``pred`` (optional) one of the classes.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ScoredFormatError(f"expected a pandas DataFrame, got {type(df).__name__}", file=source)
+    if len(df) == 0:
+        raise ScoredFormatError("no rows", file=source)
+    for col in REQUIRED_COLUMNS:
+        if col not in df.columns:
+            hint = " (sequence-labelling files have 'tokens'/'tags' instead)" if col == "probs" else ""
+            raise ScoredFormatError(f"missing column{hint}", file=source, row=_row_number(df, 0), field=col)
+
+    for col in ("id", "template", "attribute", "group"):
+        vals = df[col]
+        bad = vals.isna().to_numpy() | ~vals.map(lambda v: isinstance(v, str) and v != "").to_numpy()
+        i = _first_bad(bad)
+        if i is not None:
+            raise ScoredFormatError(
+                f"expected a non-empty string, got {vals.iat[i]!r}", **_where(source, _row_number(df, i)), field=col
+            )
+    dup = df["id"].duplicated().to_numpy()
+    i = _first_bad(dup)
+    if i is not None:
+        raise ScoredFormatError(f"duplicate id {df['id'].iat[i]!r}", **_where(source, _row_number(df, i)), field="id")
+
+    probs_col = df["probs"]
+    first = probs_col.iat[0]
+    if not isinstance(first, dict) or not first:
+        raise ScoredFormatError(
+            f"expected an object class -> probability, got {first!r}", **_where(source, _row_number(df, 0)), field="probs"
+        )
+    classes = tuple(str(k) for k in first.keys())
+    kset = set(classes)
+    # Same class set on every row (checked on the key tuples, cheap).
+    keys = probs_col.map(lambda d: tuple(d.keys()) if isinstance(d, dict) else None)
+    same = keys.map(lambda k: k is not None and (k == classes or set(k) == kset)).to_numpy()
+    i = _first_bad(~same)
+    if i is not None:
+        got = probs_col.iat[i]
+        got_keys = list(got.keys()) if isinstance(got, dict) else got
+        raise ScoredFormatError(
+            f"mixed class sets: expected classes {list(classes)} (from the first row), got {got_keys!r}",
+            **_where(source, _row_number(df, i)),
+            field="probs",
+        )
+    try:
+        P = np.array([[d[c] for c in classes] for d in probs_col], dtype=np.float64)
+    except (TypeError, ValueError):
+        for i, d in enumerate(probs_col):
+            for c in classes:
+                v = d[c]
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ScoredFormatError(
+                        f"probability of class {c!r} is not a number: {v!r}",
+                        **_where(source, _row_number(df, i)),
+                        field="probs",
+                    )
+        raise
+    return _finish(df, P, classes, source)
+
+
+def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source) -> ScoredData:
+    bad = ~np.isfinite(P).all(axis=1) | (P < -1e-9).any(axis=1) | (P > 1 + 1e-9).any(axis=1)
+    i = _first_bad(bad)
+    if i is not None:
+        raise ScoredFormatError(
+            f"probabilities must be finite numbers in [0, 1], got {dict(zip(classes, P[i].tolist()))}",
+            **_where(source, _row_number(df, i)),
+            field="probs",
+        )
+    sums = P.sum(axis=1)
+    i = _first_bad(np.abs(sums - 1.0) > PROB_TOLERANCE)
+    if i is not None:
+        raise ScoredFormatError(
+            f"probabilities sum to {sums[i]:.6g}, not 1 (tolerance {PROB_TOLERANCE})",
+            **_where(source, _row_number(df, i)),
+            field="probs",
+        )
+    index = {c: k for k, c in enumerate(classes)}
+    n = len(df)
+    if "label" in df.columns:
+        labels = df["label"].astype(object).where(df["label"].notna(), None)
+        y = labels.map(lambda v: -1 if v is None else index.get(v, -2)).to_numpy(dtype=np.int64)
+        i = _first_bad(y == -2)
+        if i is not None:
+            raise ScoredFormatError(
+                f"unknown class {labels.iat[i]!r}; classes are {list(classes)}",
+                **_where(source, _row_number(df, i)),
+                field="label",
+            )
+    else:
+        labels = pd.Series([None] * n, index=df.index, dtype=object)
+        y = np.full(n, -1, dtype=np.int64)
+    yhat = P.argmax(axis=1).astype(np.int64)  # argmax keeps the first of tied maxima
+    if "pred" in df.columns:
+        preds = df["pred"].astype(object).where(df["pred"].notna(), None)
+        given = preds.map(lambda v: -1 if v is None else index.get(v, -2)).to_numpy(dtype=np.int64)
+        i = _first_bad(given == -2)
+        if i is not None:
+            raise ScoredFormatError(
+                f"unknown class {preds.iat[i]!r}; classes are {list(classes)}",
+                **_where(source, _row_number(df, i)),
+                field="pred",
+            )
+        yhat = np.where(given >= 0, given, yhat)
+    keep = [c for c in ("id", "template", "attribute", "group", "term", "text") if c in df.columns]
+    frame = df[keep].reset_index(drop=True).copy()
+    frame["label"] = labels.reset_index(drop=True)
+    frame["pred"] = np.asarray(classes, dtype=object)[yhat]
+    return ScoredData(frame=frame, probs=P, classes=classes, y=y, yhat=yhat, source=source)
+
+
+def scored_from_arrays(
+    frame: pd.DataFrame, probs: np.ndarray, classes: Sequence[str], *, source: str | None = None
+) -> ScoredData:
+    """Build :class:`ScoredData` from an examples table and an ``n x C``
+    probability array (the model-runner path; no dict round trip)."""
+    df = frame.reset_index(drop=True)
+    for col in REQUIRED_COLUMNS[:-1]:
+        if col not in df.columns:
+            raise ScoredFormatError("missing column", file=source, field=col)
+    P = np.asarray(probs, dtype=np.float64)
+    if P.shape != (len(df), len(classes)):
+        raise ScoredFormatError(f"probabilities have shape {P.shape}, expected {(len(df), len(classes))}", file=source)
+    return _finish(df, P, tuple(classes), source)
+
+
+def as_scored(data, *, source: str | None = None) -> ScoredData:
+    """Accept a :class:`ScoredData`, a DataFrame, a list of dicts, or a path."""
+    if isinstance(data, ScoredData):
+        return data
+    if isinstance(data, (str, Path)):
+        return read_scored(data)
+    if isinstance(data, list):
+        data = pd.DataFrame(data)
+    return check_scored(data, source=source)
+
+
+# ----------------------------------------------------------------- reading
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    records, lines = [], []
+    with open(path, "r", encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            s = raw.strip()
+            if not s:
+                continue
+            try:
+                obj = json.loads(s)
+            except json.JSONDecodeError as e:
+                raise ScoredFormatError(f"invalid JSON ({e.msg} at column {e.colno})", file=path, row=lineno) from None
+            if not isinstance(obj, dict):
+                raise ScoredFormatError(f"expected a JSON object, got {type(obj).__name__}", file=path, row=lineno)
+            records.append(obj)
+            lines.append(lineno)
+    df = pd.DataFrame.from_records(records)
+    df["__line__"] = lines
+    return df
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # pyarrow raises several types for broken files
+        raise ScoredFormatError(f"cannot read Parquet: {e}", file=path) from None
+    df = table.to_pandas()
+    if "probs" in df.columns:
+        # Parquet stores probs as a struct (dict) or as a list of (key, value) pairs (map).
+        df["probs"] = df["probs"].map(lambda v: dict(v) if isinstance(v, (list, np.ndarray)) else v)
+    if "tag_probs" in df.columns:
+        df["tag_probs"] = df["tag_probs"].map(
+            lambda seq: None if seq is None else [dict(t) if isinstance(t, (list, np.ndarray)) else t for t in seq]
+        )
+    return df
+
+
+def read_table(path) -> pd.DataFrame:
+    """Read a JSONL or Parquet file of examples into a DataFrame (no validation)."""
+    path = Path(path)
+    if not path.exists():
+        raise ScoredFormatError("no such file", file=path)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return _read_jsonl(path)
+    if suffix in (".parquet", ".pq"):
+        return _read_parquet(path)
+    raise ScoredFormatError(f"unknown extension {suffix!r}: expected .jsonl or .parquet", file=path)
+
+
+def is_sequence_table(df: pd.DataFrame) -> bool:
+    return "tokens" in df.columns and "probs" not in df.columns
+
+
+def read_scored(path):
+    """Read and validate a scored-examples file (JSONL or Parquet).
+
+    Returns :class:`ScoredData` for classification files and a
+    sequence-labelling scored object for files with ``tokens``/``tags``.
+    """
+    df = read_table(path)
+    if is_sequence_table(df):
+        from .sequence import check_sequence_scored
+
+        return check_sequence_scored(df, source=str(path))
+    return check_scored(df, source=str(path))
+
+
+# ----------------------------------------------------------------- writing
+def _jsonable(v):
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, (np.floating,)):
+        f = float(v)
+        return None if math.isnan(f) else f
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, np.ndarray):
+        return [_jsonable(x) for x in v.tolist()]
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if v is pd.NA or v is pd.NaT:
+        return None
+    return v
+
+
+def write_jsonl(df: pd.DataFrame, path) -> Path:
+    """Write a DataFrame as JSON Lines atomically (temp file + rename)."""
+    from ..report.files import atomic_write_text
+
+    cols = [c for c in df.columns if c != "__line__"]
+    lines = []
+    for rec in df[cols].itertuples(index=False, name=None):
+        lines.append(json.dumps({c: _jsonable(v) for c, v in zip(cols, rec)}, ensure_ascii=False))
+    return atomic_write_text(path, "\n".join(lines) + ("\n" if lines else ""))
+
+
+def write_parquet(df: pd.DataFrame, path) -> Path:
+    """Write a DataFrame as Parquet atomically."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..report.files import atomic_path
+
+    cols = [c for c in df.columns if c != "__line__"]
+    table = pa.Table.from_pandas(df[cols], preserve_index=False)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+def write_scored(data, out_dir, *, stem: str = "scored") -> dict:
+    """Write scored examples as ``<stem>.jsonl`` and ``<stem>.parquet``."""
+    frame = data.to_frame() if hasattr(data, "to_frame") else data
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "jsonl": write_jsonl(frame, out_dir / f"{stem}.jsonl"),
+        "parquet": write_parquet(frame, out_dir / f"{stem}.parquet"),
+    }

@@ -1,0 +1,40 @@
+"""Statistics on scored examples: significance tests across counterfactual
+templates (:mod:`.significance`) and Bernstein-bounded uncertainty
+(:mod:`.bernstein`). The cluster bootstrap lives in ``bias_suite.stats.bootstrap``
+(import it from there).
+
+All result-producing functions return the tidy results table of FORMATS.md
+(columns metric, family, view, attribute, class, group, value, ci_low,
+ci_high, n, note).
+"""
+from .bernstein import (
+    BernsteinPreset,
+    DemographicParity,
+    EqualizedOdds,
+    EqualOpportunity,
+    FalsePositiveParity,
+    PRESETS,
+    SampleSize,
+    bernstein_interval,
+    bernstein_rows,
+    bernstein_t,
+    min_detectable_bias,
+    sample_size,
+)
+from .significance import (
+    add_adjusted_pvalues,
+    adjust_pvalues,
+    block_test,
+    significance_from_block_scores,
+    significance_tests,
+    template_group_scores,
+)
+
+__all__ = [
+    "BernsteinPreset", "DemographicParity", "EqualOpportunity",
+    "FalsePositiveParity", "EqualizedOdds", "PRESETS", "SampleSize",
+    "bernstein_t", "bernstein_interval", "sample_size", "min_detectable_bias",
+    "bernstein_rows",
+    "adjust_pvalues", "template_group_scores", "block_test",
+    "significance_from_block_scores", "add_adjusted_pvalues", "significance_tests",
+]

@@ -1,0 +1,446 @@
+"""YAML suites -> validated objects.
+
+Two file kinds (format in docs/suite_format.md): identity-term files (one
+attribute, its groups and their terms per slot kind) and suite files (task,
+classes, identity-term files, lexicons, templates). Loading is safe YAML
+only; every problem raises one :class:`SuiteError` naming the file, the line
+and the field.
+"""
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..exceptions import SuiteError
+from ..paths import data_dir
+
+IDENTITY_KINDS = ("identity_adj", "identity_np", "identity_plural", "person", "country")
+TASKS = ("classification", "sequence_labelling")
+_IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+_SLOT_KEY = re.compile(r"^(?:(?P<opt>[^:{}]+):)?(?P<name>[A-Za-z_][A-Za-z0-9_]*?)(?P<num>\d*)$")
+
+
+# ------------------------------------------------------------ YAML + lines
+def _line_index(node, path=(), out=None):
+    """Map key paths to 1-based line numbers from a composed YAML node."""
+    out = {} if out is None else out
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = k.value
+            out[path + (key,)] = k.start_mark.line + 1
+            _line_index(v, path + (key,), out)
+            out[path + (key,)] = k.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _line_index(v, path + (i,), out)
+    return out
+
+
+def read_yaml(path: Path) -> tuple[Any, dict]:
+    """Safe-load a YAML file; return the data and a key-path -> line map."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SuiteError("no such file", file=path) from None
+    except UnicodeDecodeError as e:
+        raise SuiteError(f"not UTF-8 text ({e.reason})", file=path) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark else None
+        raise SuiteError(f"invalid YAML: {e.problem}", file=path, line=line) from None
+    except yaml.YAMLError as e:
+        raise SuiteError(f"invalid YAML: {e}", file=path) from None
+    lines = _line_index(node) if node is not None else {}
+    # duplicate keys: safe_load keeps the last silently; refuse them
+    if node is not None:
+        _check_duplicate_keys(node, path)
+    return data, lines
+
+
+def _check_duplicate_keys(node, path):
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for k, v in node.value:
+            if k.value in seen:
+                raise SuiteError(
+                    f"duplicate key {k.value!r} (first on line {seen[k.value]})", file=path, line=k.start_mark.line + 1, field=k.value
+                )
+            seen[k.value] = k.start_mark.line + 1
+            _check_duplicate_keys(v, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _check_duplicate_keys(v, path)
+
+
+def _line_for(lines: dict, loc) -> int | None:
+    loc = tuple(loc)
+    while loc:
+        if loc in lines:
+            return lines[loc]
+        loc = loc[:-1]
+    return lines.get((), None)
+
+
+def _fmt_loc(loc) -> str:
+    out = ""
+    for p in loc:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _validate(model, data, path, lines):
+    if not isinstance(data, dict):
+        raise SuiteError(f"expected a mapping at the top level, got {type(data).__name__}", file=path, line=1)
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = tuple(err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        raise SuiteError(msg, file=path, line=_line_for(lines, loc), field=_fmt_loc(loc)) from None
+
+
+# ------------------------------------------------------------ identity terms
+class _IdentityModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    attribute: str
+    description: str = ""
+    sources: list[str] = Field(min_length=1)
+    groups: dict[str, dict[str, list[str]]] = Field(min_length=1)
+    group_source: str | None = None  # e.g. how countries were grouped
+
+    @field_validator("attribute")
+    @classmethod
+    def _ident(cls, v):
+        if not _IDENT.match(v):
+            raise ValueError(f"must be a lowercase identifier (letters, digits, _), got {v!r}")
+        return v
+
+
+@dataclass(frozen=True)
+class IdentityTerms:
+    """One attribute's groups and terms: ``terms[group][kind] -> [terms]``."""
+
+    attribute: str
+    groups: list
+    terms: dict
+    sources: list
+    description: str = ""
+    path: str | None = None
+
+    @property
+    def kinds(self) -> list[str]:
+        first = self.groups[0]
+        return list(self.terms[first])
+
+    def restrict(self, groups) -> "IdentityTerms":
+        return IdentityTerms(self.attribute, list(groups), {g: self.terms[g] for g in groups}, self.sources, self.description, self.path)
+
+
+def _check_term(term, path, line, fld):
+    if not isinstance(term, str) or not term:
+        raise SuiteError(f"terms must be non-empty strings, got {term!r}", file=path, line=line, field=fld)
+    if term != term.strip() or "  " in term or "\t" in term or "\n" in term:
+        raise SuiteError(f"stray whitespace in term {term!r}", file=path, line=line, field=fld)
+    if "{" in term or "}" in term:
+        raise SuiteError(f"braces are not allowed in terms: {term!r}", file=path, line=line, field=fld)
+
+
+def load_identity_terms(path) -> IdentityTerms:
+    """Load and validate an identity-term file."""
+    path = Path(path)
+    data, lines = read_yaml(path)
+    m = _validate(_IdentityModel, data, path, lines)
+    kinds0 = None
+    seen: dict = {}
+    for g, kinds in m.groups.items():
+        gl = _line_for(lines, ("groups", g))
+        if not _IDENT.match(g):
+            raise SuiteError(f"group names must be lowercase identifiers, got {g!r}", file=path, line=gl, field=f"groups.{g}")
+        if not kinds:
+            raise SuiteError(f"group {g!r} has no terms", file=path, line=gl, field=f"groups.{g}")
+        for kind, terms in kinds.items():
+            fl = f"groups.{g}.{kind}"
+            kl = _line_for(lines, ("groups", g, kind))
+            if kind not in IDENTITY_KINDS:
+                raise SuiteError(f"unknown slot kind {kind!r}; expected one of {list(IDENTITY_KINDS)}", file=path, line=kl, field=fl)
+            if not terms:
+                raise SuiteError(f"empty group: no {kind} terms for group {g!r}", file=path, line=kl, field=fl)
+            local = set()
+            for i, t in enumerate(terms):
+                tl = _line_for(lines, ("groups", g, kind, i))
+                _check_term(t, path, tl, f"{fl}[{i}]")
+                if t in local:
+                    raise SuiteError(f"duplicate term {t!r}", file=path, line=tl, field=f"{fl}[{i}]")
+                local.add(t)
+                other = seen.get((kind, t.lower()))
+                if other is not None and other != g:
+                    raise SuiteError(f"term {t!r} is in groups {other!r} and {g!r}", file=path, line=tl, field=f"{fl}[{i}]")
+                seen[(kind, t.lower())] = g
+        if kinds0 is None:
+            kinds0 = set(kinds)
+        elif set(kinds) != kinds0:
+            raise SuiteError(
+                f"group {g!r} has slot kinds {sorted(kinds)}, other groups have {sorted(kinds0)}", file=path, line=gl, field=f"groups.{g}"
+            )
+    return IdentityTerms(m.attribute, list(m.groups), {g: dict(k) for g, k in m.groups.items()}, list(m.sources), m.description, str(path))
+
+
+# ------------------------------------------------------------ suites
+class _IdentityRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file: str
+    groups: list[str] | None = None
+
+
+class _TemplateModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    text: str
+    label: str | None = None
+    attributes: list[str] | None = None
+    tags: Any = None  # sequence labelling: gold tags of the template's own tokens
+    description: str | None = None
+
+
+class _SuiteModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    suite: str
+    task: str = "classification"
+    description: str = ""
+    classes: list[str] | None = None
+    identity_terms: list[str | _IdentityRef] = Field(min_length=1)
+    lexicons: dict[str, list[str]] = Field(default_factory=dict)
+    slot_tags: dict[str, str] = Field(default_factory=dict)  # NER: slot -> U-X
+    templates: list[_TemplateModel] = Field(min_length=1)
+    group_order: dict[str, list[str]] | None = None
+    thresholds: list[dict] | None = None
+
+
+@dataclass(frozen=True)
+class Template:
+    id: str
+    text: str
+    label: str | None
+    identity_kind: str | None
+    lexicon_keys: list
+    attributes: list | None
+    line: int | None = None
+    tags: Any = None
+
+
+@dataclass
+class Suite:
+    """A validated suite: templates with their slots resolved."""
+
+    name: str
+    task: str
+    classes: list
+    identity: dict  # attribute -> IdentityTerms (file order)
+    lexicons: dict
+    templates: list
+    description: str = ""
+    path: str | None = None
+    slot_tags: dict = field(default_factory=dict)
+    thresholds: list = field(default_factory=list)
+
+    def attributes_for(self, template: Template) -> list[str]:
+        out = []
+        for a, terms in self.identity.items():
+            if template.attributes is not None and a not in template.attributes:
+                continue
+            if template.identity_kind in terms.kinds:
+                out.append(a)
+        return out
+
+
+def parse_slots(text: str):
+    """The ``{...}`` slots of a template as (option, base name, number, raw key).
+
+    Raises ValueError on unbalanced braces.
+    """
+    out = []
+    for _, key, spec, conv in string.Formatter().parse(text):
+        if key is None:
+            continue
+        raw = key if not spec else f"{key}:{spec}"
+        m = _SLOT_KEY.match(raw)
+        if not m:
+            raise ValueError(f"malformed slot {{{raw}}}")
+        out.append((m.group("opt"), m.group("name"), m.group("num"), raw))
+    return out
+
+
+def slot_base(name: str) -> str:
+    """``Identity_np`` -> ``identity_np`` (capitalised slots share the lexicon)."""
+    return name[0].lower() + name[1:] if name else name
+
+
+def resolve_identity_file(ref: str, suite_path: Path) -> Path:
+    """Identity-term files: relative to the suite file, then the suite
+    folder's sibling ``identity_terms/``, then the bundled folder."""
+    p = Path(ref)
+    if p.is_absolute():
+        return p
+    for cand in (suite_path.parent / p, suite_path.parent.parent / "identity_terms" / p, data_dir("identity_terms") / p):
+        if cand.exists():
+            return cand
+    return suite_path.parent / p
+
+
+def load_suite(path) -> Suite:
+    """Load and validate a suite file (and the identity-term files it names)."""
+    path = Path(path)
+    data, lines = read_yaml(path)
+    m = _validate(_SuiteModel, data, path, lines)
+    if not _IDENT.match(m.suite):
+        raise SuiteError(f"must be a lowercase identifier, got {m.suite!r}", file=path, line=_line_for(lines, ("suite",)), field="suite")
+    if m.task not in TASKS:
+        raise SuiteError(f"unknown task {m.task!r}; expected one of {list(TASKS)}", file=path, line=_line_for(lines, ("task",)), field="task")
+    classes = list(m.classes or [])
+    if m.task == "classification":
+        if len(classes) < 2:
+            raise SuiteError("classification suites need at least two classes", file=path, line=_line_for(lines, ("classes",)), field="classes")
+        if len(set(classes)) != len(classes):
+            raise SuiteError(f"duplicate class names in {classes}", file=path, line=_line_for(lines, ("classes",)), field="classes")
+    identity = {}
+    for i, ref in enumerate(m.identity_terms):
+        fl = _line_for(lines, ("identity_terms", i))
+        file, groups = (ref, None) if isinstance(ref, str) else (ref.file, ref.groups)
+        ipath = resolve_identity_file(file, path)
+        if not ipath.exists():
+            raise SuiteError(f"identity-term file {file!r} not found", file=path, line=fl, field=f"identity_terms[{i}]")
+        terms = load_identity_terms(ipath)
+        if groups is not None:
+            unknown = [g for g in groups if g not in terms.groups]
+            if unknown:
+                raise SuiteError(f"unknown group(s) {unknown}; {file} has {terms.groups}", file=path, line=fl, field=f"identity_terms[{i}].groups")
+            if not groups:
+                raise SuiteError("empty group list", file=path, line=fl, field=f"identity_terms[{i}].groups")
+            terms = terms.restrict(groups)
+        if terms.attribute in identity:
+            raise SuiteError(f"attribute {terms.attribute!r} listed twice", file=path, line=fl, field=f"identity_terms[{i}]")
+        identity[terms.attribute] = terms
+    if m.group_order:
+        for a, order in m.group_order.items():
+            gl = _line_for(lines, ("group_order", a))
+            if a not in identity:
+                raise SuiteError(f"unknown attribute {a!r}", file=path, line=gl, field=f"group_order.{a}")
+            if sorted(order) != sorted(identity[a].groups):
+                raise SuiteError(f"must list exactly the groups {identity[a].groups}", file=path, line=gl, field=f"group_order.{a}")
+            identity[a] = identity[a].restrict(order)
+    for name, values in m.lexicons.items():
+        ll = _line_for(lines, ("lexicons", name))
+        if not re.match(r"^[a-z][a-z0-9_]*[a-z_]$|^[a-z]$", name):
+            raise SuiteError(
+                "lexicon names are lowercase identifiers not ending in a digit (digits number repeated slots)",
+                file=path, line=ll, field=f"lexicons.{name}",
+            )
+        if name in IDENTITY_KINDS:
+            raise SuiteError(f"{name!r} is an identity slot kind, not a lexicon", file=path, line=ll, field=f"lexicons.{name}")
+        if not values:
+            raise SuiteError("empty lexicon", file=path, line=ll, field=f"lexicons.{name}")
+        for j, v in enumerate(values):
+            _check_term(v, path, _line_for(lines, ("lexicons", name, j)), f"lexicons.{name}[{j}]")
+    all_kinds = {k for t in identity.values() for k in t.kinds}
+    templates, seen_ids = [], {}
+    for i, t in enumerate(m.templates):
+        tl = _line_for(lines, ("templates", i))
+        fl = f"templates[{i}]"
+        if t.id in seen_ids:
+            raise SuiteError(f"duplicate template id {t.id!r} (first on line {seen_ids[t.id]})", file=path, line=_line_for(lines, ("templates", i, "id")), field=f"{fl}.id")
+        seen_ids[t.id] = tl
+        if m.task == "classification":
+            if t.label is None:
+                raise SuiteError("required field is missing", file=path, line=tl, field=f"{fl}.label")
+            if t.label not in classes:
+                raise SuiteError(f"label {t.label!r} is not among the classes {classes}", file=path, line=_line_for(lines, ("templates", i, "label")), field=f"{fl}.label")
+        try:
+            slots = parse_slots(t.text)
+        except ValueError as e:
+            raise SuiteError(str(e), file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text") from None
+        kinds, lex = [], []
+        for opt, name, num, raw in slots:
+            base = slot_base(name)
+            if opt is not None and opt != "a":
+                raise SuiteError(f"unknown slot option {opt!r} in {{{raw}}} (only 'a:')", file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text")
+            if base in all_kinds:
+                if num:
+                    raise SuiteError(f"identity slots cannot be numbered: {{{raw}}}", file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text")
+                kinds.append(base)
+            elif base in IDENTITY_KINDS:
+                raise SuiteError(
+                    f"slot {{{raw}}} needs identity kind {base!r}, which none of the suite's identity-term files provides",
+                    file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text",
+                )
+            elif base in m.lexicons or _checklist_lexicon(base):
+                lex.append(base + num)
+            else:
+                raise SuiteError(
+                    f"unknown slot {{{raw}}}: not an identity kind of this suite ({sorted(all_kinds)}) nor a lexicon ({sorted(m.lexicons)})",
+                    file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text",
+                )
+        kinds = list(dict.fromkeys(kinds))
+        if len(kinds) != 1:
+            what = "no identity slot" if not kinds else f"several identity slot kinds {kinds}"
+            raise SuiteError(f"a template needs exactly one identity slot kind, found {what}", file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text")
+        if t.attributes is not None:
+            unknown = [a for a in t.attributes if a not in identity]
+            if unknown:
+                raise SuiteError(f"unknown attribute(s) {unknown}; the suite has {list(identity)}", file=path, line=_line_for(lines, ("templates", i, "attributes")), field=f"{fl}.attributes")
+        tpl = Template(t.id, t.text, t.label, kinds[0], list(dict.fromkeys(lex)), t.attributes, tl, t.tags)
+        templates.append(tpl)
+    suite = Suite(m.suite, m.task, classes, identity, dict(m.lexicons), templates, m.description, str(path), dict(m.slot_tags), list(m.thresholds or []))
+    for i, tpl in enumerate(templates):
+        if not suite.attributes_for(tpl):
+            raise SuiteError(
+                f"template {tpl.id!r} applies to no attribute: no listed attribute provides {tpl.identity_kind!r}",
+                file=path, line=tpl.line, field=f"templates[{i}].text",
+            )
+    return suite
+
+
+_CHECKLIST_LEXICONS = None
+
+
+def _checklist_lexicon(name: str) -> bool:
+    """Whether CheckList's Editor has a built-in lexicon of this name
+    (first_name, last_name, city, ...), so CheckList templates work unchanged."""
+    global _CHECKLIST_LEXICONS
+    if _CHECKLIST_LEXICONS is None:
+        from .expansion import get_editor
+
+        try:
+            _CHECKLIST_LEXICONS = set(get_editor().lexicons)
+        except Exception:  # checklist missing: only the suite's own lexicons exist
+            _CHECKLIST_LEXICONS = set()
+    return name in _CHECKLIST_LEXICONS
+
+
+def bundled_suites() -> list[Path]:
+    """The suite files shipped with bias_suite."""
+    return sorted(data_dir("templates").glob("*.yaml"))
+
+
+def find_suite(name_or_path) -> Path:
+    """A suite by path, or by name among the bundled suites ("sentiment_gender")."""
+    p = Path(name_or_path)
+    if p.exists():
+        return p
+    for cand in (data_dir("templates") / f"{name_or_path}.yaml", data_dir("templates") / str(name_or_path)):
+        if cand.exists():
+            return cand
+    raise SuiteError(f"no such suite file or bundled suite; bundled: {[q.stem for q in bundled_suites()]}", file=p)

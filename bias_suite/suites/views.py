@@ -1,0 +1,159 @@
+"""Group view and counterfactual view of a table of examples.
+
+Both work on any table with ``attribute``, ``template`` and ``group``
+columns (expanded suites, scored examples), with or without a model.
+
+- Group view: ``S^t`` = every example of group t (all templates, all terms).
+- Counterfactual view: for template j, ``S_j^t`` = its examples of group t;
+  a counterfactual tuple picks one example per group from the same template.
+  Templates missing a group are left out. When a template has more than
+  ``max_tuples`` tuples, ``max_tuples`` distinct tuples are drawn with one
+  ``numpy.random.default_rng(seed)`` per call: attributes, then their
+  complete templates, in order of first appearance; each attempt draws, for
+  each group in group order, ``int(rng.integers(len(S_j^t)))``; a tuple
+  already drawn is rejected.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def _first_appearance(values) -> list:
+    return list(pd.unique(pd.Series(values, dtype=object)))
+
+
+def group_order(table: pd.DataFrame, attribute: str, override: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """Groups of ``attribute`` in order of first appearance, or as given in
+    ``override[attribute]`` (which must list exactly the attribute's groups)."""
+    present = _first_appearance(table.loc[table["attribute"] == attribute, "group"])
+    if override and attribute in override:
+        wanted = list(override[attribute])
+        if sorted(wanted) != sorted(present):
+            raise ValueError(
+                f"group order for attribute {attribute!r} must list exactly its groups {present}, got {wanted}"
+            )
+        return wanted
+    return present
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """Examples of one attribute by group: ``indices[t]`` are row positions."""
+
+    attribute: str
+    groups: list
+    indices: dict
+
+    def sizes(self) -> dict:
+        return {g: len(ix) for g, ix in self.indices.items()}
+
+
+def group_view(table: pd.DataFrame, *, group_order_override=None) -> dict[str, GroupView]:
+    """Per attribute (first-appearance order): row positions of each group."""
+    out = {}
+    attr = table["attribute"].to_numpy(dtype=object)
+    grp = table["group"].to_numpy(dtype=object)
+    for a in _first_appearance(attr):
+        groups = group_order(table, a, group_order_override)
+        rows = np.flatnonzero(attr == a)
+        out[a] = GroupView(a, groups, {g: rows[grp[rows] == g] for g in groups})
+    return out
+
+
+@dataclass(frozen=True)
+class CounterfactualView:
+    """Counterfactual tuples of one attribute.
+
+    Attributes
+    ----------
+    groups : list of str — group order (column order of ``tuples``).
+    templates : list of str — complete templates (containing every group), in order.
+    tuples : ndarray (M, k) — row positions (in the source table), one column per group.
+    tuple_template : ndarray (M,) — index into ``templates`` of each tuple.
+    members : dict template -> list of k arrays, the row positions of S_j^t.
+    incomplete : list of str — templates left out because a group is missing.
+    sampled : list of str — templates whose tuples were sampled.
+    """
+
+    attribute: str
+    groups: list
+    templates: list
+    tuples: np.ndarray
+    tuple_template: np.ndarray
+    members: dict
+    incomplete: list
+    sampled: list
+
+    def to_frame(self, table: pd.DataFrame | None = None, column: str = "id") -> pd.DataFrame:
+        """One row per tuple: template plus one column per group (row
+        positions, or ``table[column]`` values when a table is given)."""
+        data = {"template": [self.templates[j] for j in self.tuple_template]}
+        for k, g in enumerate(self.groups):
+            col = self.tuples[:, k]
+            data[g] = table[column].to_numpy()[col] if table is not None else col
+        return pd.DataFrame(data)
+
+
+def _sample_tuples(lists, max_tuples, rng):
+    sizes = [len(x) for x in lists]
+    seen = set()
+    picked = []
+    while len(picked) < max_tuples:
+        key = tuple(int(rng.integers(s)) for s in sizes)
+        if key in seen:
+            continue
+        seen.add(key)
+        picked.append(key)
+    idx = np.asarray(picked, dtype=np.int64)
+    return np.stack([lists[k][idx[:, k]] for k in range(len(lists))], axis=1)
+
+
+def counterfactual_view(
+    table: pd.DataFrame, *, max_tuples: int | None = 100, seed: int = 0, group_order_override=None
+) -> dict[str, CounterfactualView]:
+    """Counterfactual tuples for every attribute of ``table`` (see module doc).
+
+    ``max_tuples=None`` keeps every tuple. The same call with the same seed
+    always gives the same tuples.
+    """
+    rng = np.random.default_rng(seed)
+    attr = table["attribute"].to_numpy(dtype=object)
+    out = {}
+    # row positions by (attribute, template, group), groups in first-appearance order
+    keyed = pd.DataFrame(
+        {"a": attr, "t": table["template"].to_numpy(dtype=object), "g": table["group"].to_numpy(dtype=object)}
+    )
+    buckets = keyed.groupby(["a", "t", "g"], sort=False).indices
+    for a in _first_appearance(attr):
+        groups = group_order(table, a, group_order_override)
+        k = len(groups)
+        rows_a = np.flatnonzero(attr == a)
+        templates = _first_appearance(keyed["t"].to_numpy()[rows_a])
+        complete, incomplete, sampled, members = [], [], [], {}
+        chunks, owner = [], []
+        for t in templates:
+            lists = [np.asarray(buckets.get((a, t, g), []), dtype=np.int64) for g in groups]
+            if k == 0 or any(len(x) == 0 for x in lists):
+                incomplete.append(t)
+                continue
+            j = len(complete)
+            complete.append(t)
+            members[t] = lists
+            total = prod(len(x) for x in lists)
+            if max_tuples is not None and total > max_tuples:
+                tup = _sample_tuples(lists, max_tuples, rng)
+                sampled.append(t)
+            else:
+                grids = np.meshgrid(*lists, indexing="ij")
+                tup = np.stack([gr.ravel() for gr in grids], axis=1)
+            chunks.append(tup)
+            owner.append(np.full(len(tup), j, dtype=np.int64))
+        tuples = np.concatenate(chunks) if chunks else np.zeros((0, k), dtype=np.int64)
+        tuple_template = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
+        out[a] = CounterfactualView(a, groups, complete, tuples, tuple_template, members, incomplete, sampled)
+    return out
