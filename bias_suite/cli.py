@@ -7,6 +7,9 @@
     bias-suite sample-size ...            Bernstein sample size to claim a bias
     bias-suite models build|list          the offline default models
     bias-suite validate SUITE...          check suite files
+    bias-suite report RESULTS_DIR         self-contained HTML report
+    bias-suite plot RESULTS_DIR --out D   publication figures (png/svg/pdf)
+    bias-suite check RESULTS_DIR ...      thresholds on existing results (exit 3)
 """
 from __future__ import annotations
 
@@ -22,8 +25,29 @@ from .exceptions import BiasSuiteError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Behavioural bias testing for NLP models.")
 models_app = typer.Typer(no_args_is_help=True, help="Build and list the offline default models.")
 app.add_typer(models_app, name="models")
-console = Console()
-err_console = Console(stderr=True)
+from .interop.cli import checklist_app  # noqa: E402  (light: imports checklist only inside its commands)
+
+app.add_typer(checklist_app, name="checklist")
+def _console(stderr: bool = False) -> Console:
+    """A console that keeps tables readable when output goes to a file or a
+    pipe (rich would otherwise assume 80 columns)."""
+    stream = sys.stderr if stderr else sys.stdout
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    return Console(stderr=stderr, width=None if tty else 200)
+
+
+class _LazyConsole:
+    """Resolve the stream at print time (tests and pipes swap sys.stdout)."""
+
+    def __init__(self, stderr: bool = False):
+        self.stderr = stderr
+
+    def __getattr__(self, name):
+        return getattr(_console(self.stderr), name)
+
+
+console = _LazyConsole()
+err_console = _LazyConsole(stderr=True)
 
 
 def _fail(e: Exception, code: int = 2):
@@ -123,12 +147,18 @@ def run(
     class_map: Optional[List[str]] = typer.Option(None, help="SUITE_CLASS=MODEL_CLASS, repeatable."),
     trust_remote_code: bool = typer.Option(False, help="Allow model code from the model folder/hub (off by default)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
+    report: bool = typer.Option(False, "--report", help="Also write the HTML report (OUT/report.html)."),
+    fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="Exit 3 when a value meets this condition, e.g. 'BPSN<0.9' (repeatable)."),
+    fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on-verdict", help="Exit 3 when this metric has a 'bias detected' verdict (repeatable; '*' for any)."),
 ):
-    """Expand suites, run the model, compute metrics, print the per-group summary and write results."""
+    """Expand suites, run the model, compute metrics, print the per-group summary and write results.
+
+    Thresholds (the suites' `thresholds:` and --fail-if/--fail-on-verdict) make the run exit with code 3 and a list of violations."""
     from .report.terminal import print_summary
     from .run import run as run_
 
     try:
+        rules = _gate_rules(suites, fail_if, fail_on_verdict)
         res = run_(
             suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
@@ -136,8 +166,120 @@ def run(
     except BiasSuiteError as e:
         _fail(e)
     if not quiet:
-        print_summary(res.results, res.scored, console=console)
+        from .report.sequence_terminal import print_sequence_summary
+
+        for part in (res, getattr(res, "sequence", None)):  # a run mixing tasks has its NER part in res.sequence
+            if part is not None and part.scored.task == "classification":
+                print_summary(part.results, part.scored, console=console)
+            elif part is not None:
+                print_sequence_summary(part.results, part.scored, console=console)
     console.print(f"model {res.model}: {len(res.examples)} examples, {res.results.shape[0]} result rows → {out}/results.jsonl, results.csv")
+    if getattr(res, "sequence", None) is not None:
+        s = res.sequence
+        console.print(f"model {s.model}: {len(s.examples)} NER examples, {s.results.shape[0]} result rows → {out}/ner/results.jsonl, results.csv")
+    if report:
+        from .report.html import write_html_report
+
+        console.print(f"report → {write_html_report(out)}")
+        if getattr(res, "sequence", None) is not None and (out / "ner" / "results.jsonl").exists():
+            console.print(f"report → {write_html_report(out / 'ner')}")
+    if rules:
+        import pandas as pd
+
+        parts = [res.results] + ([res.sequence.results] if getattr(res, "sequence", None) is not None else [])
+        _gate(pd.concat(parts, ignore_index=True), rules)
+
+
+def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
+    """Threshold rules of the suite files plus the command-line ones (checked before the run)."""
+    from .gating import cli_rules, rules_from_suites
+    from .suites import find_suite, load_suite
+
+    loaded = [load_suite(find_suite(s)) for s in suites]
+    return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)
+
+
+def _gate(results, rules) -> None:
+    """Print the violations of ``rules`` and exit 3, or say that all passed."""
+    from rich.table import Table
+
+    from .gating import EXIT_VIOLATIONS, check_thresholds
+
+    violations = check_thresholds(results, rules)
+    if not violations:
+        console.print(f"[green]thresholds: all {len(rules)} rule{'s' if len(rules) != 1 else ''} passed[/green]")
+        return
+    t = Table(title=f"[bold red]{len(violations)} bias threshold violation{'s' if len(violations) != 1 else ''}[/bold red]", title_justify="left")
+    for c in ("metric", "attribute", "class", "group", "value", "threshold", "why", "from"):
+        t.add_column(c, justify="right" if c == "value" else "left", overflow="fold")
+    for v in violations:
+        d = v.as_dict()
+        t.add_row(d["metric"], d["attribute"] or "–", d["class"] or "–", d["group"] or "–",
+                  "–" if d["value"] is None else f"{d['value']:.4g}", d["threshold"], v.reason, d["source"] or "")
+    err_console.print(t)
+    raise typer.Exit(EXIT_VIOLATIONS)
+
+
+@app.command()
+def report(
+    results_dir: Path = typer.Argument(..., help="A results folder (results.jsonl, run.json, scored.*)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="HTML file (default RESULTS_DIR/report.html)."),
+    title: Optional[str] = typer.Option(None, help="Report title."),
+):
+    """Write one self-contained HTML report (heatmaps, intervals, significance, verdicts, drill-down)."""
+    from .report.html import write_html_report
+
+    try:
+        path = write_html_report(results_dir, out, title=title)
+    except (BiasSuiteError, FileNotFoundError) as e:
+        _fail(e)
+    console.print(f"report → {path}")
+
+
+@app.command()
+def plot(
+    results_dir: Path = typer.Argument(..., help="A results folder (results.jsonl, run.json)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the figures."),
+    fmt: str = typer.Option("png", "--format", "-f", help="png, svg or pdf."),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Only these attributes."),
+    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
+):
+    """Write publication figures (matplotlib): heatmaps per attribute and per-group charts with intervals."""
+    try:
+        from .report.plots import write_figures
+    except ImportError as e:
+        _fail(BiasSuiteError(f"plotting needs matplotlib ({e}); pip install matplotlib"))
+    try:
+        paths = write_figures(results_dir, out, fmt=fmt, attributes=attribute,
+                              metrics=[m.strip() for m in metrics.split(",") if m.strip()] if metrics else None)
+    except (BiasSuiteError, FileNotFoundError, ValueError) as e:
+        _fail(e)
+    console.print(f"{len(paths)} figures → {out}")
+
+
+@app.command()
+def check(
+    results_dir: Path = typer.Argument(..., help="A results folder (results.jsonl)."),
+    fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="e.g. 'BPSN<0.9' (repeatable)."),
+    fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on-verdict", help="Metric name, or '*' (repeatable)."),
+    suite: Optional[List[str]] = typer.Option(None, "--suite", "-s", help="Also use this suite file's thresholds (repeatable)."),
+):
+    """Check thresholds on existing results (e.g. after `evaluate`): exit 3 with the violations."""
+    from .gating import cli_rules, rules_from_suites
+    from .report.html import read_results_table
+
+    try:
+        rules = cli_rules(fail_if, fail_on_verdict)
+        if suite:
+            from .suites import find_suite, load_suite
+
+            rules = rules_from_suites([load_suite(find_suite(s)) for s in suite]) + rules
+        if not rules:
+            raise BiasSuiteError("no rules: give --fail-if, --fail-on-verdict or --suite with thresholds")
+        results = read_results_table(results_dir)
+    except (BiasSuiteError, FileNotFoundError) as e:
+        _fail(e)
+    _gate(results, rules)
 
 
 @app.command()
@@ -169,11 +311,21 @@ def evaluate(
 
             sig = significance_tests(data.to_frame(), attributes=attribute)
             res = results_frame(pd.concat([res, sig], ignore_index=True).to_dict("records"))
+        elif significance and metrics is None:  # sequence labelling: identity-position probabilities
+            from .metrics.sequence import sequence_significance_tests
+
+            sig = sequence_significance_tests(data, attributes=attribute, group_order_override=_group_orders(group_order))
+            res = results_frame(pd.concat([res, sig], ignore_index=True).to_dict("records"))
         write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed})
     except BiasSuiteError as e:
         _fail(e)
     if not quiet:
-        print_summary(res, data if data.task == "classification" else None, console=console)
+        if data.task == "classification":
+            print_summary(res, data, console=console)
+        else:
+            from .report.sequence_terminal import print_sequence_summary
+
+            print_sequence_summary(res, data, console=console, attributes=attribute)
     console.print(f"{len(res)} result rows → {out}/results.jsonl, results.csv")
 
 
@@ -190,7 +342,7 @@ def metrics_cmd(markdown: bool = typer.Option(False, help="Print as a Markdown t
         return
     t = Table(title=f"{len(df)} registered metrics")
     for c in ("name", "generalized", "view", "phi", "d", "N", "beta", "based_on", "signed", "classes", "source"):
-        t.add_column(c, overflow="fold")
+        t.add_column(c, overflow="fold", no_wrap=c in ("name", "generalized", "view", "d", "N", "beta"))
     for r in df.itertuples(index=False):
         t.add_row(r.name, r.generalized, r.view, r.phi, r.d, r.N, r.beta, r.based_on, str(r.signed), r.classes, r.source.split(",")[0])
     console.print(t)

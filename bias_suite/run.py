@@ -37,6 +37,7 @@ class RunResult:
     model: str
     paths: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
+    sequence: "RunResult | None" = None  # NER part of a run that mixes tasks (files in out_dir/ner)
 
 
 def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False):
@@ -73,6 +74,19 @@ def predict_examples(examples: pd.DataFrame, predictor, *, class_map: dict | Non
     return scored_from_arrays(frame, probs[inverse], classes)
 
 
+def _library_versions() -> dict:
+    """Versions of the libraries that shape the numbers (for run.json)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for dist in ("torch", "transformers", "tokenizers", "numpy", "pandas", "scipy", "scikit-learn"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
 def _check_classes(suites: Sequence[Suite], classes: Sequence[str], class_map: dict | None):
     known = set(classes)
     for s in suites:
@@ -100,6 +114,8 @@ def run(
     batch_size: int = 64,
     class_map: dict | None = None,
     significance: bool = True,
+    invariance: bool = True,
+    inv_threshold: float = 0.1,
     bootstrap: int = 0,
     confidence: float = 0.95,
     progress: bool = True,
@@ -118,6 +134,14 @@ def run(
     loaded = [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded:
         raise BiasSuiteError("no suites given")
+    if any(s.task == "sequence_labelling" for s in loaded):  # NER suites: bias_suite.run_sequence
+        from .run_sequence import run_mixed
+
+        return run_mixed(
+            loaded, model, out_dir, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
+            device=device, batch_size=batch_size, class_map=class_map, significance=significance, bootstrap=bootstrap,
+            confidence=confidence, progress=progress, trust_remote_code=trust_remote_code,
+        )
     examples = expand_suites(loaded, attributes=attributes)
     if examples.empty:
         raise BiasSuiteError("the suites expand to no examples (check --attribute)")
@@ -133,6 +157,10 @@ def run(
         from .stats import significance_tests
 
         parts.append(significance_tests(scored.to_frame(), adjust="holm"))
+    if invariance:  # CheckList INV fail rates on the scored probabilities (no new predictions)
+        from .interop import invariance_for_run
+
+        parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=_present(group_order, examples)))
     results = results_frame(pd.concat(parts, ignore_index=True).to_dict("records"))
     meta = {
         "bias_suite": __version__,
@@ -146,6 +174,7 @@ def run(
         "max_tuples": max_tuples,
         "seed": seed,
         "python": platform.python_version(),
+        "versions": _library_versions(),
     }
     paths = {}
     if out_dir is not None:

@@ -6,7 +6,7 @@ exact fractions where possible).  Each case is checked twice:
 * test_reference_*  -> tests/reference_metrics.py (independent reference)
 * test_engine_*     -> bias_suite.metrics.evaluate (the engine)
 
-Run only the reference part with:  pytest tests/test_metrics_hand.py -k reference
+Run only the reference part with:  pytest tests/test_metrics_hand.py -k "not engine"
 
 Conventions used in the comments: p = f(x, "pos") for binary cases (then
 f(x, "neg") = 1 - p); TP/FN/FP/TN are one-vs-rest for the class named.
@@ -892,3 +892,48 @@ def test_reference_class_order_and_no_pred_column():
 
 def test_engine_class_order_and_no_pred_column():
     check(engine_evaluate(make_df(CLASS_ORDER_ROWS)), CLASS_ORDER_EXPECT, engine=True)
+
+
+# --------------------------------------------------------------------------
+# Case F: no template contains every group -> every counterfactual metric is
+# undefined, but the row rules still hold ("PCM gives one row per pair plus
+# the accumulated value"; MCM the accumulated value only): null + note.
+# Group metrics are unaffected.
+# --------------------------------------------------------------------------
+#   T1: f .8 (pos)     T2: m .3 (pos)      (no complete template)
+#   class pos: TPR f 1, m 0 -> TPR-Gap 1
+F_ROWS = [
+    ("gender", "T1", "f", "she", "pos", bin_probs(0.8)),
+    ("gender", "T2", "m", "he", "pos", bin_probs(0.3)),
+]
+F_EXPECT = [("TPR-Gap", "pos", None, 1.0)] + [
+    (m, c, g, NULL)
+    for m in ["CFGap", "CFGap-TC", "AvgIF", "AvgIF-TC", "AvgScoreDiff"]
+    for c in ["neg", "pos"]
+    for g in [None, "f|m"]
+] + [("PertSS", "all", "f|m", NULL), ("PertSS", "all", None, NULL),
+     ("PertSD", "all", None, NULL), ("PertSR", "all", None, NULL)]
+
+
+def test_reference_no_complete_template():
+    check(reference_evaluate(make_df(F_ROWS)), F_EXPECT, engine=False)
+
+
+def test_engine_no_complete_template():
+    check(engine_evaluate(make_df(F_ROWS)), F_EXPECT, engine=True)
+
+
+def _nan_labels(df):
+    out = df.copy()
+    out["label"] = [np.nan if lab is None else lab for lab in out["label"]]
+    out["pred"] = np.nan  # an all-NaN pred column means "no prediction given"
+    return out
+
+
+def test_reference_nan_means_null():
+    check(reference_evaluate(_nan_labels(case_d())), D_EXPECT, engine=False)
+
+
+def test_engine_nan_means_null():
+    """Parquet/pandas may carry a missing label or pred as NaN instead of None."""
+    check(engine_evaluate(_nan_labels(case_d())), D_EXPECT, engine=True)

@@ -2,7 +2,7 @@
 
 Scalar comparisons are vectorized: they take arrays of equal shape and return
 ``(value, undefined_mask)``.  Set comparisons (W1, AEG) work on score sets
-held by :class:`bias_suite.metrics.sets.SortedSets`; multi-group comparisons
+held by :class:`bias_suite.metrics.sets.BlockHist`; multi-group comparisons
 (std, range) reduce the last axis of an array.
 
 Argument order follows METRICS.md: in BCM/VBCM ``d(phi(background), phi(group))``;

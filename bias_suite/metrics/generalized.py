@@ -36,7 +36,11 @@ import numpy as np
 from ..exceptions import MetricError
 from .comparisons import Comparison, get_comparison
 from .scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
-from .sets import SortedSets, segmented_w1
+from .sets import BlockHist, segmented_w1
+
+# item categories in the per-class histogram
+POS, NEG, UNLABELLED = 0, 1, 2
+_SELECT_CATS = {"all": [POS, NEG, UNLABELLED], "pos": [POS], "neg": [NEG]}
 
 GENERALIZED = ("PCM", "BCM", "VBCM", "MCM")
 
@@ -70,6 +74,18 @@ class AttributeData:
     row_template: np.ndarray | None = None  # (n,) index into templates, -1 if incomplete
     item_pos: np.ndarray | None = None  # (m,) aligned position of each item within its example
     task: str = "classification"
+    # sequence labelling: (score, c) -> (V, valid), both (M, k, L): member values at aligned positions
+    aligned_member_values: Callable | None = None
+
+    def hist(self, c) -> BlockHist:
+        """Scores f(x, c) of all items, sorted once per class and counted per
+        (positive / negative / unlabelled, group, distinct value); cached."""
+        cache = self.__dict__.setdefault("_hist_cache", {})
+        if c not in cache:
+            yy = self.item_y
+            cat = np.where(yy < 0, UNLABELLED, np.where(yy == c, POS, NEG))
+            cache[c] = BlockHist(self.item_P[:, c], self.item_g(), self.k, cat, 3)
+        return cache[c]
 
     @property
     def k(self) -> int:
@@ -208,18 +224,15 @@ def _scalar_phi(ad, score, c):
 
 def _auc_values(ad, score: AucScore, c):
     """AUC per group with positives/negatives from the group or its rest."""
-    lab = ad.item_y >= 0
-    vals = ad.item_P[lab, c]
-    yy = ad.item_y[lab]
-    ig = ad.item_g()[lab]
-    ss = SortedSets(vals)
-    pos = yy == c
-    neg = ~pos
-    G = ig[None, :] == np.arange(ad.k)[:, None]  # (k, m)
-    side = {"group": G, "rest": ~G}
-    P = ss.sort_mask(side[score.pos_from] & pos[None, :])
-    Nn = ss.sort_mask(side[score.neg_from] & neg[None, :])
-    auc = ss.auc(P, Nn)
+    h = ad.hist(c)
+    pos_g, neg_g = h.counts[POS], h.counts[NEG]  # (k, nb)
+    side = {
+        "group": (pos_g, neg_g),
+        "rest": (pos_g.sum(0, keepdims=True) - pos_g, neg_g.sum(0, keepdims=True) - neg_g),
+    }
+    P = side[score.pos_from][0]
+    Nn = side[score.neg_from][1]
+    auc = h.auc(P, Nn)
     npos, nneg = P.sum(1), Nn.sum(1)
     notes = []
     for t in range(ad.k):
@@ -229,7 +242,7 @@ def _auc_values(ad, score: AucScore, c):
         if nneg[t] == 0:
             why.append(f"no negatives in the {score.neg_from} of {ad.groups[t]!r}")
         notes.append("AUC undefined: " + " and ".join(why) if why else None)
-    n_group = np.bincount(ig, minlength=ad.k)
+    n_group = (pos_g + neg_g).sum(1)
     return auc, ~np.isfinite(auc), notes, n_group
 
 
@@ -314,13 +327,10 @@ def _group_set_metric(spec, ad, score, comp, c, cls_name):
     if comp.kind != "set":
         raise MetricError(f"{spec.name}: set-valued score {score.name!r} needs a set comparison (W1, AEG)")
     k, groups, gen = ad.k, ad.groups, spec.generalized
-    sel = _selection(ad, score.select, c)
-    vals = ad.item_P[sel, c]
-    ig = ad.item_g()[sel]
-    ss = SortedSets(vals)
-    G = ss.sort_mask(ig[None, :] == np.arange(k)[:, None])  # (k, m) sorted
+    h = ad.hist(c)
+    G = h.counts[_SELECT_CATS[score.select]].sum(0)  # (k, nb): the groups' score sets
     ng = G.sum(1)
-    fn = ss.w1 if comp.name == "W1" else ss.aeg
+    fn = h.w1 if comp.name == "W1" else h.aeg
     what = {"all": "", "pos": f" with gold {ad.classes[c]!r}", "neg": f" with gold other than {ad.classes[c]!r}"}[score.select]
     rows = []
     if gen == "PCM":
@@ -340,9 +350,9 @@ def _group_set_metric(spec, ad, score, comp, c, cls_name):
         return rows
     if gen in ("BCM", "VBCM"):
         if spec.background in ("all", "S"):
-            B = np.ones_like(G)
+            B = np.broadcast_to(G.sum(0, keepdims=True), G.shape)
         elif spec.background in ("rest", "S\\S^t"):
-            B = ~G
+            B = G.sum(0, keepdims=True) - G
         else:
             raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
         val = fn(B, G)
@@ -390,13 +400,28 @@ def _member_values(ad, score, c):
     return ad.aligned_member_values(score, c)
 
 
+def null_rows(spec, ad, cls_name, note, n=None) -> list:
+    """The rows a metric would have, all null with ``note``: PCM one per pair
+    plus the accumulated value, BCM one per group plus the accumulated value,
+    VBCM one per group, MCM the accumulated value."""
+    gen = spec.generalized
+    rows = []
+    if gen == "PCM":
+        rows = [_row(spec, ad, cls_name, p, None, n, note) for p in ad.pair_names()]
+    elif gen in ("BCM", "VBCM"):
+        rows = [_row(spec, ad, cls_name, g, None, n, note) for g in ad.groups]
+    if gen != "VBCM":
+        rows.append(_row(spec, ad, cls_name, None, None, n, note))
+    return rows
+
+
 def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
     """Rows of one counterfactual metric for one class."""
     k, groups, gen = ad.k, ad.groups, spec.generalized
     if k < 2:
         return [_row(spec, ad, cls_name, None, None, None, "needs at least two groups")]
     if len(ad.templates) == 0:
-        return [_row(spec, ad, cls_name, None, None, 0, "no template contains every group")]
+        return null_rows(spec, ad, cls_name, "no template contains every group", 0)
     if spec.per_template:
         return _per_template_metric(spec, ad, c, cls_name)
     score = get_score(spec.score)
@@ -416,14 +441,7 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
         why = "no counterfactual tuple whose members are all labelled"
     Mv = int(tup_ok.sum())
     if Mv == 0:
-        if gen == "VBCM":
-            return [_row(spec, ad, cls_name, g, None, 0, why) for g in groups]
-        rows = [_row(spec, ad, cls_name, None, None, 0, why)]
-        if gen == "PCM":
-            rows = [_row(spec, ad, cls_name, p, None, 0, why) for p in ad.pair_names()] + rows
-        if gen == "BCM":
-            rows = [_row(spec, ad, cls_name, g, None, 0, why) for g in groups] + rows
-        return rows
+        return null_rows(spec, ad, cls_name, why, 0)
     V, pos_ok = V[tup_ok], pos_ok[tup_ok]
     w = pos_ok / pos_ok.sum(axis=1, keepdims=True)  # weights of positions per tuple
     Vz = np.where(pos_ok[:, None, :], V, 0.0)
@@ -516,9 +534,7 @@ def _per_template_metric(spec, ad, c, cls_name):
             if getattr(score, "select", "all") == "pos"
             else "no template contains every group"
         )
-        rows = [_row(spec, ad, cls_name, p, None, 0, note) for p in ad.pair_names()]
-        rows.append(_row(spec, ad, cls_name, None, None, 0, note))
-        return rows
+        return null_rows(spec, ad, cls_name, note, 0)
     D = D[ok]
     for i, name in enumerate(ad.pair_names()):
         rows.append(_row(spec, ad, cls_name, name, D[:, i].mean(), nt))

@@ -1,95 +1,77 @@
 """Score sets sorted once, compared many times.
 
-All set comparisons of one (attribute, class) share one sort of the scores:
-a set is a boolean mask in sorted order, and W1 and the Mann-Whitney U
-statistic follow from cumulative counts of those masks, so comparing a group
-with the background or the rest costs O(n) with no further sorting.
+All set comparisons of one (attribute, class) share one sort of the scores
+(:class:`BlockHist`): a set is a vector of counts over the distinct score
+values, and W1 and the Mann-Whitney U statistic follow from cumulative sums
+of those vectors, so comparing a group with the background or the rest costs
+O(distinct values) with no further sorting. :func:`segmented_w1` does the
+same inside every template at once.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-class SortedSets:
-    """Scores sorted once; sets are masks (..., n) over the sorted order.
+class BlockHist:
+    """Scores sorted once and counted per (category, group, distinct value).
 
-    Parameters
-    ----------
-    values : ndarray (n,)
-        The scores of every item that any compared set may contain.
+    ``counts[c, t, b]`` is the number of items of category ``c`` (e.g.
+    positive / negative / unlabelled) and group ``t`` whose score is the
+    ``b``-th distinct value ``xu[b]``. Any set that is a union of categories
+    and groups (a group, the background, the rest of a group) is a count
+    vector over the distinct values, and W1 and Mann-Whitney U follow from
+    cumulative sums of those vectors.
     """
 
-    def __init__(self, values: np.ndarray):
+    def __init__(self, values, group, k: int, category=None, n_categories: int = 1):
         values = np.asarray(values, dtype=np.float64)
-        self.order = np.argsort(values, kind="mergesort")
-        self.x = values[self.order]
-        self.dx = np.diff(self.x)
-        n = self.x.size
-        if n:
-            starts = np.flatnonzero(np.r_[True, self.x[1:] != self.x[:-1]])
+        order = np.argsort(values, kind="stable")
+        x = values[order]
+        if x.size:
+            new = np.r_[True, x[1:] != x[:-1]]
+            block = np.cumsum(new) - 1
+            self.xu = x[new]
         else:
-            starts = np.zeros(0, dtype=np.int64)
-        self.block_starts = starts
+            block = np.zeros(0, dtype=np.int64)
+            self.xu = x
+        nb = self.xu.size
+        cat = np.zeros(values.size, dtype=np.int64) if category is None else np.asarray(category)[order]
+        key = (cat * k + np.asarray(group)[order]) * nb + block
+        self.counts = np.bincount(key, minlength=n_categories * k * nb).reshape(n_categories, k, nb).astype(np.float64)
+        self.dxu = np.diff(self.xu)
 
-    def sort_mask(self, mask: np.ndarray) -> np.ndarray:
-        """Reorder masks (..., n) given in item order into sorted order."""
-        return np.asarray(mask, dtype=bool)[..., self.order]
-
-    def w1(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        r"""1-Wasserstein distance between the sets ``a`` and ``b``.
-
-        .. math:: W_1(A, B) = \int |F_A(x) - F_B(x)|\,dx
-                  = \sum_i |F_A(x_i) - F_B(x_i)| (x_{i+1} - x_i)
-
-        ``a`` and ``b`` are boolean masks (..., n) in sorted order (they
-        broadcast). Returns NaN where a set is empty. Equals
-        ``scipy.stats.wasserstein_distance`` on the same sets.
-        """
-        a = np.asarray(a, dtype=bool)
-        b = np.asarray(b, dtype=bool)
-        na = a.sum(axis=-1)
-        nb = b.sum(axis=-1)
-        if self.x.size < 2:
-            out = np.zeros(np.broadcast(na, nb).shape)
+    def w1(self, a, b):
+        r"""1-Wasserstein distance between count vectors ``a`` and ``b``
+        (..., nb): :math:`\sum_i |F_A(x_i) - F_B(x_i)| (x_{i+1} - x_i)`;
+        NaN where a set is empty. Equals ``scipy.stats.wasserstein_distance``."""
+        na, nb_ = a.sum(-1), b.sum(-1)
+        if self.xu.size < 2:
+            out = np.zeros(np.broadcast(na, nb_).shape)
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
-                fa = np.cumsum(a, axis=-1)[..., :-1] / np.expand_dims(na, -1)
-                fb = np.cumsum(b, axis=-1)[..., :-1] / np.expand_dims(nb, -1)
-            out = np.sum(np.abs(fa - fb) * self.dx, axis=-1)
-        return np.where((na == 0) | (nb == 0), np.nan, out)
+                fa = np.cumsum(a, -1)[..., :-1] / na[..., None]
+                fb = np.cumsum(b, -1)[..., :-1] / nb_[..., None]
+            out = np.sum(np.abs(fa - fb) * self.dxu, -1)
+        return np.where((na == 0) | (nb_ == 0), np.nan, out)
 
-    def u_statistic(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        r"""Mann-Whitney U of ``a`` over ``b``:
-        :math:`U = \sum_{x\in A}\sum_{y\in B} ([x > y] + \tfrac12 [x = y])`
-        (``scipy.stats.mannwhitneyu(A, B).statistic``)."""
-        a = np.asarray(a, dtype=bool)
-        b = np.asarray(b, dtype=bool)
-        if self.x.size == 0:
-            return np.zeros(np.broadcast(a[..., :0].sum(-1), b[..., :0].sum(-1)).shape)
-        a, b = np.broadcast_arrays(a, b)
-        block_a = np.add.reduceat(a.astype(np.int64), self.block_starts, axis=-1)
-        block_b = np.add.reduceat(b.astype(np.int64), self.block_starts, axis=-1)
-        before_b = np.cumsum(block_b, axis=-1) - block_b
-        return np.sum(block_a * (before_b + 0.5 * block_b), axis=-1)
+    @staticmethod
+    def u_statistic(a, b):
+        r"""Mann-Whitney U of ``a`` over ``b`` from count vectors:
+        :math:`\sum_i a_i (\sum_{j<i} b_j + b_i / 2)`."""
+        before = np.cumsum(b, -1) - b
+        return np.sum(a * (before + 0.5 * b), -1)
 
-    def auc(self, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-        r"""ROC AUC of scores with ``pos`` as positives and ``neg`` as
-        negatives: :math:`U_{pos,neg} / (|P|\,|N|)` (ties count 1/2, as
-        ``sklearn.metrics.roc_auc_score``). NaN when a side is empty."""
-        npos = np.asarray(pos, bool).sum(-1)
-        nneg = np.asarray(neg, bool).sum(-1)
-        u = self.u_statistic(pos, neg)
+    def auc(self, pos, neg):
+        """ROC AUC with ``pos`` as positives and ``neg`` as negatives (ties 1/2)."""
+        npos, nneg = pos.sum(-1), neg.sum(-1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((npos == 0) | (nneg == 0), np.nan, u / (npos * nneg))
+            return np.where((npos == 0) | (nneg == 0), np.nan, self.u_statistic(pos, neg) / (npos * nneg))
 
-    def aeg(self, background: np.ndarray, group: np.ndarray) -> np.ndarray:
-        r"""Average equality gap :math:`\tfrac12 - U_{bg}/(|B||G|)` with
-        :math:`U_{bg}` the Mann-Whitney U of the background over the group."""
-        nb = np.asarray(background, bool).sum(-1)
-        ng = np.asarray(group, bool).sum(-1)
-        u = self.u_statistic(background, group)
+    def aeg(self, background, group):
+        """1/2 - U(background over group) / (|B||G|)."""
+        nb_, ng = background.sum(-1), group.sum(-1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((nb == 0) | (ng == 0), np.nan, 0.5 - u / (nb * ng))
+            return np.where((nb_ == 0) | (ng == 0), np.nan, 0.5 - self.u_statistic(background, group) / (nb_ * ng))
 
 
 def segmented_w1(values: np.ndarray, segment: np.ndarray, n_segments: int, group: np.ndarray, k: int, pairs):

@@ -761,13 +761,22 @@ Full settings and metrics: `metrics.json`.
 
 # ------------------------------------------------------------------ registry
 #: Buildable default models: name -> builder(out_dir=None, **kw) -> Path.
+def _build_default_ner(**kw: Any) -> Path:
+    from bias_suite.models.default_ner import build_default_ner
+
+    return build_default_ner(**kw)
+
+
 DEFAULT_MODELS: dict[str, Callable[..., Path]] = {
     "default-sentiment": build_default_sentiment,
+    "default-ner": _build_default_ner,  # bias_suite.models.default_ner
 }
 
 _DESCRIPTIONS = {
     "default-sentiment": "3-class sentiment (negative/neutral/positive): MiniLM-L6 "
                          "fine-tuned on the VADER human ratings",
+    "default-ner": "NER tagger (PER/LOC/ORG/MISC, BILOU): MiniLM-L6 + CRF trained on "
+                   "spaCy en_core_web_sm silver labels of the VADER sentences",
 }
 
 

@@ -100,6 +100,14 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                     str(s["n"].dropna().max()) if s["n"].notna().any() else "",
                 )
             tables.append(t3)
+        inv = res[res["family"] == "invariance"]
+        if not inv.empty:  # CheckList INV fail rates (bias_suite.interop.checklist)
+            t4 = Table(title=f"{a} — invariance: CheckList INV fail rate (cases failing, per group pair)", title_justify="left")
+            for col in ("metric", "groups", "fail rate", "test cases"):
+                t4.add_column(col, justify="left" if col in ("metric", "groups") else "right")
+            for r in inv.itertuples(index=False):
+                t4.add_row(r.metric, "all" if r.group is None else str(r.group), _fmt(r.value), "" if pd.isna(r.n) else str(int(r.n)))
+            tables.append(t4)
     return tables
 
 

@@ -105,8 +105,10 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
         bad = vals.isna().to_numpy() | ~vals.map(lambda v: isinstance(v, str) and v != "").to_numpy()
         i = _first_bad(bad)
         if i is not None:
+            v = vals.iat[i]
+            got = "missing or null" if v is None or (isinstance(v, float) and v != v) else f"got {v!r}"
             raise ScoredFormatError(
-                f"expected a non-empty string, got {vals.iat[i]!r}", **_where(source, _row_number(df, i)), field=col
+                f"expected a non-empty string, {got}", **_where(source, _row_number(df, i)), field=col
             )
     dup = df["id"].duplicated().to_numpy()
     i = _first_bad(dup)
@@ -217,12 +219,16 @@ def scored_from_arrays(
 
 def as_scored(data, *, source: str | None = None) -> ScoredData:
     """Accept a :class:`ScoredData`, a DataFrame, a list of dicts, or a path."""
-    if isinstance(data, ScoredData):
+    if isinstance(data, ScoredData) or getattr(data, "task", None) == "sequence_labelling":
         return data
     if isinstance(data, (str, Path)):
         return read_scored(data)
     if isinstance(data, list):
         data = pd.DataFrame(data)
+    if isinstance(data, pd.DataFrame) and is_sequence_table(data):
+        from .sequence import check_sequence_scored
+
+        return check_sequence_scored(data, source=source)
     return check_scored(data, source=source)
 
 

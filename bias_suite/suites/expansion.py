@@ -87,6 +87,10 @@ def expand_suite(suite: Suite | str | Path, *, attributes: Iterable[str] | None 
     """
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
+    if suite.task == "sequence_labelling":  # tokens, BILOU tags, term_span (bias_suite.suites.sequence)
+        from .sequence import expand_sequence_suite
+
+        return expand_sequence_suite(suite, attributes=attributes)
     wanted = None if attributes is None else set([attributes] if isinstance(attributes, str) else attributes)
     rows = []
     for tpl in suite.templates:

@@ -371,7 +371,7 @@ def load_suite(path) -> Suite:
         try:
             slots = parse_slots(t.text)
         except ValueError as e:
-            raise SuiteError(str(e), file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text") from None
+            raise SuiteError(f"bad slot syntax in {t.text!r}: {e}", file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text") from None
         kinds, lex = [], []
         for opt, name, num, raw in slots:
             base = slot_base(name)

@@ -1,0 +1,33 @@
+"""Interoperability with other behavioural-testing tools.
+
+- :mod:`bias_suite.interop.checklist`: CheckList (``checklist`` package):
+  invariance (INV) tests built from bias_suite suites, bias_suite predictors
+  as CheckList predict functions, raw-file export/import, Editor outputs as
+  bias_suite examples, and bias_suite metric/significance tests that sit in a
+  CheckList ``TestSuite`` (docs/checklist.md).
+
+Importing this package does not import ``checklist`` (which imports spaCy and
+torch); :func:`invariance_for_run` imports it when called.
+"""
+from __future__ import annotations
+
+import warnings
+
+__all__ = ["invariance_for_run"]
+
+
+def invariance_for_run(scored, *, threshold: float = 0.1, seed: int = 0, group_order_override=None):
+    """INV fail-rate rows for ``bias-suite run`` (fast path: the already
+    scored probabilities are replayed, nothing is predicted again).
+
+    Returns an empty results table, with a warning, when the ``checklist``
+    package is not installed, so that runs without it still finish.
+    """
+    try:
+        from .checklist import invariance_rows
+    except ImportError as e:  # checklist (or one of its dependencies) missing
+        from ..metrics.engine import empty_results
+
+        warnings.warn(f"invariance (CheckList INV) rows skipped: cannot import checklist ({e})", stacklevel=2)
+        return empty_results()
+    return invariance_rows(scored, threshold=threshold, seed=seed, group_order_override=group_order_override)

@@ -1,0 +1,122 @@
+"""``bias-suite checklist ...``: CheckList export and import.
+
+    bias-suite checklist export SUITE... --out DIR          suite -> CheckList raw file (+ manifest, settings)
+    bias-suite checklist predict DIR --model M --out PREDS  predict the raw file, CheckList's prediction format
+    bias-suite checklist import DIR PREDS --out OUT         predictions -> scored examples, metrics, INV rows
+
+This module only defines the commands; ``checklist`` (slow to import) is
+imported when a command runs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+checklist_app = typer.Typer(
+    no_args_is_help=True,
+    help="CheckList interop: export suites as CheckList tests (raw file), import predictions made elsewhere.",
+)
+
+
+def _console():
+    from ..cli import console
+
+    return console
+
+
+def _fail(e):
+    from ..cli import _fail as fail
+
+    fail(e)
+
+
+@checklist_app.command("export")
+def export_cmd(
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (tests.txt, manifest.jsonl, testsuite.json)."),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Keep only these attributes."),
+    mode: str = typer.Option("all_terms", help="all_terms (every example) or per_group (one variant per group)."),
+    threshold: float = typer.Option(0.1, help="INV probability threshold."),
+    criterion: str = typer.Option("prob", help="prob (any class probability) or checklist (Expect.inv)."),
+    seed: int = typer.Option(0, help="Seed of the per-group variant choice."),
+):
+    """Export suites as a CheckList TestSuite in CheckList's raw-file format (one sentence per line)."""
+    from ..exceptions import BiasSuiteError
+    from .checklist import export_checklist
+
+    try:
+        paths = export_checklist(suites, out, mode=mode, threshold=threshold, seed=seed, criterion=criterion, attributes=attribute)
+    except BiasSuiteError as e:
+        _fail(e)
+    import json
+
+    spec = json.loads(Path(paths["spec"]).read_text(encoding="utf-8"))
+    c = _console()
+    c.print(f"{spec['lines']} lines, {len(spec['tests'])} INV tests ({', '.join(t['name'] for t in spec['tests'])})")
+    c.print(f"raw file: {paths['raw_file']}", soft_wrap=True)
+    c.print("predict each line elsewhere and write one line per sentence: 'PRED p_0 ... p_C-1' "
+            f"(classes {spec['class_names']}), then: bias-suite checklist import {out} PREDICTIONS --out DIR", soft_wrap=True)
+
+
+@checklist_app.command("predict")
+def predict_cmd(
+    export_dir: Path = typer.Argument(..., help="Folder written by `bias-suite checklist export`."),
+    model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder or a hub id."),
+    out: Path = typer.Option(..., "--out", "-o", help="Prediction file to write (CheckList's pred_and_softmax format)."),
+    device: str = typer.Option("auto"),
+    batch_size: int = typer.Option(64),
+):
+    """Predict an exported raw file with a bias_suite model, in CheckList's prediction-file format."""
+    from ..exceptions import BiasSuiteError
+    from ..run import load_predictor
+    from .checklist import RAW_FILE, write_predictions
+
+    try:
+        predictor, name = load_predictor(model, device=device, batch_size=batch_size, progress=False)
+        write_predictions(Path(export_dir) / RAW_FILE, predictor, out)
+    except BiasSuiteError as e:
+        _fail(e)
+    _console().print(f"model {name}: predictions → {out}", soft_wrap=True)
+
+
+@checklist_app.command("import")
+def import_cmd(
+    export_dir: Path = typer.Argument(..., help="Folder written by `bias-suite checklist export`."),
+    predictions: Path = typer.Argument(..., help="CheckList prediction file, one line per line of tests.txt."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder for scored.jsonl and results.jsonl/csv."),
+    classes: Optional[str] = typer.Option(None, help="Comma-separated class names in probability order (default: the suite's)."),
+    file_format: str = typer.Option("pred_and_softmax", help="CheckList format: pred_and_softmax, softmax or binary_conf."),
+    ignore_header: bool = typer.Option(False, help="Skip the first line of the prediction file."),
+    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
+    max_tuples: int = typer.Option(100),
+    seed: int = typer.Option(0),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+):
+    """Read predictions back (TestSuite.run_from_file) into scored examples, metrics and INV fail rates."""
+    from ..exceptions import BiasSuiteError
+    from ..report.files import write_results
+    from ..scoring.scored import write_jsonl, write_scored
+    from .checklist import import_checklist
+
+    names = [c.strip() for c in classes.split(",") if c.strip()] if classes else None
+    try:
+        res = import_checklist(export_dir, predictions, class_names=names, file_format=file_format,
+                               ignore_header=ignore_header, metrics=metrics, max_tuples=max_tuples, seed=seed)
+        out.mkdir(parents=True, exist_ok=True)
+        if hasattr(res.scored, "to_frame"):
+            write_scored(res.scored, out)
+        else:
+            write_jsonl(res.scored, out / "scored.jsonl")
+        write_results(res.results, out, metadata={"checklist_export": str(export_dir), "predictions": str(predictions)})
+        if len(res.failures):
+            write_jsonl(res.failures, out / "inv_failures.jsonl")
+    except BiasSuiteError as e:
+        _fail(e)
+    c = _console()
+    if not quiet:
+        from ..report.terminal import print_summary
+
+        print_summary(res.results, res.scored if hasattr(res.scored, "probs") else None, console=c)
+    c.print(f"{len(res.results)} result rows, {len(res.failures)} failing INV cases → {out}", soft_wrap=True)

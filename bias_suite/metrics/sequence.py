@@ -1,0 +1,279 @@
+"""Bias metrics for sequence labelling (NER), through the same generalized
+builders and the same tidy results as classification
+(``../shared/METRICS.md``, "Sequence labelling").
+
+Two kinds of units:
+
+- **examples** (sentences) carry the prediction-based scores: per entity
+  type c, exact span matching gives per-sentence counts ``tp, fp, fn`` and
+  ``pp`` (predicted spans of type c, the "positive rate" of ParityGap); the
+  rates are ratios of counts summed over a set of sentences
+  (FNR = FN / (TP + FN), recall = TPR, F1 from span precision and recall).
+- **token positions** carry the probability-based scores: the probability of
+  type X at a token is the sum of its B-X, I-X, L-X, U-X probabilities (O is
+  its own class); the tokens of a multi-token identity term (``term_span``)
+  are averaged into one position, whose gold type is that of the term's first
+  token, so that every counterfactual variant aligns with the template's
+  tokens. TC variants keep positions whose gold type is c.
+
+Span metrics report the entity types; probability metrics the types plus
+``O``. FPED, FPED*, FPR-Ratio and TNR-Gap (any metric on FPR or TNR) get one
+row per class with value null and the note "not applicable to sequence
+labelling"; AccuracyDiff (any metric on accuracy) is not reported.
+Counterfactual metrics average d over the aligned positions of each tuple,
+then over tuples; AvgIF/AvgScoreDiff pool the token scores of each S_j^t.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import MetricError
+from ..suites.views import counterfactual_view, group_order
+from .catalog import MetricSpec
+from .generalized import AttributeData
+from .scores import GoldProbScore, RateScore, SetScore, get_score
+
+__all__ = ["evaluate_sequence", "sequence_attribute_data", "token_items", "identity_position_scores",
+           "sequence_significance_tests", "NOT_APPLICABLE_NOTE"]
+
+NOT_APPLICABLE_NOTE = "not applicable to sequence labelling"
+_NA_SCORES = ("FPR", "TNR")
+_SKIP_SCORES = ("accuracy",)
+
+
+def token_items(type_probs: list, gold: list, term_span: np.ndarray, prob_classes: Sequence[str]):
+    """Probability items of a list of sentences: one per token, with the
+    identity term's tokens merged into one position.
+
+    Parameters
+    ----------
+    type_probs : list of (L_i, K+1) arrays (types then O).
+    gold : list of BILOU tag lists (None: unlabelled).
+    term_span : (n, 2) [start, end), -1 where unknown (no merge).
+    prob_classes : the K+1 class names (types then "O").
+
+    Returns
+    -------
+    item_row (m,), item_pos (m,), item_P (m, K+1), item_y (m,) (-1 unlabelled),
+    identity_item (n,) index of each sentence's merged identity item (-1 without term_span).
+    """
+    col = {c: k for k, c in enumerate(prob_classes)}
+    K1 = len(prob_classes)
+    rows, pos, Ps, ys, ident = [], [], [], [], np.full(len(type_probs), -1, dtype=np.int64)
+    m = 0
+    for i, P in enumerate(type_probs):
+        P = np.asarray(P, dtype=np.float64).reshape(-1, K1)
+        L = P.shape[0]
+        g = gold[i]
+        y = np.full(L, -1, dtype=np.int64) if g is None else np.array([col["O" if t == "O" else t[2:]] for t in g], dtype=np.int64)
+        s, e = (int(term_span[i, 0]), int(term_span[i, 1])) if term_span[i, 0] >= 0 else (-1, -1)
+        if s >= 0 and e - s > 1:
+            P = np.concatenate([P[:s], P[s:e].mean(axis=0, keepdims=True), P[e:]])
+            y = np.concatenate([y[:s], y[s:s + 1], y[e:]])
+        if s >= 0:
+            ident[i] = m + s
+        n_i = P.shape[0]
+        rows.append(np.full(n_i, i, dtype=np.int64))
+        pos.append(np.arange(n_i, dtype=np.int64))
+        Ps.append(P)
+        ys.append(y)
+        m += n_i
+    if not Ps:
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, K1)), np.zeros(0, np.int64), ident)
+    return np.concatenate(rows), np.concatenate(pos), np.concatenate(Ps), np.concatenate(ys), ident
+
+
+def _span_counts_fn(counts: np.ndarray, labelled: np.ndarray):
+    n = counts.shape[0]
+    ones = np.ones(n, dtype=np.int64)
+    lab = labelled.astype(np.int64)
+    zeros = np.zeros(n, dtype=np.int64)
+
+    def fn(c):
+        if c is None or c >= counts.shape[1]:
+            raise MetricError("span counts exist only for entity types")
+        return {"tp": counts[:, c, 0], "fp": counts[:, c, 1], "fn": counts[:, c, 2], "tn": zeros,
+                "pp": counts[:, c, 3], "n": ones, "lab": lab, "correct": zeros}
+
+    return fn
+
+
+def _aligned_values_fn(ad_ref: dict, counts_fn):
+    """ad.aligned_member_values for sequence data: (V, ok) of shape (M, k, L)."""
+
+    def fn(score, c):
+        ad = ad_ref["ad"]
+        T = ad.tuples
+        M, k = T.shape
+        if isinstance(score, RateScore):
+            cnt = counts_fn(c)
+            sums = {name: v[T].astype(float) for name, v in cnt.items()}
+            V, bad, _ = score.fn(sums)
+            return V[:, :, None], ~bad[:, :, None]
+        n = len(ad.g)
+        L = int(ad.item_pos.max()) + 1 if len(ad.item_pos) else 1
+        valid = np.zeros((n, L), dtype=bool)
+        valid[ad.item_row, ad.item_pos] = True
+        Y = np.full((n, L), -1, dtype=np.int64)
+        Y[ad.item_row, ad.item_pos] = ad.item_y
+        Vx = np.zeros((n, L))
+        if isinstance(score, GoldProbScore):
+            ok_item = ad.item_y >= 0
+            Vx[ad.item_row, ad.item_pos] = ad.item_P[np.arange(len(ad.item_y)), np.where(ok_item, ad.item_y, 0)]
+            ok = valid & (Y >= 0)
+        elif isinstance(score, SetScore):
+            Vx[ad.item_row, ad.item_pos] = ad.item_P[:, c]
+            if score.select == "all":
+                ok = valid
+            elif score.select == "pos":
+                ok = valid & (Y == c)
+            else:
+                ok = valid & (Y >= 0) & (Y != c)
+        else:
+            raise MetricError(f"{score.name!r} cannot be a per-member score in the counterfactual view")
+        return Vx[T], ok[T]
+
+    return fn
+
+
+def sequence_attribute_data(data, attribute: str, cf, groups: list, *, probability: bool) -> AttributeData:
+    """Arrays of one attribute for the generalized builders: span counts per
+    sentence (``probability=False``, classes = entity types) or token items
+    (``probability=True``, classes = types + O)."""
+    fr = data.frame
+    rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
+    local = np.full(len(fr), -1, dtype=np.int64)
+    local[rows] = np.arange(len(rows))
+    code = {g: i for i, g in enumerate(groups)}
+    g = np.fromiter((code[x] for x in fr["group"].to_numpy(dtype=object)[rows]), dtype=np.int64, count=len(rows))
+    labelled = data.labelled[rows]
+    y = np.where(labelled, 0, -1).astype(np.int64)
+    row_template = np.full(len(rows), -1, dtype=np.int64)
+    for j, t in enumerate(cf.templates):
+        for members in cf.members[t]:
+            row_template[local[members]] = j
+    counts_fn = _span_counts_fn(data.span_counts[rows], labelled)
+    ref: dict = {}
+    kw = {}
+    if probability:
+        item_row, item_pos, item_P, item_y, _ = token_items(
+            [data.type_probs[i] for i in rows], [data.tags[i] for i in rows], data.term_span[rows], data.prob_classes)
+        kw = dict(item_row=item_row, item_P=item_P, item_y=item_y, item_pos=item_pos)
+        classes = data.prob_classes
+    else:
+        classes = data.types
+        kw = dict(item_row=np.zeros(0, np.int64), item_P=np.zeros((0, len(classes))), item_y=np.zeros(0, np.int64),
+                  item_pos=np.zeros(0, np.int64))
+    ad = AttributeData(
+        attribute=attribute, groups=list(groups), classes=tuple(classes), g=g, y=y, yhat=np.zeros(len(rows), np.int64),
+        counts=counts_fn,
+        tuples=local[cf.tuples] if len(cf.tuples) else np.zeros((0, len(groups)), dtype=np.int64),
+        tuple_template=cf.tuple_template, templates=list(cf.templates), row_template=row_template,
+        task="sequence_labelling", aligned_member_values=_aligned_values_fn(ref, counts_fn), **kw,
+    )
+    ref["ad"] = ad
+    return ad
+
+
+def _na_rows(spec: MetricSpec, attribute: str, classes, note: str) -> list:
+    from .engine import not_applicable_rows
+
+    return not_applicable_rows(spec, attribute, classes, note)
+
+
+def evaluate_sequence(
+    data, *, metrics: Iterable | None = None, attributes: Iterable[str] | str | None = None,
+    max_tuples: int | None = 100, seed: int = 0, group_order_override: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """Compute bias metrics on validated sequence-labelling scores
+    (:class:`~bias_suite.scoring.sequence.SequenceData`); called by
+    :func:`bias_suite.metrics.evaluate` for such data. Same parameters and
+    the same tidy results as :func:`~bias_suite.metrics.evaluate`."""
+    from .engine import metric_rows, resolve_metrics, results_frame
+
+    specs = resolve_metrics(metrics)
+    all_attrs = data.attributes()
+    if attributes is None:
+        wanted = all_attrs
+    else:
+        wanted = [attributes] if isinstance(attributes, str) else list(attributes)
+        missing = [a for a in wanted if a not in all_attrs]
+        if missing:
+            raise MetricError(f"unknown attribute(s) {missing}; the data has {all_attrs}")
+    cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
+    rows = []
+    for a in wanted:
+        groups = group_order(data.frame, a, group_order_override)
+        span_ad = prob_ad = None
+        for spec in specs:
+            sc = get_score(spec.score)
+            name = getattr(sc, "name", "")
+            if name in _SKIP_SCORES:
+                continue
+            if name in _NA_SCORES:
+                rows.extend(_na_rows(spec, a, data.types, NOT_APPLICABLE_NOTE))
+                continue
+            if isinstance(sc, RateScore):
+                if span_ad is None:
+                    span_ad = sequence_attribute_data(data, a, cfs[a], groups, probability=False)
+                rows.extend(metric_rows(spec, span_ad))
+                continue
+            if data.type_probs is None:
+                rows.extend(_na_rows(spec, a, data.prob_classes, "needs token probabilities (tag_probs), which the scored data does not have"))
+                continue
+            if prob_ad is None:
+                prob_ad = sequence_attribute_data(data, a, cfs[a], groups, probability=True)
+            rows.extend(metric_rows(spec, prob_ad))
+    return results_frame(rows)
+
+
+# ------------------------------------------------------------------ significance
+def identity_position_scores(data, attribute: str, *, group_order_override=None) -> dict:
+    """Template x group tables (one per class of ``data.prob_classes``) of
+    the mean, over the group's terms, of the class probability at the merged
+    identity position; templates missing a group are dropped. Rows need
+    ``term_span`` (others are ignored)."""
+    if data.type_probs is None:
+        raise MetricError("identity-position scores need token probabilities (tag_probs)")
+    fr = data.frame
+    rows = np.flatnonzero((fr["attribute"].to_numpy(dtype=object) == attribute) & (data.term_span[:, 0] >= 0))
+    groups = group_order(fr, attribute, group_order_override)
+    classes = list(data.prob_classes)
+    if len(rows) == 0:
+        return {c: pd.DataFrame(columns=groups) for c in classes}
+    _, _, item_P, _, ident = token_items([data.type_probs[i] for i in rows], [data.tags[i] for i in rows],
+                                         data.term_span[rows], data.prob_classes)
+    frame = pd.DataFrame(item_P[ident], columns=classes)
+    frame["__t"] = fr["template"].to_numpy(dtype=object)[rows]
+    frame["__g"] = fr["group"].to_numpy(dtype=object)[rows]
+    templates = list(pd.unique(frame["__t"]))
+    means = frame.groupby(["__t", "__g"], sort=False)[classes].mean()
+    out = {}
+    for c in classes:
+        tab = means[c].unstack("__g").reindex(index=templates, columns=groups).dropna(how="any")
+        tab.index.name, tab.columns.name = "template", "group"
+        out[c] = tab
+    return out
+
+
+def sequence_significance_tests(data, *, attributes=None, adjust: str | None = "holm", group_order_override=None) -> pd.DataFrame:
+    """Wilcoxon (2 groups) or Friedman (>= 3) per attribute and class (types
+    + O) on the identity-position block scores, p-values adjusted across
+    all tests of the call (METRICS.md, "Significance tests", NER)."""
+    from ..stats.significance import add_adjusted_pvalues, significance_from_block_scores
+    from .engine import empty_results
+
+    if data.type_probs is None or not (data.term_span[:, 0] >= 0).any():
+        return empty_results()
+    attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
+    parts = []
+    for a in attrs:
+        tables = identity_position_scores(data, a, group_order_override=group_order_override)
+        for c, tab in tables.items():
+            parts.append(significance_from_block_scores(tab, attribute=a, cls=c))
+    if not parts:
+        return empty_results()
+    return add_adjusted_pvalues(pd.concat(parts, ignore_index=True), adjust)

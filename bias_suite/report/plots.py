@@ -1,0 +1,216 @@
+"""Publication figures of a results folder (matplotlib, Agg backend).
+
+``write_figures(results_dir, out_dir, fmt="png")`` writes, per attribute,
+
+- ``<attribute>_heatmap_groups.<fmt>``: metrics × groups, raw values in the
+  cells, colour = value ÷ the row's largest absolute value (diverging, red
+  positive, blue negative), the accumulated value in an uncoloured last
+  column, with a colour bar;
+- ``<attribute>_heatmap_pairs.<fmt>``: the same for pairwise metrics;
+- ``<attribute>_groups_<metric>.<fmt>``: per-group point charts of each
+  vector-valued metric (VBCM, BCM parts, Bernstein deltas), one marker per
+  class, with the ``ci_low``/``ci_high`` interval when present.
+
+Figures are sized for a single column (3.4 in wide) with 7-pt text, so they
+stay readable when printed at column width; vector formats (svg, pdf) keep
+text as text.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .files import atomic_path
+from .html import CLASS_COLOURS, ReportData, _class_rank, _isnull, _order_unique, group_metric_rows, heatmap_tables, load_report_data
+
+FORMATS = ("png", "svg", "pdf")
+COLUMN_WIDTH_IN = 3.4
+FONT_PT = 7
+
+
+def _rc():
+    return {
+        "font.size": FONT_PT, "axes.titlesize": FONT_PT + 1, "axes.labelsize": FONT_PT, "xtick.labelsize": FONT_PT - 0.5,
+        "ytick.labelsize": FONT_PT - 0.5, "legend.fontsize": FONT_PT - 0.5, "axes.linewidth": 0.6, "xtick.major.width": 0.6,
+        "ytick.major.width": 0.6, "savefig.dpi": 300, "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none",
+        "font.family": "DejaVu Sans", "figure.dpi": 100,
+    }
+
+
+def _safe(name: str) -> str:
+    s = str(name).replace("*", "_star").replace("|", "_vs_")
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", s).strip("-") or "x"
+
+
+def _decimals(row_max: float) -> int:
+    """Decimals for a heatmap row: the same for every cell of the row."""
+    if _isnull(row_max) or not np.isfinite(row_max):
+        return 2
+    return 3 if row_max < 0.1 else 2 if row_max < 10 else 1 if row_max < 100 else 0
+
+
+def _fmt_cell(v: float, decimals: int = 2) -> str:
+    if _isnull(v) or not np.isfinite(v):
+        return "–"
+    s = f"{v:,.{decimals}f}"
+    return s[1:] if s.startswith("-") and float(s.replace(",", "")) == 0 else s
+
+
+def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
+    """A matplotlib Figure of one :class:`~bias_suite.report.html.Heatmap`."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+
+    R, C = hm.values.shape
+    labels = [f"{m} ({c})" if c != "all" else m for m, c, _ in hm.rows]
+    cols = list(hm.columns) + ["acc."]
+    with plt.rc_context(_rc()):
+        longest = max(len(x) for x in labels)
+        left_in = min(1.6, 0.06 + 0.052 * longest)
+        col_in = min(0.6, max(0.38, (width - left_in - 0.55) / (C + 1)))
+        fig_w = left_in + col_in * (C + 1) + 0.55
+        cell_h = max(0.16, 0.9 / R)
+        top_in = 0.15 + 0.055 * max(len(str(c)) for c in cols)
+        fig_h = top_in + R * cell_h + 0.25
+        fig = plt.figure(figsize=(fig_w, fig_h))
+        ax = fig.add_axes([left_in / fig_w, 0.25 / fig_h, col_in * (C + 1) / fig_w, R * cell_h / fig_h])
+        cax = fig.add_axes([(left_in + col_in * (C + 1) + 0.12) / fig_w, 0.25 / fig_h, 0.09 / fig_w, R * cell_h / fig_h])
+        scaled = np.ma.masked_invalid(np.column_stack([hm.scaled, np.full(R, np.nan)]))
+        cmap = plt.get_cmap("RdBu_r").copy()
+        cmap.set_bad("white")
+        im = ax.imshow(scaled, cmap=cmap, norm=Normalize(-1, 1), aspect="auto", interpolation="nearest")
+        row_max = hm.row_max
+        for i in range(R):
+            dec = _decimals(max(row_max[i] if not _isnull(row_max[i]) else 0, abs(hm.accumulated[i]) if not _isnull(hm.accumulated[i]) else 0))
+            for j in range(C):
+                v = hm.values[i, j]
+                s = hm.scaled[i, j]
+                ink = "white" if (not _isnull(s) and abs(s) > 0.6) else "black"
+                ax.text(j, i, _fmt_cell(v, dec), ha="center", va="center", fontsize=FONT_PT - 1, color=ink)
+            if (i, -1) in hm.cells:
+                ax.text(C, i, _fmt_cell(hm.accumulated[i], dec), ha="center", va="center", fontsize=FONT_PT - 1, fontweight="bold")
+        ax.set_xticks(range(C + 1))
+        ax.set_xticklabels(cols, rotation=45, ha="left", rotation_mode="anchor")
+        ax.xaxis.tick_top()
+        ax.set_yticks(range(R))
+        ax.set_yticklabels(labels)
+        ax.tick_params(length=0, pad=2)
+        ax.set_xticks(np.arange(-0.5, C + 1, 1), minor=True)
+        ax.set_yticks(np.arange(-0.5, R, 1), minor=True)
+        ax.grid(which="minor", color="white", linewidth=0.6)
+        ax.tick_params(which="minor", length=0)
+        ax.axvline(C - 0.5, color="black", linewidth=0.9)
+        for k in range(1, R):  # separate metrics
+            if hm.rows[k][0] != hm.rows[k - 1][0]:
+                ax.axhline(k - 0.5, color="0.35", linewidth=0.6)
+        for spine in ax.spines.values():
+            spine.set_linewidth(0.6)
+        cb = fig.colorbar(im, cax=cax)
+        cb.set_label("value ÷ row max |value|", fontsize=FONT_PT - 1)
+        cb.ax.tick_params(labelsize=FONT_PT - 1.5, length=2)
+        cb.outline.set_linewidth(0.5)
+    return fig
+
+
+def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width: float = COLUMN_WIDTH_IN):
+    """Points (and intervals) per group and class of one metric."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    cls = sorted(_order_unique(sub["class"]), key=_class_rank(classes))
+    groups = [g for g in groups if g in set(sub["group"])] or _order_unique(sub["group"])
+    G, K = len(groups), len(cls)
+    with plt.rc_context(_rc()):
+        fig_h = 0.45 + 0.12 * max(1, K) * G + 0.12 * G
+        fig, ax = plt.subplots(figsize=(width, max(1.3, fig_h)), constrained_layout=True)
+        offs = (np.arange(K) - (K - 1) / 2) * (0.7 / max(K, 1))
+        any_ci = False
+        for k, c in enumerate(cls):
+            colour = CLASS_COLOURS[(list(classes).index(c) if c in classes else k) % len(CLASS_COLOURS)]
+            ys, xs, lo, hi = [], [], [], []
+            for gi, g in enumerate(groups):
+                r = sub[(sub["group"] == g) & (sub["class"] == c)]
+                if r.empty or _isnull(r["value"].iloc[0]):
+                    continue
+                ys.append(gi + offs[k])
+                xs.append(float(r["value"].iloc[0]))
+                l, h = r["ci_low"].iloc[0], r["ci_high"].iloc[0]
+                lo.append(np.nan if _isnull(l) else float(l))
+                hi.append(np.nan if _isnull(h) else float(h))
+            if not xs:
+                continue
+            xs, lo, hi = np.array(xs), np.array(lo), np.array(hi)
+            has = np.isfinite(lo) & np.isfinite(hi)
+            if has.any():
+                any_ci = True
+                ax.hlines(np.array(ys)[has], lo[has], hi[has], color=colour, linewidth=1.1)
+            ax.plot(xs, ys, "o", color=colour, markersize=3.2, label=str(c), zorder=3)
+        ref = 1.0 if "Ratio" in metric else 0.0
+        lo_x, hi_x = ax.get_xlim()
+        if lo_x <= ref <= hi_x or "Ratio" in metric:
+            ax.axvline(ref, color="0.4", linewidth=0.6, linestyle="--", zorder=1)
+        ax.set_yticks(range(G))
+        ax.set_yticklabels(groups)
+        ax.set_ylim(G - 0.5, -0.5)
+        ax.set_xlabel(metric + (" (points: value; lines: interval)" if any_ci else ""))
+        ax.grid(axis="x", color="0.9", linewidth=0.5)
+        ax.set_axisbelow(True)
+        for s in ("top", "right"):
+            ax.spines[s].set_visible(False)
+        if K > 1:
+            ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(K, 4), frameon=False,
+                      handletextpad=0.2, columnspacing=0.8, borderaxespad=0)
+    return fig
+
+
+def _save(fig, path: Path, fmt: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    with atomic_path(path) as tmp:
+        meta = {"Creator": "bias_suite"} if fmt in ("png", "pdf", "svg") else None
+        if fmt == "png":
+            meta = {"Software": "bias_suite"}
+        elif fmt == "svg":
+            meta = {"Creator": "bias_suite", "Date": None}
+        elif fmt == "pdf":
+            meta = {"Creator": "bias_suite", "CreationDate": None}
+        fig.savefig(tmp, format=fmt, dpi=300, bbox_inches="tight", pad_inches=0.03, metadata=meta)
+    plt.close(fig)
+    return path
+
+
+def write_figures(results, out_dir, *, fmt: str = "png", attributes=None, metrics=None) -> list:
+    """Write the heatmaps and per-group charts of a results folder (or a
+    loaded :class:`ReportData`) to ``out_dir``; return the written paths.
+
+    ``attributes`` / ``metrics`` restrict the figures (default: all)."""
+    fmt = fmt.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
+    data = results if isinstance(results, ReportData) else load_report_data(results)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    res = data.results
+    if metrics:
+        wanted = {m.lower() for m in metrics}
+        res = res[res["metric"].astype(str).str.lower().isin(wanted)]
+        if res.empty:
+            raise ValueError(f"none of the metrics {list(metrics)} is in the results")
+    classes = data.classes
+    written = []
+    for a in attributes or [x for x in data.attributes if (res["attribute"] == x).any()]:
+        for hm in heatmap_tables(res, a, classes):
+            written.append(_save(heatmap_figure(hm), out / f"{_safe(a)}_heatmap_{hm.kind}s.{fmt}", fmt))
+        ra = res[res["attribute"] == a]
+        groups = _order_unique(ra.loc[ra["group"].notna() & ~ra["group"].astype(str).str.contains("|", regex=False), "group"])
+        for m, sub in group_metric_rows(res, a).items():
+            written.append(_save(group_chart_figure(m, sub, classes, groups), out / f"{_safe(a)}_groups_{_safe(m)}.{fmt}", fmt))
+    return written

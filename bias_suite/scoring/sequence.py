@@ -1,0 +1,311 @@
+"""Scored examples of sequence labelling (NER), validated once and made
+columnar (``../shared/FORMATS.md``, "Scored examples: sequence labelling").
+
+One row per generated example with ``id, template, attribute, group, term``,
+``tokens``, ``tags`` (gold, BILOU or BIO; null for an unlabelled row),
+``pred_tags``, optionally ``tag_probs`` (one object tag -> probability per
+token) and ``term_span`` ([start, end) token indices of the identity term).
+
+:func:`check_sequence_scored` validates a table (each problem raises one
+:class:`~bias_suite.exceptions.ScoredFormatError` naming file, row and
+field), converts BIO sequences to BILOU (per sequence: one with no ``L-``/
+``U-`` tag is BIO) and returns a :class:`SequenceData`.
+
+Entity types (the classes of span metrics) are ordered by first appearance
+in the tag names of ``tag_probs`` (first row, first token), then in the gold
+and predicted tags of the rows in order. Probability classes are the types
+plus ``O``; the probability of type X at a token is the sum of the
+probabilities of B-X, I-X, L-X and U-X (whichever the tag set has).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ScoredFormatError
+from .bilou import is_valid_tag, span_counts, tag_type, to_bilou
+from .scored import PROB_TOLERANCE, _first_bad, _row_number
+
+__all__ = ["SequenceData", "check_sequence_scored", "sequence_scored_from_predictions", "tag_class_matrix"]
+
+SEQ_REQUIRED = ("id", "template", "attribute", "group", "term", "tokens", "tags", "pred_tags")
+
+
+@dataclass(frozen=True)
+class SequenceData:
+    """Validated sequence-labelling scores.
+
+    Attributes
+    ----------
+    frame : DataFrame — ``id, template, attribute, group, term`` (and ``text``
+        when given), input order.
+    tokens : list of list of str.
+    tags : list of (list of BILOU str or None) — gold, None when unlabelled.
+    pred_tags : list of list of BILOU str.
+    types : tuple of str — entity types (span-metric classes).
+    tag_names : tuple of str or None — tag set of ``tag_probs``.
+    tag_probs : list of ndarray (L_i, len(tag_names)) or None.
+    type_probs : list of ndarray (L_i, len(types) + 1) or None — BILOU-prefix
+        sums per type, last column O.
+    term_span : ndarray (n, 2) of int — [start, end), -1 where unknown.
+    span_counts : ndarray (n, len(types), 4) — per example and type: tp, fp,
+        fn (exact span matching; 0 when unlabelled) and predicted spans.
+    """
+
+    frame: pd.DataFrame
+    tokens: list
+    tags: list
+    pred_tags: list
+    types: tuple
+    tag_names: tuple | None
+    tag_probs: list | None
+    type_probs: list | None
+    term_span: np.ndarray
+    span_counts: np.ndarray
+    source: str | None = None
+    task: str = field(default="sequence_labelling")
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def classes(self) -> tuple:
+        """Entity types (the classes of span metrics)."""
+        return self.types
+
+    @property
+    def prob_classes(self) -> tuple:
+        """Entity types plus ``O`` (the classes of probability metrics)."""
+        return tuple(self.types) + ("O",)
+
+    @property
+    def labelled(self) -> np.ndarray:
+        return np.array([t is not None for t in self.tags], dtype=bool)
+
+    def attributes(self) -> list[str]:
+        return list(pd.unique(self.frame["attribute"]))
+
+    def to_frame(self) -> pd.DataFrame:
+        """Back to the interchange layout (tags as BILOU, ``tag_probs`` as
+        one dict per token)."""
+        out = self.frame.copy()
+        out["tokens"] = [list(t) for t in self.tokens]
+        out["tags"] = [None if t is None else list(t) for t in self.tags]
+        out["pred_tags"] = [list(t) for t in self.pred_tags]
+        if self.tag_probs is not None:
+            names = list(self.tag_names)
+            out["tag_probs"] = [[dict(zip(names, map(float, row))) for row in P] for P in self.tag_probs]
+        out["term_span"] = [None if s < 0 else [int(s), int(e)] for s, e in self.term_span]
+        return out
+
+
+def tag_class_matrix(tag_names: Sequence[str], types: Sequence[str]) -> np.ndarray:
+    """(len(tag_names), len(types) + 1) 0/1 matrix mapping each tag to its
+    type column (O last): ``type_probs = tag_probs @ matrix``."""
+    col = {t: k for k, t in enumerate(types)}
+    M = np.zeros((len(tag_names), len(types) + 1))
+    for i, t in enumerate(tag_names):
+        ty = tag_type(t)
+        M[i, len(types) if ty == "O" else col[ty]] = 1.0
+    return M
+
+
+def _is_null(v) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, float) and np.isnan(v):
+        return True
+    return False
+
+
+def _as_list(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    return v
+
+
+def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> SequenceData:
+    """Validate a sequence-labelling scored table and make it columnar.
+
+    Checks (each failing with one :class:`ScoredFormatError` naming file, row
+    and field): required columns; ``id`` unique and non-empty; ``template``,
+    ``attribute``, ``group`` non-empty strings; ``tokens`` a non-empty list
+    of non-empty strings; ``tags`` null or a list of valid tags, one per
+    token; ``pred_tags`` likewise (not null); ``tag_probs`` (optional, then on
+    every row) a list of objects, one per token, with the same tag names on
+    every token, finite values in [0, 1] summing to 1 within 1e-3;
+    ``term_span`` (optional) null or ``[start, end)`` with
+    ``0 <= start < end <= len(tokens)``.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ScoredFormatError(f"expected a pandas DataFrame, got {type(df).__name__}", file=source)
+    if len(df) == 0:
+        raise ScoredFormatError("no rows", file=source)
+    for col in SEQ_REQUIRED:
+        if col not in df.columns:
+            raise ScoredFormatError("missing column", file=source, row=_row_number(df, 0), field=col)
+
+    def err(msg, i, fld):
+        raise ScoredFormatError(msg, file=source, row=_row_number(df, i), field=fld)
+
+    for col in ("id", "template", "attribute", "group"):
+        vals = df[col]
+        bad = ~vals.map(lambda v: isinstance(v, str) and v != "").to_numpy()
+        i = _first_bad(bad)
+        if i is not None:
+            err(f"expected a non-empty string, got {vals.iat[i]!r}", i, col)
+    i = _first_bad(df["id"].duplicated().to_numpy())
+    if i is not None:
+        err(f"duplicate id {df['id'].iat[i]!r}", i, "id")
+
+    n = len(df)
+    tokens, gold, pred = [], [], []
+    tok_col, tag_col, pred_col = df["tokens"].to_numpy(dtype=object), df["tags"].to_numpy(dtype=object), df["pred_tags"].to_numpy(dtype=object)
+    for i in range(n):
+        toks = _as_list(tok_col[i])
+        if not isinstance(toks, list) or not toks:
+            err(f"expected a non-empty list of tokens, got {tok_col[i]!r}", i, "tokens")
+        for j, t in enumerate(toks):
+            if not isinstance(t, str) or t == "":
+                err(f"token {j} must be a non-empty string, got {t!r}", i, "tokens")
+        L = len(toks)
+        tokens.append(toks)
+        for name, col, out, nullable in (("tags", tag_col, gold, True), ("pred_tags", pred_col, pred, False)):
+            v = col[i]
+            if _is_null(v):
+                if nullable:
+                    out.append(None)
+                    continue
+                err("expected a list of tags, got null", i, name)
+            v = _as_list(v)
+            if not isinstance(v, list):
+                err(f"expected a list of tags, got {v!r}", i, name)
+            if len(v) != L:
+                err(f"{len(v)} tags for {L} tokens", i, name)
+            for j, t in enumerate(v):
+                if not is_valid_tag(t):
+                    err(f"malformed tag {t!r} at token {j}: expected 'O' or B-/I-/L-/U- followed by a type", i, name)
+            out.append(to_bilou(v))
+
+    # term spans
+    spans_arr = np.full((n, 2), -1, dtype=np.int64)
+    if "term_span" in df.columns:
+        col = df["term_span"].to_numpy(dtype=object)
+        for i in range(n):
+            v = col[i]
+            if _is_null(v):
+                continue
+            v = _as_list(v)
+            ok = isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v)
+            if not ok or not (0 <= v[0] < v[1] <= len(tokens[i])):
+                err(f"expected [start, end) token indices with 0 <= start < end <= {len(tokens[i])}, got {col[i]!r}", i, "term_span")
+            spans_arr[i] = v
+
+    # token probabilities
+    tag_names = tag_probs = None
+    if "tag_probs" in df.columns:
+        col = df["tag_probs"].to_numpy(dtype=object)
+        first = _as_list(col[0])
+        if not isinstance(first, list) or not first or not isinstance(first[0], dict) or not first[0]:
+            err(f"expected a list of objects tag -> probability, one per token, got {col[0]!r}", 0, "tag_probs")
+        tag_names = tuple(str(k) for k in first[0].keys())
+        for t in tag_names:
+            if not is_valid_tag(t):
+                err(f"malformed tag name {t!r} in tag_probs", 0, "tag_probs")
+        kset = set(tag_names)
+        tag_probs = []
+        for i in range(n):
+            v = _as_list(col[i])
+            if _is_null(v) or not isinstance(v, list):
+                err(f"expected a list of objects tag -> probability, one per token, got {col[i]!r}", i, "tag_probs")
+            if len(v) != len(tokens[i]):
+                err(f"{len(v)} probability objects for {len(tokens[i])} tokens", i, "tag_probs")
+            rows = []
+            for j, d in enumerate(v):
+                if not isinstance(d, dict) or (tuple(d.keys()) != tag_names and set(d.keys()) != kset):
+                    got = list(d.keys()) if isinstance(d, dict) else d
+                    err(f"token {j}: mixed tag sets: expected tags {list(tag_names)} (from the first row), got {got!r}", i, "tag_probs")
+                try:
+                    rows.append([float(d[t]) if not isinstance(d[t], bool) else float("nan") for t in tag_names])
+                except (TypeError, ValueError):
+                    err(f"token {j}: probabilities must be numbers, got {d!r}", i, "tag_probs")
+            P = np.asarray(rows, dtype=np.float64)
+            if not np.isfinite(P).all() or (P < -1e-9).any() or (P > 1 + 1e-9).any():
+                j = int(np.flatnonzero(~(np.isfinite(P) & (P >= -1e-9) & (P <= 1 + 1e-9)).all(axis=1))[0])
+                err(f"token {j}: probabilities must be finite numbers in [0, 1], got {dict(zip(tag_names, P[j].tolist()))}", i, "tag_probs")
+            s = P.sum(axis=1)
+            if (np.abs(s - 1) > PROB_TOLERANCE).any():
+                j = int(np.flatnonzero(np.abs(s - 1) > PROB_TOLERANCE)[0])
+                err(f"token {j}: probabilities sum to {s[j]:.6g}, not 1 (tolerance {PROB_TOLERANCE})", i, "tag_probs")
+            tag_probs.append(P)
+
+    keep = [c for c in ("id", "template", "attribute", "group", "term", "text") if c in df.columns]
+    frame = df[keep].reset_index(drop=True).copy()
+    return _build(frame, tokens, gold, pred, tag_names, tag_probs, spans_arr, source)
+
+
+def _build(frame, tokens, gold, pred, tag_names, tag_probs, spans_arr, source) -> SequenceData:
+    seen: dict[str, None] = {}
+    for t in tag_names or ():
+        ty = tag_type(t)
+        if ty != "O":
+            seen.setdefault(ty, None)
+    for g, p in zip(gold, pred):
+        for t in (g or ()):
+            if t != "O":
+                seen.setdefault(t[2:], None)
+        for t in p:
+            if t != "O":
+                seen.setdefault(t[2:], None)
+    types = tuple(seen)
+    type_probs = None
+    if tag_probs is not None:
+        M = tag_class_matrix(tag_names, types)
+        type_probs = [P @ M for P in tag_probs]
+    counts = np.zeros((len(tokens), len(types), 4), dtype=np.int64)
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        c = span_counts(g, p, types)
+        for k, t in enumerate(types):
+            counts[i, k] = c[t]
+    return SequenceData(frame, tokens, gold, pred, types, tag_names, tag_probs, type_probs, spans_arr, counts, source)
+
+
+def sequence_scored_from_predictions(examples: pd.DataFrame, pred_tags: list, tag_probs: list | None,
+                                     tag_names: Sequence[str] | None, *, source: str | None = None) -> SequenceData:
+    """Build :class:`SequenceData` from expanded examples (``tokens``,
+    ``tags``, ``term_span``) and a tagger's outputs (the model-runner path:
+    arrays, no dict round trip; the same checks on shapes and tags)."""
+    ex = examples.reset_index(drop=True)
+    n = len(ex)
+    if len(pred_tags) != n or (tag_probs is not None and len(tag_probs) != n):
+        raise ScoredFormatError(f"{len(pred_tags)} predictions for {n} examples", file=source)
+    tokens = [list(t) for t in ex["tokens"]]
+    gold, pred = [], []
+    for i in range(n):
+        g = ex["tags"].iat[i]
+        gold.append(None if _is_null(g) else to_bilou(list(g)))
+        p = list(pred_tags[i])
+        if len(p) != len(tokens[i]):
+            raise ScoredFormatError(f"{len(p)} predicted tags for {len(tokens[i])} tokens", file=source, row=i + 1, field="pred_tags")
+        pred.append(to_bilou(p))
+    probs = None
+    if tag_probs is not None:
+        probs = []
+        for i, P in enumerate(tag_probs):
+            P = np.asarray(P, dtype=np.float64)
+            if P.shape != (len(tokens[i]), len(tag_names)):
+                raise ScoredFormatError(f"tag probabilities of shape {P.shape}, expected {(len(tokens[i]), len(tag_names))}",
+                                        file=source, row=i + 1, field="tag_probs")
+            probs.append(P)
+    spans_arr = np.full((n, 2), -1, dtype=np.int64)
+    if "term_span" in ex.columns:
+        for i, v in enumerate(ex["term_span"]):
+            if not _is_null(v) and v is not None:
+                spans_arr[i] = list(v)
+    keep = [c for c in ("id", "template", "attribute", "group", "term", "text") if c in ex.columns]
+    return _build(ex[keep].copy(), tokens, gold, pred, None if tag_names is None else tuple(tag_names), probs, spans_arr, source)

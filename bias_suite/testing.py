@@ -1,0 +1,42 @@
+"""Assert bias thresholds in a project's own pytest suite.
+
+    from bias_suite.run import run
+    from bias_suite.testing import assert_no_bias
+
+    def test_sentiment_model_is_fair_enough():
+        result = run(["my_suite.yaml"], model="path/to/model", progress=False)
+        assert_no_bias(result)                       # the suite file's thresholds
+        assert_no_bias(result, ["BPSN<0.9", {"metric": "CFGap", "verdict": "bias detected"}])
+
+Rules use the schema of :mod:`bias_suite.gating` (suite-file mappings,
+``--fail-if`` strings or :class:`~bias_suite.gating.Rule` objects). Results
+may be a ``RunResult``, a tidy results DataFrame or a results folder.
+"""
+from __future__ import annotations
+
+from .gating import Rule, Violation, check_thresholds, format_violations, parse_condition, parse_verdict_rule
+
+__all__ = ["assert_no_bias", "check_thresholds", "Violation", "Rule", "parse_condition", "parse_verdict_rule"]
+
+
+def assert_no_bias(results, rules=None, *, msg: str | None = None) -> None:
+    """Raise ``AssertionError`` listing every violation of ``rules``.
+
+    Parameters
+    ----------
+    results : a ``RunResult``, a results DataFrame or a results folder.
+    rules : rules to check; default (None) the thresholds of the run's suites
+        (only for a ``RunResult``).
+    msg : text put before the list of violations.
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line
+    if rules is None:
+        from .gating import rules_from_suites
+
+        rules = rules_from_suites(getattr(results, "suites", None) or [])
+        if not rules:
+            raise ValueError("assert_no_bias needs rules unless results is a RunResult whose suites define thresholds")
+    violations = check_thresholds(results, rules)
+    if violations:
+        text = format_violations(violations)
+        raise AssertionError(f"{msg}\n{text}" if msg else text)

@@ -1,0 +1,368 @@
+"""NER core: BILOU/BIO conversion, span matching, suite expansion, scored
+sequence validation, token-probability aggregation and metric values on a
+hand-made table (all values computed by hand in the comments)."""
+from __future__ import annotations
+
+import json
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bias_suite.exceptions import ScoredFormatError, SuiteError
+from bias_suite.metrics import evaluate
+from bias_suite.metrics.sequence import identity_position_scores, token_items
+from bias_suite.scoring.bilou import (allowed_transition, bio_to_bilou, expand_unit, match_spans, spans,
+                                      spans_to_bilou, to_bilou)
+from bias_suite.scoring.scored import read_scored, write_jsonl
+from bias_suite.scoring.sequence import check_sequence_scored
+from bias_suite.suites import expand_suite, load_suite
+
+APPROX = dict(abs=1e-12)
+
+
+# ------------------------------------------------------------------ BILOU / BIO
+@pytest.mark.parametrize("bio, bilou", [
+    (["B-PER"], ["U-PER"]),
+    (["B-PER", "I-PER"], ["B-PER", "L-PER"]),
+    (["B-LOC", "I-LOC", "I-LOC", "O"], ["B-LOC", "I-LOC", "L-LOC", "O"]),
+    (["I-LOC", "I-LOC"], ["B-LOC", "L-LOC"]),            # I- without B- starts an entity
+    (["O", "I-PER", "O"], ["O", "U-PER", "O"]),
+    (["B-PER", "I-LOC"], ["U-PER", "U-LOC"]),            # type change starts a new entity
+    (["B-PER", "B-PER", "I-PER"], ["U-PER", "B-PER", "L-PER"]),
+    (["O", "O"], ["O", "O"]),
+])
+def test_bio_to_bilou(bio, bilou):
+    assert bio_to_bilou(bio) == bilou
+    assert to_bilou(bio) == bilou
+
+
+def test_bilou_sequences_are_kept_and_bad_tags_rejected():
+    seq = ["B-LOC", "L-LOC", "U-PER"]
+    assert to_bilou(seq) == seq
+    # has an L-/U- tag, so it is BILOU even with a broken B-
+    assert to_bilou(["B-LOC", "O", "U-PER"]) == ["B-LOC", "O", "U-PER"]
+    for bad in (["X-PER"], ["B-"], ["b-PER"], [None], ["B PER"]):
+        with pytest.raises(ValueError):
+            to_bilou(bad)
+
+
+def test_spans_only_from_well_formed_runs():
+    assert spans(["U-LOC", "O", "B-PER", "I-PER", "L-PER"]) == [("LOC", 0, 1), ("PER", 2, 5)]
+    assert spans(["B-LOC", "U-LOC"]) == [("LOC", 1, 2)]          # B- not closed: no span
+    assert spans(["B-LOC", "I-LOC", "L-PER", "U-PER"]) == [("PER", 3, 4)]
+    assert spans(["I-LOC", "L-LOC", "U-ORG"]) == [("ORG", 2, 3)]  # run without B-
+    assert spans(["B-LOC", "I-LOC", "B-LOC", "L-LOC"]) == [("LOC", 2, 4)]
+    assert spans(["B-PER", "I-PER", "O", "I-LOC"]) == [("PER", 0, 2), ("LOC", 3, 4)]  # BIO input
+    assert spans([]) == []
+
+
+def test_span_matching_hand_computed():
+    gold = [("PER", 0, 2), ("LOC", 4, 5), ("LOC", 6, 8)]
+    pred = [("PER", 0, 2), ("LOC", 4, 6), ("ORG", 6, 8)]
+    tp, fp, fn = match_spans(gold, pred)
+    assert tp == {("PER", 0, 2)}
+    assert fp == {("LOC", 4, 6), ("ORG", 6, 8)}       # wrong end; wrong type
+    assert fn == {("LOC", 4, 5), ("LOC", 6, 8)}
+
+
+def test_expand_unit_and_constraints():
+    assert expand_unit("U-LOC", 1) == ["U-LOC"]
+    assert expand_unit("U-LOC", 2) == ["B-LOC", "L-LOC"]
+    assert expand_unit("U-LOC", 4) == ["B-LOC", "I-LOC", "I-LOC", "L-LOC"]
+    assert expand_unit("O", 2) == ["O", "O"]
+    with pytest.raises(ValueError):
+        expand_unit("B-LOC", 2)
+    assert spans_to_bilou(5, [("PER", 0, 1), ("LOC", 2, 5)]) == ["U-PER", "O", "B-LOC", "I-LOC", "L-LOC"]
+    assert allowed_transition(None, "B-X") and not allowed_transition(None, "I-X")
+    assert allowed_transition("B-X", "L-X") and not allowed_transition("B-X", "L-Y")
+    assert not allowed_transition("B-X", "U-X") and not allowed_transition("B-X", None)
+    assert allowed_transition("L-X", None) and allowed_transition("U-X", "B-Y")
+
+
+# ------------------------------------------------------------------ expansion
+IDENT = """attribute: place
+sources: ["test"]
+groups:
+  short:
+    country: [Japan, Peru]
+  long:
+    country: [New Zealand, Bosnia and Herzegovina]
+"""
+
+
+def _suite(tmp_path, templates: str, extra: str = "") -> str:
+    (tmp_path / "place.yaml").write_text(IDENT)
+    p = tmp_path / "ner_test.yaml"
+    p.write_text(f"""suite: ner_test
+task: sequence_labelling
+identity_terms: [place.yaml]
+{extra}
+templates:
+{templates}
+""")
+    return str(p)
+
+
+def _row(ex, tpl, term):
+    return ex[(ex["source_template"] == tpl) & (ex["term"] == term)].iloc[0]
+
+
+def test_expansion_edge_cases(tmp_path):
+    p = _suite(tmp_path, """  - id: start
+    text: "{Country} is far away."
+  - id: end
+    text: "Maria flew to {country}"
+    tags: {Maria: PER}
+  - id: mid
+    text: "We met the United Nations staff in {country} last week."
+    tags: {United Nations: ORG}
+  - id: art
+    text: "It was {a:country} thing."
+""")
+    ex = expand_suite(p)
+    assert len(ex) == 4 * 4 and ex["label"].isna().all()
+    # one-token fill at sentence start
+    r = _row(ex, "start", "Japan")
+    assert r.tokens == ["Japan", "is", "far", "away", "."] and r.tags == ["U-LOC", "O", "O", "O", "O"]
+    assert r.term_span == [0, 1]
+    # multi-token fill at sentence start (capitalised slot)
+    r = _row(ex, "start", "Bosnia and Herzegovina")
+    assert r.tokens[:3] == ["Bosnia", "and", "Herzegovina"]
+    assert r.tags == ["B-LOC", "I-LOC", "L-LOC", "O", "O", "O", "O"] and r.term_span == [0, 3]
+    # term at sentence end (no final punctuation), template entity tagged
+    r = _row(ex, "end", "New Zealand")
+    assert r.tokens == ["Maria", "flew", "to", "New", "Zealand"]
+    assert r.tags == ["U-PER", "O", "O", "B-LOC", "L-LOC"] and r.term_span == [3, 5]
+    r = _row(ex, "mid", "Peru")
+    assert r.tags[3:5] == ["B-ORG", "L-ORG"] and r.tags[7] == "U-LOC" and r.term_span == [7, 8]
+    # article belongs to no entity; the term span excludes it
+    r = _row(ex, "art", "Japan")
+    assert r.tokens[:4] == ["It", "was", "a", "Japan"] and r.tags[2:4] == ["O", "U-LOC"] and r.term_span == [3, 4]
+    # every variant of a template has the same tokens outside the term
+    for tpl, sub in ex.groupby("template"):
+        outside = {tuple(t[: s[0]] + t[s[1]:]) for t, s in zip(sub["tokens"], sub["term_span"])}
+        assert len(outside) == 1, tpl
+
+
+def test_expansion_slot_tags_and_lowercase_sentence_start(tmp_path):
+    p = _suite(tmp_path, """  - id: lex
+    text: "{company} hired people in {country}."
+""", extra="lexicons:\n  company: [acme corp, Initech]\nslot_tags:\n  company: U-ORG\n  country: U-MISC\n")
+    ex = expand_suite(p)
+    r = ex[(ex["term"] == "Japan") & ex["tokens"].map(lambda t: t[0] == "Acme")].iloc[0]
+    assert r.text == "Acme corp hired people in Japan."          # sentence start capitalised
+    assert r.tags == ["B-ORG", "L-ORG", "O", "O", "O", "U-MISC", "O"]
+    assert ex["template"].nunique() == 2                            # one unit per lexicon fill
+
+
+@pytest.mark.parametrize("templates, extra, msg", [
+    ('  - id: a\n    text: "{country} and {country}."\n', "", "exactly once"),
+    ('  - id: a\n    text: "Trip to {country}."\n    tags: {Paris: LOC}\n', "", "does not occur"),
+    ('  - id: a\n    text: "Trip to {country}."\n    tags: [O, O]\n', "", "mapping"),
+    ('  - id: a\n    text: "Trip to {country}n."\n', "", "whole tokens"),
+    ('  - id: a\n    text: "Trip to {country}."\n', "slot_tags:\n  country: B-LOC\n", "U-TYPE"),
+    ('  - id: a\n    text: "Trip to {country}."\n', "slot_tags:\n  city: U-LOC\n", "unknown slot"),
+])
+def test_expansion_errors_name_file_and_field(tmp_path, templates, extra, msg):
+    p = _suite(tmp_path, templates, extra)
+    with pytest.raises(SuiteError, match=msg) as e:
+        expand_suite(p)
+    assert "ner_test.yaml" in str(e.value)
+
+
+def test_bundled_ner_suites():
+    for name, attr, term_type in (("ner_nationality", "nationality", "LOC"), ("ner_names", "names", "PER")):
+        s = load_suite(f"templates/{name}.yaml")
+        assert s.task == "sequence_labelling" and len(s.templates) >= 20
+        ex = expand_suite(s)
+        assert set(ex["attribute"]) == {attr}
+        assert all(t[sp[0]][2:] == term_type for t, sp in zip(ex["tags"], ex["term_span"]))
+        # other entities of the templates are tagged too
+        assert sum(any(x != "O" for i, x in enumerate(t) if not sp[0] <= i < sp[1]) for t, sp in zip(ex["tags"], ex["term_span"])) > 0
+        # whole-sentence tokenization of the rendered text gives the same tokens
+        from bias_suite.suites.sequence import tokenize
+        assert all([t for t, _ in tokenize(x)] == list(toks) for x, toks in zip(ex["text"], ex["tokens"]))
+
+
+# ------------------------------------------------------------------ scored data
+TAGS = ["O", "B-LOC", "L-LOC", "U-LOC", "U-PER"]
+
+
+def _tp(rows):
+    """Token probability dicts from lists of (tag: p) shorthand."""
+    return [{t: float(d.get(t, 0.0)) for t in TAGS} for d in rows]
+
+
+O = {"O": 1.0}
+PER = {"U-PER": 0.8, "O": 0.2}
+
+
+def hand_table():
+    """Two templates x two groups; group 'long' has a two-token term.
+
+    LOC spans: A/t1 TP, B/t1 FN (predicted B-LOC O: broken, no span),
+    A/t2 TP, B/t2 TP (gold given as BIO).
+    """
+    return pd.DataFrame([
+        dict(id="a1", template="t1", attribute="place", group="short", term="Japan",
+             tokens=["Ann", "went", "to", "Japan", "."], tags=["U-PER", "O", "O", "U-LOC", "O"],
+             pred_tags=["U-PER", "O", "O", "U-LOC", "O"], term_span=[3, 4],
+             tag_probs=_tp([PER, O, O, {"U-LOC": 0.9, "O": 0.1}, O])),
+        dict(id="b1", template="t1", attribute="place", group="long", term="New Zealand",
+             tokens=["Ann", "went", "to", "New", "Zealand", "."], tags=["U-PER", "O", "O", "B-LOC", "L-LOC", "O"],
+             pred_tags=["U-PER", "O", "O", "B-LOC", "O", "O"], term_span=[3, 5],
+             tag_probs=_tp([PER, O, O, {"B-LOC": 0.6, "O": 0.4}, {"L-LOC": 0.8, "O": 0.2}, O])),
+        dict(id="a2", template="t2", attribute="place", group="short", term="Japan",
+             tokens=["Japan", "is", "big"], tags=["U-LOC", "O", "O"], pred_tags=["U-LOC", "O", "O"], term_span=[0, 1],
+             tag_probs=_tp([{"U-LOC": 0.9, "O": 0.1}, O, O])),
+        dict(id="b2", template="t2", attribute="place", group="long", term="New Zealand",
+             tokens=["New", "Zealand", "is", "big"], tags=["B-LOC", "I-LOC", "O", "O"],
+             pred_tags=["B-LOC", "L-LOC", "O", "O"], term_span=[0, 2],
+             tag_probs=_tp([{"B-LOC": 0.5, "U-LOC": 0.1, "O": 0.4}, {"L-LOC": 0.4, "O": 0.6}, O, O])),
+    ])
+
+
+def test_check_sequence_scored_converts_and_counts():
+    d = check_sequence_scored(hand_table())
+    assert d.task == "sequence_labelling"
+    assert d.types == ("LOC", "PER") and d.prob_classes == ("LOC", "PER", "O")
+    assert d.tags[3] == ["B-LOC", "L-LOC", "O", "O"]      # BIO gold converted
+    # span counts (tp, fp, fn, pp) for LOC per example
+    assert d.span_counts[:, 0].tolist() == [[1, 0, 0, 1], [0, 0, 1, 0], [1, 0, 0, 1], [1, 0, 0, 1]]
+    assert d.span_counts[:, 1, 0].tolist() == [1, 1, 0, 0]   # PER tp
+    # BILOU-prefix sums: New -> LOC 0.5 + 0.1
+    np.testing.assert_allclose(d.type_probs[3][0], [0.6, 0.0, 0.4])
+
+
+def test_token_probability_aggregation_hand_computed():
+    d = check_sequence_scored(hand_table())
+    item_row, item_pos, P, y, ident = token_items(d.type_probs, d.tags, d.term_span, d.prob_classes)
+    # 5 + 5 (6 tokens, the 2-token term merged) + 3 + 3 (4 tokens merged)
+    assert np.bincount(item_row).tolist() == [5, 5, 3, 3]
+    assert item_pos.tolist() == [0, 1, 2, 3, 4] * 2 + [0, 1, 2] * 2
+    # merged "New Zealand" of b1: mean of LOC (0.6, 0.8) = 0.7, O (0.4, 0.2) = 0.3
+    np.testing.assert_allclose(P[8], [0.7, 0.0, 0.3])
+    # b2: New LOC 0.6, Zealand LOC 0.4 -> 0.5
+    np.testing.assert_allclose(P[13], [0.5, 0.0, 0.5])
+    # gold of a merged position = the term's first token (LOC = 0); O = 2; PER = 1
+    assert y.tolist() == [1, 2, 2, 0, 2, 1, 2, 2, 0, 2, 0, 2, 2, 0, 2, 2]
+    assert ident.tolist() == [3, 8, 10, 13]
+    tabs = identity_position_scores(d, "place")
+    assert tabs["LOC"].loc["t1"].tolist() == pytest.approx([0.9, 0.7])
+    assert tabs["LOC"].loc["t2"].tolist() == pytest.approx([0.9, 0.5])
+
+
+def _val(res, metric, cls, group=None):
+    sub = res[(res["metric"] == metric) & (res["class"] == cls)]
+    sub = sub[sub["group"].isna()] if group is None else sub[sub["group"] == group]
+    assert len(sub) == 1, (metric, cls, group, sub)
+    return sub.iloc[0]
+
+
+def test_ner_metric_values_hand_computed():
+    res = evaluate(hand_table(), max_tuples=None)
+    # LOC: short TP 2 FN 0 -> FNR 0; long TP 1 FN 1 -> FNR 0.5; all TP 3 FN 1 -> FNR 0.25
+    assert _val(res, "FNED", "LOC", "short")["value"] == pytest.approx(0.25, **APPROX)
+    assert _val(res, "FNED", "LOC", "long")["value"] == pytest.approx(0.25, **APPROX)
+    assert _val(res, "FNED", "LOC")["value"] == pytest.approx(0.5, **APPROX)
+    assert _val(res, "FNED*", "LOC")["value"] == pytest.approx(0.25, **APPROX)
+    assert _val(res, "FNED", "PER")["value"] == pytest.approx(0.0, **APPROX)
+    # TPR-Gap LOC: |1 - 0.5| over 1 pair
+    assert _val(res, "TPR-Gap", "LOC")["value"] == pytest.approx(0.5, **APPROX)
+    assert _val(res, "TPR-Gap", "LOC", "short|long")["value"] == pytest.approx(0.5, **APPROX)
+    # ParityGap LOC: predicted spans per sentence 2/2 vs 1/2
+    assert _val(res, "ParityGap", "LOC")["value"] == pytest.approx(0.5, **APPROX)
+    # F1 LOC: short P=R=1 -> 1; long P=1, R=0.5 -> 2/3
+    assert _val(res, "F1-Diff", "LOC")["value"] == pytest.approx(1 - 2 / 3, **APPROX)
+    assert _val(res, "Recall-Diff", "LOC")["value"] == pytest.approx(0.5, **APPROX)
+    # CFGap LOC: tuple t1 differs only at the term (|0.9 - 0.7| = 0.2) over 5 aligned
+    # positions -> 0.04; tuple t2 |0.9 - 0.5| = 0.4 over 3 positions -> 0.4/3;
+    # mean over the two tuples
+    cf = _val(res, "CFGap", "LOC")
+    assert cf["value"] == pytest.approx((0.04 + 0.4 / 3) / 2, **APPROX) and cf["n"] == 2
+    # CFGap-TC LOC: only the term position has gold LOC -> (0.2 + 0.4) / 2
+    assert _val(res, "CFGap-TC", "LOC")["value"] == pytest.approx(0.3, **APPROX)
+    # CFGap O: t1 term |0.1 - 0.3| = 0.2 -> 0.04; t2 |0.1 - 0.5| = 0.4 -> 0.4/3
+    assert _val(res, "CFGap", "O")["value"] == pytest.approx((0.04 + 0.4 / 3) / 2, **APPROX)
+    # PertSS (gold-class probability): t1 term |0.9 - 0.7|, t2 term |0.9 - 0.5|, rest 0
+    assert _val(res, "PertSS", "all")["value"] == pytest.approx((0.2 / 5 + 0.4 / 3) / 2, **APPROX)
+    # AvgScoreDiff LOC per template: pooled token means
+    t1 = abs((0.0 + 0 + 0 + 0.9 + 0) / 5 - (0 + 0 + 0 + 0.7 + 0) / 5)
+    t2 = abs(0.9 / 3 - 0.5 / 3)
+    assert _val(res, "AvgScoreDiff", "LOC")["value"] == pytest.approx((t1 + t2) / 2, **APPROX)
+    # AvgGF-TC LOC: gold-LOC positions: short {0.9, 0.9}, long {0.7, 0.5}, all {0.9,0.9,0.7,0.5}
+    from scipy.stats import wasserstein_distance as w1
+    allv = [0.9, 0.9, 0.7, 0.5]
+    exp = (w1(allv, [0.9, 0.9]) + w1(allv, [0.7, 0.5])) / 2
+    assert _val(res, "AvgGF-TC", "LOC")["value"] == pytest.approx(exp, **APPROX)
+    # n of probability metrics counts token positions (5 + 5 + 3 + 3)
+    assert _val(res, "AvgGF", "LOC")["n"] == 16
+    # not applicable to NER; no AccuracyDiff
+    for m in ("FPED", "FPED*", "FPR-Ratio", "TNR-Gap"):
+        sub = res[res["metric"] == m]
+        assert sorted(sub["class"]) == ["LOC", "PER"] and sub["value"].isna().all()
+        assert (sub["note"] == "not applicable to sequence labelling").all()
+    assert not (res["metric"] == "AccuracyDiff").any()
+    assert set(res.loc[res["metric"] == "AvgGF", "class"]) == {"LOC", "PER", "O"}
+    assert set(res.loc[res["metric"] == "FNED", "class"]) == {"LOC", "PER"}
+    assert list(res.columns) == ["metric", "family", "view", "attribute", "class", "group", "value", "ci_low",
+                                 "ci_high", "n", "note"]
+
+
+def test_read_scored_jsonl_and_parquet_round_trip(tmp_path):
+    df = hand_table()
+    write_jsonl(df, tmp_path / "s.jsonl")
+    a = read_scored(tmp_path / "s.jsonl")
+    assert a.task == "sequence_labelling"
+    from bias_suite.scoring.scored import write_parquet
+    write_parquet(a.to_frame(), tmp_path / "s.parquet")
+    b = read_scored(tmp_path / "s.parquet")
+    assert b.tags == a.tags and b.pred_tags == a.pred_tags and b.types == a.types
+    for x, z in zip(a.type_probs, b.type_probs):
+        np.testing.assert_allclose(x, z)
+    ra, rb = evaluate(a), evaluate(b)
+    pd.testing.assert_frame_equal(ra, rb)
+
+
+def test_without_tag_probs_probability_metrics_are_null():
+    df = hand_table().drop(columns=["tag_probs"])
+    res = evaluate(df)
+    assert _val(res, "FNED", "LOC")["value"] == pytest.approx(0.5)
+    cf = _val(res, "CFGap", "LOC")
+    assert cf["value"] is None or np.isnan(cf["value"])
+    assert "tag_probs" in cf["note"]
+
+
+def test_unlabelled_rows_used_only_by_label_free_metrics():
+    df = hand_table()
+    df.loc[1, "tags"] = None
+    res = evaluate(df, max_tuples=None)
+    # long group: only b2 labelled (TP) -> FNR 0
+    assert _val(res, "TPR-Gap", "LOC")["value"] == pytest.approx(0.0)
+    # ParityGap still counts b1's predictions
+    assert _val(res, "ParityGap", "LOC")["value"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("mutate, field, msg", [
+    (lambda d: d.at[0, "tags"].__setitem__(0, "X-PER"), "tags", "malformed tag"),
+    (lambda d: d.at[1, "pred_tags"].pop(), "pred_tags", "5 tags for 6 tokens"),
+    (lambda d: d.__setitem__("id", ["a", "a", "b", "c"]), "id", "duplicate id"),
+    (lambda d: d.at[2, "tag_probs"][1].__setitem__("O", 0.5), "tag_probs", "sum to"),
+    (lambda d: d.at[2, "tag_probs"][1].pop("U-PER"), "tag_probs", "mixed tag sets"),
+    (lambda d: d.__setitem__("term_span", [[3, 4], [3, 9], [0, 1], [0, 2]]), "term_span", "start, end"),
+    (lambda d: d.at[3, "tokens"].__setitem__(1, ""), "tokens", "non-empty string"),
+    (lambda d: d.__setitem__("pred_tags", [None] * 4), "pred_tags", "null"),
+])
+def test_validation_errors_name_file_row_field(tmp_path, mutate, field, msg):
+    df = hand_table()
+    df = df.map(lambda v: json.loads(json.dumps(v)))  # deep copies of the lists
+    mutate(df)
+    write_jsonl(df, tmp_path / "bad.jsonl")
+    with pytest.raises(ScoredFormatError, match=msg) as e:
+        read_scored(tmp_path / "bad.jsonl")
+    assert f"field '{field}'" in str(e.value) and "bad.jsonl:" in str(e.value)
