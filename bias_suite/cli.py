@@ -192,15 +192,21 @@ def run(
 
 def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
     """Threshold rules of the suite files plus the command-line ones (checked before the run)."""
+    from rich.markup import escape
+
     from .gating import cli_rules, rules_from_suites
     from .suites import find_suite, load_suite
 
-    loaded = [load_suite(find_suite(s)) for s in suites]
-    return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)
+    try:
+        loaded = [load_suite(find_suite(s)) for s in suites]
+        return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)
+    except BiasSuiteError as e:  # rules quote brackets: keep rich from reading them as markup
+        raise BiasSuiteError(escape(str(e))) from None
 
 
 def _gate(results, rules) -> None:
     """Print the violations of ``rules`` and exit 3, or say that all passed."""
+    from rich.markup import escape
     from rich.table import Table
 
     from .gating import EXIT_VIOLATIONS, check_thresholds
@@ -214,8 +220,9 @@ def _gate(results, rules) -> None:
         t.add_column(c, justify="right" if c == "value" else "left", overflow="fold")
     for v in violations:
         d = v.as_dict()
-        t.add_row(d["metric"], d["attribute"] or "–", d["class"] or "–", d["group"] or "–",
-                  "–" if d["value"] is None else f"{d['value']:.4g}", d["threshold"], v.reason, d["source"] or "")
+        cells = (d["metric"], d["attribute"] or "–", d["class"] or "–", d["group"] or "–",
+                 "–" if d["value"] is None else f"{d['value']:.4g}", d["threshold"], v.reason, d["source"] or "")
+        t.add_row(*(escape(str(c)) for c in cells))
     err_console.print(t)
     raise typer.Exit(EXIT_VIOLATIONS)
 
@@ -265,15 +272,10 @@ def check(
     suite: Optional[List[str]] = typer.Option(None, "--suite", "-s", help="Also use this suite file's thresholds (repeatable)."),
 ):
     """Check thresholds on existing results (e.g. after `evaluate`): exit 3 with the violations."""
-    from .gating import cli_rules, rules_from_suites
     from .report.html import read_results_table
 
     try:
-        rules = cli_rules(fail_if, fail_on_verdict)
-        if suite:
-            from .suites import find_suite, load_suite
-
-            rules = rules_from_suites([load_suite(find_suite(s)) for s in suite]) + rules
+        rules = _gate_rules(suite or [], fail_if, fail_on_verdict)
         if not rules:
             raise BiasSuiteError("no rules: give --fail-if, --fail-on-verdict or --suite with thresholds")
         results = read_results_table(results_dir)
