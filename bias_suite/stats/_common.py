@@ -59,62 +59,12 @@ def rows_to_frame(rows: Sequence[dict]) -> pd.DataFrame:
     return df
 
 
-def check_scored(scored: pd.DataFrame, needed: Iterable[str] = REQUIRED_COLUMNS) -> None:
-    if not isinstance(scored, pd.DataFrame):
-        raise MetricError(
-            f"scored examples must be a pandas DataFrame, got {type(scored).__name__}")
-    missing = [c for c in needed if c not in scored.columns]
-    if missing:
-        raise ScoredFormatError(
-            f"missing column(s) {missing}; columns present: {list(scored.columns)}",
-            field=missing[0])
+def scored_data(scored):
+    """Validated, columnar scored examples: the package's one validation
+    (:func:`bias_suite.scoring.scored.as_scored`)."""
+    from ..scoring.scored import as_scored
 
-
-def class_order(scored: pd.DataFrame) -> list[str]:
-    """Class names = the keys of ``probs`` in the first row."""
-    first = scored["probs"].iloc[0]
-    if not isinstance(first, dict) or not first:
-        raise ScoredFormatError(
-            f"'probs' must be a non-empty object class -> probability, got {first!r}",
-            row=1, field="probs")
-    return [str(k) for k in first.keys()]
-
-
-def prob_matrix(scored: pd.DataFrame, classes: Sequence[str]) -> np.ndarray:
-    """(n_rows, n_classes) float array of f(x, c), columns in ``classes`` order."""
-    want = set(classes)
-    out = np.empty((len(scored), len(classes)), dtype=float)
-    for i, p in enumerate(scored["probs"].tolist()):
-        if not isinstance(p, dict) or set(map(str, p.keys())) != want:
-            got = sorted(map(str, p.keys())) if isinstance(p, dict) else repr(p)
-            raise ScoredFormatError(
-                f"'probs' must have the classes {list(classes)} on every row, got {got}",
-                row=i + 1, field="probs")
-        q = {str(k): v for k, v in p.items()}
-        out[i] = [q[c] for c in classes]
-    return out
-
-
-def predictions(scored: pd.DataFrame, classes: Sequence[str],
-                probs: np.ndarray | None = None) -> np.ndarray:
-    """Predicted class per row (object array of class names): a given ``pred``
-    overrides the argmax of ``probs``; argmax ties go to the first class."""
-    if probs is None:
-        probs = prob_matrix(scored, classes)
-    cls = np.asarray(list(classes), dtype=object)
-    pred = cls[np.argmax(probs, axis=1)] if len(probs) else np.empty(0, dtype=object)
-    if "pred" in scored.columns:
-        given = scored["pred"].to_numpy(dtype=object)
-        has = pd.notna(given)
-        pred = np.where(has, given, pred)
-        bad = has & ~np.isin(pred.astype(str), list(classes))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ScoredFormatError(
-                f"'pred' must be one of the classes {list(classes)}, got {given[i]!r}",
-                row=i + 1, field="pred")
-        pred = pred.astype(str).astype(object)
-    return pred
+    return as_scored(scored)
 
 
 def select_attributes(scored: pd.DataFrame, attributes) -> list:

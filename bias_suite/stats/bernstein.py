@@ -65,8 +65,8 @@ import pandas as pd
 
 from bias_suite.exceptions import MetricError
 from ._common import (
-    check_scored, class_order, empty_results, group_order, make_row,
-    predictions, prob_matrix, rows_to_frame, select_attributes,
+    empty_results, group_order, make_row, rows_to_frame, scored_data,
+    select_attributes,
 )
 
 FAMILY = "bernstein"
@@ -310,22 +310,19 @@ def bernstein_rows(scored: pd.DataFrame, *, confidence: float = 0.95,
     """
     _check_params(confidence, 1.0)
     plist = _resolve_presets(presets)
-    check_scored(scored, ("attribute", "group", "probs"))
-    if scored.empty:
+    if isinstance(scored, pd.DataFrame) and scored.empty:
         return empty_results()
-    classes = class_order(scored)
+    data = scored_data(scored)
+    classes = list(data.classes)
+    cls_arr = np.asarray(classes, dtype=object)
     rows: list[dict] = []
-    for attribute in select_attributes(scored, attributes):
-        sub = scored[scored["attribute"] == attribute]
-        probs = prob_matrix(sub, classes)
-        pred = predictions(sub, classes, probs).astype(str)
-        if "label" in sub.columns:
-            raw = sub["label"].to_numpy(dtype=object)
-            labelled = pd.notna(raw)
-            label = np.where(labelled, raw, "").astype(str)
-        else:
-            labelled = np.zeros(len(sub), dtype=bool)
-            label = np.full(len(sub), "", dtype=object).astype(str)
+    for attribute in select_attributes(data.frame, attributes):
+        m = (data.frame["attribute"] == attribute).to_numpy()
+        sub = data.frame[m]
+        pred = cls_arr[data.yhat[m]].astype(str)
+        yy = data.y[m]
+        labelled = yy >= 0
+        label = np.where(labelled, cls_arr[np.maximum(yy, 0)], "").astype(str)
         groups_arr = sub["group"].to_numpy(dtype=object)
         groups = group_order(groups_arr)
         for c in classes:

@@ -41,8 +41,8 @@ from scipy import stats
 
 from bias_suite.exceptions import MetricError
 from ._common import (
-    check_scored, class_order, empty_results, group_order, make_row,
-    prob_matrix, rows_to_frame, select_attributes,
+    empty_results, group_order, make_row, rows_to_frame, scored_data,
+    select_attributes,
 )
 
 FAMILY = "significance"
@@ -111,14 +111,14 @@ def template_group_scores(scored: pd.DataFrame, attribute, cls: str | None = Non
     appearance). With ``cls=None`` returns a dict class -> table for every
     class. ``complete_only`` keeps only templates that contain every group.
     """
-    check_scored(scored)
-    classes = class_order(scored)
+    data = scored_data(scored)
+    classes = list(data.classes)
     if cls is not None and cls not in classes:
         raise MetricError(f"unknown class {cls!r}; classes: {classes}")
-    sub = scored[scored["attribute"] == attribute]
-    if sub.empty:
+    m = (data.frame["attribute"] == attribute).to_numpy()
+    if not m.any():
         raise MetricError(f"no rows for attribute {attribute!r}")
-    tables = _block_tables(sub, classes, prob_matrix(sub, classes), complete_only)
+    tables = _block_tables(data.frame[m], classes, data.probs[m], complete_only)
     return tables if cls is None else tables[cls]
 
 
@@ -273,14 +273,14 @@ def significance_tests(scored: pd.DataFrame, *, attributes: Iterable[str] | None
     """Wilcoxon (2 groups) or Friedman (>= 3 groups) per attribute and class,
     with p-values adjusted across all tests of the call (see module doc)."""
     adjust = _check_method(adjust)
-    check_scored(scored)
-    if scored.empty:
+    if isinstance(scored, pd.DataFrame) and scored.empty:
         return empty_results()
-    classes = class_order(scored)
+    data = scored_data(scored)
+    classes = list(data.classes)
     rows: list[dict] = []
-    for attribute in select_attributes(scored, attributes):
-        sub = scored[scored["attribute"] == attribute]
-        tables = _block_tables(sub, classes, prob_matrix(sub, classes))
+    for attribute in select_attributes(data.frame, attributes):
+        m = (data.frame["attribute"] == attribute).to_numpy()
+        tables = _block_tables(data.frame[m], classes, data.probs[m])
         for c in classes:
             rows.extend(_result_rows(block_test(tables[c]), attribute, c))
     return add_adjusted_pvalues(rows_to_frame(rows), adjust)
