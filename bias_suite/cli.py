@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
 from .exceptions import BiasSuiteError
 
@@ -28,14 +27,6 @@ app.add_typer(models_app, name="models")
 from .interop.cli import checklist_app  # noqa: E402  (light: imports checklist only inside its commands)
 
 app.add_typer(checklist_app, name="checklist")
-def _console(stderr: bool = False) -> Console:
-    """A console that keeps tables readable when output goes to a file or a
-    pipe (rich would otherwise assume 80 columns)."""
-    stream = sys.stderr if stderr else sys.stdout
-    tty = hasattr(stream, "isatty") and stream.isatty()
-    return Console(stderr=stderr, width=None if tty else 200)
-
-
 class _LazyConsole:
     """Resolve the stream at print time (tests and pipes swap sys.stdout)."""
 
@@ -43,7 +34,9 @@ class _LazyConsole:
         self.stderr = stderr
 
     def __getattr__(self, name):
-        return getattr(_console(self.stderr), name)
+        from .report.terminal import make_console
+
+        return getattr(make_console(self.stderr), name)
 
 
 console = _LazyConsole()
@@ -311,7 +304,7 @@ def evaluate(
         if significance and data.task == "classification" and metrics is None:
             from .stats import significance_tests
 
-            sig = significance_tests(data.to_frame(), attributes=attribute)
+            sig = significance_tests(data, attributes=attribute)
             res = results_frame(pd.concat([res, sig], ignore_index=True).to_dict("records"))
         elif significance and metrics is None:  # sequence labelling: identity-position probabilities
             from .metrics.sequence import sequence_significance_tests

@@ -156,7 +156,7 @@ def run(
     if significance:
         from .stats import significance_tests
 
-        parts.append(significance_tests(scored.to_frame(), adjust="holm"))
+        parts.append(significance_tests(scored, adjust="holm"))
     if invariance:  # CheckList INV fail rates on the scored probabilities (no new predictions)
         from .interop import invariance_for_run
 
@@ -173,6 +173,7 @@ def run(
         "distinct_texts": int(examples["text"].nunique()),
         "max_tuples": max_tuples,
         "seed": seed,
+        "inv_threshold": inv_threshold if invariance else None,
         "python": platform.python_version(),
         "versions": _library_versions(),
     }

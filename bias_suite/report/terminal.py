@@ -21,7 +21,7 @@ def _fmt(v) -> str:
     return f"{v:.3f}"
 
 
-def _cell(res: pd.DataFrame, metric: str, group, classes) -> str:
+def _cell(res: pd.DataFrame, metric: str, group, classes, sep: str = "/") -> str:
     sub = res[(res["metric"] == metric)]
     sub = sub[sub["group"].isna()] if group is None else sub[sub["group"] == group]
     if sub.empty:
@@ -29,7 +29,7 @@ def _cell(res: pd.DataFrame, metric: str, group, classes) -> str:
     if (sub["class"] == "all").all():
         return _fmt(sub["value"].iloc[0])
     vals = {c: v for c, v in zip(sub["class"], sub["value"])}
-    return "/".join(_fmt(vals.get(c)) for c in classes)
+    return sep.join(_fmt(vals.get(c)) for c in classes)
 
 
 def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, classes, *, attributes=None):
@@ -41,17 +41,20 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
     short = "/".join(c[:3] for c in classes)
     for a in attrs:
         res = results[results["attribute"] == a]
-        t = Table(title=f"[bold]{a}[/bold] — group view (per class: {short})", title_justify="left", show_footer=True)
+        t = Table(
+            title=f"[bold]{a}[/bold] — group view (one line per class: {', '.join(classes)})",
+            title_justify="left", show_footer=True, show_lines=True,
+        )
         t.add_column("group", footer="accumulated")
         stats = None
         if examples_stats is not None:
             stats = examples_stats[examples_stats["attribute"] == a].set_index("group")
             t.add_column("n", justify="right")
             t.add_column("accuracy", justify="right")
-            t.add_column(f"mean p ({short})", justify="right")
+            t.add_column("mean p", justify="right")
         shown = [m for m in PER_GROUP_METRICS if (res["metric"] == m).any()]
         for m in shown:
-            t.add_column(m, justify="right", footer=_cell(res, m, None, classes) if m in ("FNED", "FPED", "AvgGF") else "")
+            t.add_column(m, justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n") if m in ("FNED", "FPED", "AvgGF") else "")
         groups = list(pd.unique(res.loc[res["family"].isin(["BCM", "VBCM"]), "group"].dropna()))
         if not groups and stats is not None:
             groups = list(stats.index)
@@ -62,9 +65,9 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                 row += [
                     str(int(s["n"])) if s is not None else "",
                     _fmt(s["accuracy"]) if s is not None else "",
-                    "/".join(_fmt(s[f"p_{c}"]) for c in classes) if s is not None else "",
+                    "\n".join(_fmt(s[f"p_{c}"]) for c in classes) if s is not None else "",
                 ]
-            row += [_cell(res, m, g, classes) for m in shown]
+            row += [_cell(res, m, g, classes, "\n") for m in shown]
             t.add_row(*row)
         tables.append(t)
         acc = [m for m in ACCUMULATED_GROUP if (res["metric"] == m).any()]
@@ -102,11 +105,11 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
             tables.append(t3)
         inv = res[res["family"] == "invariance"]
         if not inv.empty:  # CheckList INV fail rates (bias_suite.interop.checklist)
-            t4 = Table(title=f"{a} — invariance: CheckList INV fail rate (cases failing, per group pair)", title_justify="left")
-            for col in ("metric", "groups", "fail rate", "test cases"):
-                t4.add_column(col, justify="left" if col in ("metric", "groups") else "right")
+            t4 = Table(title=f"{a} — invariance (CheckList INV fail rate)", title_justify="left")
+            for col in ("groups", "fail rate", "test cases"):
+                t4.add_column(col, justify="left" if col == "groups" else "right")
             for r in inv.itertuples(index=False):
-                t4.add_row(r.metric, "all" if r.group is None else str(r.group), _fmt(r.value), "" if pd.isna(r.n) else str(int(r.n)))
+                t4.add_row("all" if r.group is None else str(r.group), _fmt(r.value), "" if pd.isna(r.n) else str(int(r.n)))
             tables.append(t4)
     return tables
 
@@ -126,11 +129,21 @@ def group_stats(scored) -> pd.DataFrame:
     return out.reset_index()
 
 
-def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=None, attributes=None) -> None:
-    """Print the per-attribute summary tables."""
+def make_console(stderr: bool = False):
+    """A rich console that keeps tables readable when output goes to a file,
+    a pipe or a notebook (rich would otherwise assume 80 columns)."""
+    import sys
+
     from rich.console import Console
 
-    console = console or Console()
+    stream = sys.stderr if stderr else sys.stdout
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    return Console(stderr=stderr, width=None if tty else 200)
+
+
+def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=None, attributes=None) -> None:
+    """Print the per-attribute summary tables."""
+    console = console or make_console()
     classes = list(classes or (scored.classes if scored is not None else pd.unique(results.loc[results["class"] != "all", "class"])))
     stats = group_stats(scored) if scored is not None else None
     for t in summary_tables(stats, results, classes, attributes=attributes):
