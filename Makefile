@@ -31,12 +31,21 @@ install venv: $(STAMP)
 
 models: $(STAMP)
 	$(VENV)/bin/bias-suite models build default-sentiment
+	$(VENV)/bin/bias-suite models build default-ner
 
+# templates/*.yaml mixes classification and NER suites: --model default-sentiment runs the
+# NER suites (ner_*.yaml) with default-ner and writes them to $(OUT)/ner.
 demo: $(STAMP)
 	$(VENV)/bin/bias-suite models build default-sentiment
-	$(VENV)/bin/bias-suite run templates/*.yaml --model default-sentiment --out $(OUT)
+	$(VENV)/bin/bias-suite models build default-ner
+	$(VENV)/bin/bias-suite run templates/*.yaml --model default-sentiment --out $(OUT) --report
+	$(VENV)/bin/bias-suite plot $(OUT) --out $(OUT)/figures --format png
 
+# The HTML report is tested in headless Chromium (Debian chromium + chromium-driver).
 test: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver) || \
+		echo "chromium could not be installed: the browser test will be skipped"
 	$(PY) -m pytest -q
 
 clean-venv:

@@ -27,6 +27,8 @@ app.add_typer(models_app, name="models")
 from .interop.cli import checklist_app  # noqa: E402  (light: imports checklist only inside its commands)
 
 app.add_typer(checklist_app, name="checklist")
+
+
 class _LazyConsole:
     """Resolve the stream at print time (tests and pipes swap sys.stdout)."""
 

@@ -54,13 +54,13 @@ import pandas as pd
 
 with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resources / IPython
     warnings.simplefilter("ignore")
-    from checklist.abstract_test import AbstractTest, load_test, read_pred_file
+    from checklist.abstract_test import AbstractTest, load_test
     from checklist.expect import Expect
     from checklist.test_suite import TestSuite
     from checklist.test_types import DIR, INV, MFT
 
 from ..exceptions import BiasSuiteError, ModelError
-from ..metrics.engine import RESULT_COLUMNS, results_frame
+from ..metrics.engine import results_frame
 
 __all__ = [
     "INV_METRIC", "FAMILY", "VIEW", "CAPABILITY", "DillWarning",
@@ -156,22 +156,9 @@ def _from_suites(suites: list) -> _Source:
     if len(tasks) != 1:
         raise BiasSuiteError(f"cannot mix tasks {sorted(tasks)} in one CheckList suite")
     task = tasks.pop()
-    if task == "classification":
-        from ..suites.expansion import expand_suites
+    from ..suites.expansion import expand_suites  # sequence-labelling suites: tokens, tags, term_span
 
-        table = expand_suites(suites)
-    else:
-        try:  # written concurrently: the sequence-labelling expansion
-            from ..suites import sequence as _seq  # type: ignore
-        except ImportError:
-            raise BiasSuiteError(
-                "sequence-labelling suites need bias_suite.suites.sequence; pass the expanded examples "
-                "(columns template, attribute, group, term, tokens, term_span) instead"
-            ) from None
-        fn = getattr(_seq, "expand_sequence_suites", None) or getattr(_seq, "expand_suites", None)
-        if fn is None:
-            raise BiasSuiteError("bias_suite.suites.sequence has no expand_sequence_suites(); pass the expanded examples")
-        table = fn(suites)
+    table = expand_suites(suites)
     order = {a: list(t.groups) for s in suites for a, t in s.identity.items()}
     classes = list(suites[0].classes) if all(list(s.classes) == list(suites[0].classes) for s in suites) else None
     src = _from_frame(table) if task != "classification" else _Source(table, "classification")
@@ -979,7 +966,7 @@ def _resolve(source, model, *, threshold, mode, seed, criterion, attributes, gro
     suite = TestSuite()  # a plain CheckList TestSuite: the INV objects run as CheckList runs them
     for t in invs:
         suite.add(t)
-    run_testsuite(suite, model, class_names=class_names or src.classes)
+    run_testsuite(suite, model, class_names=class_names)  # the model's own class names, else the suite's
     return invs, empty
 
 
@@ -1546,7 +1533,7 @@ def suite_from_templates(templates, *, attribute_key: str, groups: Mapping[str, 
     (out / "identity_terms" / f"{attribute}.yaml").write_text(yaml.safe_dump(ident, sort_keys=False, allow_unicode=True), encoding="utf-8")
     ids = list(template_ids) if template_ids else [f"t{i:03d}" for i in range(len(converted))]
     doc = {"suite": name, "task": "classification", "description": description, "classes": list(classes),
-           "identity_terms": [f"{attribute}.yaml"],
+           "identity_terms": [f"identity_terms/{attribute}.yaml"],
            "lexicons": {k: [str(x) for x in lexicons[k]] for k in sorted(used)},
            "templates": [{"id": i, "text": t, "label": l} for i, t, l in zip(ids, converted, lab)]}
     path = out / f"{name}.yaml"

@@ -145,6 +145,7 @@ def span_prf(gold: list, pred: list, types=NER_TYPES) -> dict:
                 c[s[0]][2] += 1
 
     def prf(tp, fp, fn):
+        tp, fp, fn = int(tp), int(fp), int(fn)
         p = tp / (tp + fp) if tp + fp else None
         r = tp / (tp + fn) if tp + fn else None
         f = 2 * p * r / (p + r) if p is not None and r is not None and p + r else (0.0 if p is not None and r is not None else None)

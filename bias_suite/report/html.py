@@ -40,7 +40,7 @@ import pandas as pd
 from .files import RESULTS_CSV, RESULTS_JSONL, atomic_write_text
 
 REPORT_NAME = "report.html"
-FAILURES_NAME = "failures.jsonl"
+FAILURES_NAMES = ("failures.jsonl", "inv_failures.jsonl")  # the second is what `bias-suite checklist import` writes
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 CLASS_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 POS_RGB = (178, 24, 43)  # RdBu ends
@@ -58,6 +58,7 @@ class ReportData:
     failures: pd.DataFrame | None = None
     source: Path | None = None
     warnings: list = field(default_factory=list)
+    failures_source: str | None = None
 
     @property
     def attributes(self) -> list:
@@ -128,9 +129,11 @@ def as_results(results) -> pd.DataFrame:
     raise TypeError(f"expected a results DataFrame, a RunResult or a results folder, got {type(results).__name__}")
 
 
-def load_report_data(results_dir, *, scored=None) -> ReportData:
+def load_report_data(results_dir, *, scored=None, recompute_failures: bool = True) -> ReportData:
     """Read a results folder: results, ``run.json``, scored examples and
-    invariance failures (the last three when present)."""
+    invariance failures (the last three when present). When the results hold
+    INV rows but the folder has no failures file, the failing cases are
+    replayed from the scored examples (``recompute_failures``)."""
     src = Path(results_dir)
     folder = src if src.is_dir() else src.parent
     data = ReportData(results=read_results_table(src), source=folder)
@@ -156,13 +159,42 @@ def load_report_data(results_dir, *, scored=None) -> ReportData:
                 data.warnings.append("per-template drill-down is available for classification runs only")
         except Exception as e:  # a report must not die on an unreadable side file
             data.warnings.append(f"scored examples could not be read ({e}); no per-template drill-down")
-    fpath = folder / FAILURES_NAME
-    if fpath.exists():
-        try:
-            data.failures = pd.read_json(fpath, lines=True, dtype=False) if fpath.stat().st_size else pd.DataFrame()
-        except ValueError as e:
-            data.warnings.append(f"{FAILURES_NAME} could not be read ({e})")
+    for name in FAILURES_NAMES:
+        fpath = folder / name
+        if fpath.exists():
+            try:
+                data.failures = pd.read_json(fpath, lines=True, dtype=False) if fpath.stat().st_size else pd.DataFrame()
+                data.failures_source = name
+            except ValueError as e:
+                data.warnings.append(f"{name} could not be read ({e})")
+            break
+    if data.failures is None and data.scored is not None and recompute_failures and (data.results["family"] == "invariance").any():
+        data.failures = _replay_failures(data)
     return data
+
+
+def _replay_failures(data: ReportData) -> pd.DataFrame | None:
+    """The failing INV cases of a run that wrote INV rows but no failures
+    file: replayed from the scored probabilities (CheckList fast path) with
+    the run's threshold and seed."""
+    try:
+        from ..interop.checklist import failures
+    except ImportError as e:
+        data.warnings.append(f"INV failures not shown: cannot import the CheckList interop ({e})")
+        return None
+    res = data.results
+    order = {a: _order_unique(res.loc[(res["attribute"] == a) & res["group"].notna() & ~res["group"].map(_is_pair), "group"])
+             for a in data.attributes}
+    thr = data.metadata.get("inv_threshold")
+    thr = 0.1 if thr is None else float(thr)
+    try:
+        f = failures(data.scored.to_frame(), threshold=thr, seed=int(data.metadata.get("seed") or 0),
+                     group_order_override={a: g for a, g in order.items() if len(g) >= 2} or None)
+    except Exception as e:  # the report must not die on a side computation
+        data.warnings.append(f"INV failures could not be replayed from the scored examples ({e})")
+        return None
+    data.failures_source = f"replayed from the scored examples (threshold {thr:g})"
+    return f
 
 
 # ----------------------------------------------------------------- shaping
@@ -685,8 +717,9 @@ def _fmt_sentence_probs(p) -> str:
     return fmt(p)
 
 
-def render_failures(fail: pd.DataFrame, attribute: str | None, *, limit: int = 100) -> str:
-    """INV failures: the sentences (or sentence pairs) and their probabilities."""
+def render_failures(fail: pd.DataFrame, attribute: str | None, *, limit: int = 50) -> str:
+    """INV failures: per failing case the sentences (group, prediction and
+    class probabilities of each) and the largest change, largest first."""
     if fail is None or fail.empty:
         return ""
     f = fail
@@ -694,31 +727,42 @@ def render_failures(fail: pd.DataFrame, attribute: str | None, *, limit: int = 1
         f = f[f["attribute"] == attribute]
     if f.empty:
         return ""
-    sent_col = next((c for c in ("sentences", "pairs", "pair", "texts", "text") if c in f.columns), None)
+    if "change" in f.columns:
+        f = f.sort_values("change", ascending=False, kind="stable", key=lambda s: pd.to_numeric(s, errors="coerce"))
+    sent_col = next((c for c in ("sentences", "pairs_text", "texts", "text") if c in f.columns), None)
+    if sent_col is None and "pairs" in f.columns and f["pairs"].map(lambda v: isinstance(v, (list, tuple)) and v and isinstance(v[0], (list, tuple))).any():
+        sent_col = "pairs"  # pairs of sentences
     prob_col = next((c for c in ("probabilities", "probs", "probas") if c in f.columns), None)
-    shown = ("template", "attribute", sent_col, prob_col)
-    extra = [c for c in f.columns if c not in shown and c not in ("id",)]
+    inline = {"template", "attribute", sent_col, prob_col, "groups", "preds", "terms", "id"}
+    extra = [c for c in f.columns if c not in inline]
     rows = []
     for r in f.head(limit).to_dict("records"):
         sents = r.get(sent_col) if sent_col else None
         probs = r.get(prob_col) if prob_col else None
+        groups = r.get("groups") if isinstance(r.get("groups"), (list, tuple)) else None
+        preds = r.get("preds") if isinstance(r.get("preds"), (list, tuple)) else None
         if isinstance(sents, (list, tuple)) and sents and isinstance(sents[0], (list, tuple)):
-            sents = [s for pair in sents for s in pair]  # list of pairs -> flat
+            sents = [s for pair in sents for s in pair]  # a list of pairs -> one list
         if isinstance(sents, str):
             sents = [sents]
         lines = []
         for k, s in enumerate(sents or []):
             p = probs[k] if isinstance(probs, (list, tuple)) and k < len(probs) else None
-            lines.append(f'<div class="sent">{esc(s)}{" <span class=probs>" + _fmt_sentence_probs(p) + "</span>" if p is not None else ""}</div>')
+            tag = f'<span class="tag">{esc(groups[k])}</span> ' if groups and k < len(groups) else ""
+            pred = f"→ <b>{esc(preds[k])}</b> " if preds and k < len(preds) else ""
+            pr = _fmt_sentence_probs(p) if p is not None else ""
+            lines.append(f'<div class="sent"><span>{tag}{esc(s)}</span><span class="probs">{pred}{pr}</span></div>')
         if not sents and probs is not None:
             lines.append(f'<div class="probs">{_fmt_sentence_probs(probs)}</div>')
         rows.append([esc(r.get("template", "")), "".join(lines)] + [esc(_short(r.get(c))) for c in extra])
-    more = f'<p class="muted">Showing {min(limit, len(f))} of {len(f)} failures.</p>' if len(f) > limit else ""
-    return _table(["template", "sentences and probabilities"] + [esc(c) for c in extra], rows, "data failures") + more
+    more = f'<p class="muted">Showing the {limit} largest of {len(f)} failures.</p>' if len(f) > limit else ""
+    return _table(["template", "sentences, predictions and probabilities"] + [esc(c) for c in extra], rows, "data failures") + more
 
 
 def _short(v, n: int = 160) -> str:
-    if isinstance(v, (list, dict, tuple)):
+    if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        s = ", ".join(v)
+    elif isinstance(v, (list, dict, tuple)):
         s = json.dumps(v, default=str)
     elif _isnull(v):
         return ""
@@ -756,6 +800,17 @@ def render_accumulated(acc: pd.DataFrame) -> str:
              "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
             for r in acc.to_dict("records")]
     return _table(["metric", "view", "class", "value", "interval", "n", "verdict / note"], rows, "data accumulated")
+
+
+def render_rows(df: pd.DataFrame) -> str:
+    """Result rows as a plain table (metric, class, group, value, interval, n, verdict/note)."""
+    if df.empty:
+        return ""
+    rows = [[esc(r["metric"]), esc(r["class"]), esc(r["group"] or "accumulated"), fmt(r["value"]),
+             "" if _isnull(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
+             "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
+            for r in df.to_dict("records")]
+    return _table(["metric", "class", "group", "value", "interval", "n", "verdict / note"], rows, "data rows")
 
 
 def render_missing(miss: pd.DataFrame) -> str:
@@ -834,7 +889,8 @@ table.meta th{background:var(--soft);white-space:nowrap}
 .v-ok{background:#e3f4e6;color:#145a22;border:1px solid #9bd3a6}
 .v-data{background:#fff4d6;color:#6b4a00;border:1px solid #e6c66b}
 .v-other{background:#eee;color:#333;border:1px solid #ccc}
-.sent{margin:1px 0}.probs{color:var(--muted);font-size:12px;margin-left:6px}
+.sent{margin:1px 0;display:flex;justify-content:space-between;gap:12px}.sent .probs{white-space:nowrap}
+.probs{color:var(--muted);font-size:12px;font-variant-numeric:tabular-nums}
 .dev{display:inline-block;min-width:54px;text-align:right;padding:0 4px;border-radius:3px}
 svg.chart{max-width:100%;height:auto;margin:4px 18px 8px 0;border:1px solid var(--line);background:#fff}
 svg .ct{font-weight:600;font-size:13px}svg .lg,svg .tk{font-size:11px;fill:#444}svg .gl{font-size:12px;fill:#222}
@@ -924,8 +980,10 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
         if not inv.empty or fhtml:
             parts.append("<h3>Invariance (INV) tests</h3>")
             if not inv.empty:
-                parts.append(render_accumulated(inv))
-            parts.append(fhtml or '<p class="muted">No INV failures recorded for this attribute.</p>')
+                parts.append(render_rows(inv))
+            if fhtml and data.failures_source:
+                parts.append(f'<p class="muted">Failing cases ({esc(data.failures_source)}):</p>')
+            parts.append(fhtml or '<p class="muted">No INV failure cases recorded for this attribute.</p>')
         dd = template_drilldown(data.scored, a, top=top_templates)
         if dd:
             parts.append(

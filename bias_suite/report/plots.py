@@ -82,8 +82,7 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
         ax = fig.add_axes([left_in / fig_w, 0.25 / fig_h, col_in * (C + 1) / fig_w, R * cell_h / fig_h])
         cax = fig.add_axes([(left_in + col_in * (C + 1) + 0.12) / fig_w, 0.25 / fig_h, 0.09 / fig_w, R * cell_h / fig_h])
         scaled = np.ma.masked_invalid(np.column_stack([hm.scaled, np.full(R, np.nan)]))
-        cmap = plt.get_cmap("RdBu_r").copy()
-        cmap.set_bad("white")
+        cmap = plt.get_cmap("RdBu_r").with_extremes(bad="white")
         im = ax.imshow(scaled, cmap=cmap, norm=Normalize(-1, 1), aspect="auto", interpolation="nearest")
         row_max = hm.row_max
         for i in range(R):
@@ -195,7 +194,7 @@ def write_figures(results, out_dir, *, fmt: str = "png", attributes=None, metric
     fmt = fmt.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
-    data = results if isinstance(results, ReportData) else load_report_data(results)
+    data = results if isinstance(results, ReportData) else load_report_data(results, recompute_failures=False)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res = data.results

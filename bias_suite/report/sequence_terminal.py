@@ -105,9 +105,11 @@ def sequence_summary_tables(results: pd.DataFrame, data, *, attributes=None) -> 
                     row.append(_fmt(s["p_term"]))
             t.add_row(*row)
         tables.append(t)
-        shown = [m for m in ACCUMULATED if (res["metric"] == m).any()]
+        acc_rows = res[res["group"].isna() & res["value"].notna()]
+        shown = [m for m in ACCUMULATED if (acc_rows["metric"] == m).any()]
         if shown:
             cls = types + (["O"] if (res["class"] == "O").any() else [])
+            cls += ["all"] if acc_rows.loc[acc_rows["metric"].isin(shown), "class"].eq("all").any() else []
             t2 = Table(title=f"{a} — NER accumulated group and counterfactual metrics", title_justify="left")
             t2.add_column("metric")
             t2.add_column("view")

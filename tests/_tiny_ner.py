@@ -1,0 +1,93 @@
+"""Tiny, real NER models for tests (built locally, no hub): a 1-layer BERT
+token classifier and a 1-layer BERT + CRF tagger, both with the WordPiece
+tokenizer of ``_tiny_models`` (any lower-case ASCII word tokenizes)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from _tiny_models import make_tiny_classifier, tiny_vocab  # noqa: E402
+
+
+def _tiny_config(num_labels=None, id2label=None):
+    from transformers import BertConfig
+
+    vocab = tiny_vocab()
+    kw = {}
+    if id2label is not None:
+        kw = dict(num_labels=len(id2label), id2label=dict(enumerate(id2label)),
+                  label2id={n: i for i, n in enumerate(id2label)})
+    return BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                      intermediate_size=32, max_position_embeddings=128, hidden_dropout_prob=0.0,
+                      attention_probs_dropout_prob=0.0, initializer_range=0.5, pad_token_id=0, **kw)
+
+
+_TOKENIZER_DIR: list = []
+
+
+def _tokenizer(path: Path):
+    """The tiny WordPiece tokenizer (built once per process, in a temp folder)."""
+    import tempfile
+
+    from transformers import AutoTokenizer
+
+    if not _TOKENIZER_DIR:
+        _TOKENIZER_DIR.append(make_tiny_classifier(Path(tempfile.mkdtemp(prefix="tiny_ner_tok_")) / "tok"))
+    return AutoTokenizer.from_pretrained(str(_TOKENIZER_DIR[0]))
+
+
+def make_tiny_token_classifier(path, tags: Sequence[str] = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC"), seed: int = 0) -> Path:
+    """A tiny random ``BertForTokenClassification`` saved to ``path``."""
+    import torch
+    from transformers import BertForTokenClassification
+
+    path = Path(path)
+    tok = _tokenizer(path.parent / (path.name + "_src"))
+    state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(seed)
+        model = BertForTokenClassification(_tiny_config(id2label=list(tags)))
+    finally:
+        torch.random.set_rng_state(state)
+    model.eval()
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def make_tiny_crf_model(path, types: Sequence[str] = ("PER", "LOC"), seed: int = 0, transition_scale: float = 3.0):
+    """A tiny random encoder + CRF (not saved): ``(model, tokenizer)``.
+    Transitions are drawn with a large scale so that unconstrained decoding
+    would often produce invalid BILOU."""
+    import torch
+    from transformers import BertModel
+
+    from bias_suite.models.crf import TransformerCrfModel
+    from bias_suite.scoring.bilou import bilou_tag_set
+
+    tok = _tokenizer(Path(path).parent / (Path(path).name + "_src"))
+    state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(seed)
+        enc = BertModel(_tiny_config(), add_pooling_layer=False)
+        model = TransformerCrfModel(enc, bilou_tag_set(types), dropout=0.0)
+        with torch.no_grad():
+            model.crf.transitions.normal_(0, transition_scale)
+            model.classifier.weight.normal_(0, 1.0)
+    finally:
+        torch.random.set_rng_state(state)
+    model.eval()
+    return model, tok
+
+
+def make_tiny_crf_tagger(path, **kw) -> Path:
+    """A tiny encoder + CRF tagger saved to ``path`` (config.json + safetensors)."""
+    from bias_suite.models.crf import save_crf_model
+
+    model, tok = make_tiny_crf_model(path, **kw)
+    save_crf_model(model, tok, path, max_length=64)
+    return Path(path)

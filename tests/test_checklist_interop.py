@@ -1,0 +1,450 @@
+"""CheckList interop (bias_suite.interop.checklist) with real checklist objects:
+INV tests from suites, exact fail-rate hand counts, the fast path, raw-file
+export/import, Editor outputs, mixed TestSuites, persistence, NER, CLI."""
+import io
+import json
+import textwrap
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from checklist.editor import Editor
+    from checklist.pred_wrapper import PredictorWrapper
+    from checklist.test_suite import TestSuite as CheckListSuite
+    from checklist.test_types import INV, MFT
+
+from _tiny_models import make_tiny_classifier
+from bias_suite.exceptions import BiasSuiteError
+from bias_suite.interop.checklist import (
+    BiasTestSuite, DillWarning, MetricTest, ScoredLookup, SignificanceTest, add_test, checklist_predict_fn,
+    examples_from_testsuite, export_checklist, failures, from_editor, import_checklist, invariance_rows,
+    invariance_tests, load_testsuite, run_checklist, run_testsuite, save_testsuite, scored_from_testsuite,
+    suite_from_templates, to_testsuite, write_predictions,
+)
+from bias_suite.metrics import evaluate
+from bias_suite.models import CallablePredictor
+from bias_suite.run import predict_examples
+from bias_suite.suites import expand_suite, load_suite
+
+CLASSES = ["negative", "neutral", "positive"]
+
+# p(positive) by (template id, term); neutral is 0. See test_fail_rate_equals_hand_count.
+P_POS = {
+    "t1": {"woman": 0.80, "girl": 0.80, "man": 0.80, "boy": 0.80, "enby": 0.80},  # passes
+    "t2": {"woman": 0.20, "girl": 0.20, "man": 0.55, "boy": 0.20, "enby": 0.20},  # fails: man (+0.35, label flips)
+    "t3": {"woman": 0.70, "girl": 0.70, "man": 0.70, "boy": 0.70, "enby": 0.95},  # fails: enby (+0.25, same label)
+    "t4": {"woman": 0.60, "girl": 0.68, "man": 0.60, "boy": 0.52, "enby": 0.60},  # passes vs first; girl/boy differ 0.16
+}
+
+
+@pytest.fixture()
+def toy_suite(tmp_path):
+    (tmp_path / "identity_terms").mkdir()
+    (tmp_path / "identity_terms" / "gen.yaml").write_text(textwrap.dedent("""\
+        attribute: gen
+        sources: [test fixture]
+        groups:
+          female:
+            identity_np: [woman, girl]
+          male:
+            identity_np: [man, boy]
+          nonbinary:
+            identity_np: [enby]
+        """))
+    (tmp_path / "templates").mkdir()
+    path = tmp_path / "templates" / "toy.yaml"
+    path.write_text(textwrap.dedent("""\
+        suite: toy
+        classes: [negative, neutral, positive]
+        identity_terms: [gen.yaml]
+        templates:
+          - {id: t1, text: "The {identity_np} was great.", label: positive}
+          - {id: t2, text: "The {identity_np} was awful.", label: negative}
+          - {id: t3, text: "I met {a:identity_np} today.", label: positive}
+          - {id: t4, text: "The {identity_np} cooked dinner.", label: positive}
+        """))
+    return load_suite(path)
+
+
+def hand_predictor(suite):
+    """CallablePredictor with the hand-set probabilities of P_POS (texts outside the suite: 0.5/0/0.5)."""
+    ex = expand_suite(suite)
+    table = {r.text: P_POS[r.source_template][r.term] for r in ex.itertuples()}
+
+    def fn(texts):
+        p = np.array([table.get(t, 0.5) for t in texts])
+        return np.stack([1 - p, np.zeros_like(p), p], axis=1)
+
+    return CallablePredictor(fn, CLASSES)
+
+
+def new_editor():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # checklist's dependencies warn about pkg_resources
+        return Editor()
+
+
+def row(rows, group=None):
+    sub = rows[rows["group"].isna()] if group is None else rows[rows["group"] == group]
+    assert len(sub) == 1
+    return sub.iloc[0]
+
+
+# ---------------------------------------------------------------- INV objects
+def test_inv_tests_are_real_checklist_objects(toy_suite):
+    tests = invariance_tests(toy_suite, mode="per_group", seed=3)
+    assert len(tests) == 1 and type(tests[0]) is INV
+    t = tests[0]
+    assert t.name == "INV gen" and t.capability == "Fairness"
+    assert len(t.data) == 4  # one case per template
+    for case, meta in zip(t.data, t.meta):
+        assert [m["group"] for m in meta] == ["female", "male", "nonbinary"]  # one variant per group, group order
+        assert len({m["template"] for m in meta}) == 1
+        assert all(set(m) >= {"id", "template", "attribute", "group", "term", "label"} for m in meta)
+    again = invariance_tests(toy_suite, mode="per_group", seed=3)[0]
+    assert again.data == t.data  # seeded: deterministic
+    full = invariance_tests(toy_suite, mode="all_terms")[0]
+    assert [m["term"] for m in full.meta[0]] == ["woman", "girl", "man", "boy", "enby"]
+    assert t.bias_suite["threshold"] == 0.1 and t.bias_suite["groups"] == ["female", "male", "nonbinary"]
+
+
+def test_fail_rate_equals_hand_count(toy_suite):
+    pred = hand_predictor(toy_suite)
+    suite = to_testsuite(toy_suite, mode="all_terms", threshold=0.1)
+    run_testsuite(suite, pred)
+    inv = suite.tests["INV gen"]
+    assert inv.get_stats().fails == 2  # CheckList's own count: t2 and t3
+    rows = invariance_rows(suite)
+    assert set(rows["family"]) == {"invariance"} and set(rows["metric"]) == {"INV-FailRate"}
+    assert set(rows["class"]) == {"all"} and set(rows["view"]) == {"counterfactual"}
+    assert row(rows)["value"] == pytest.approx(2 / 4) and row(rows)["n"] == 4
+    # pairs: failing cases in which a sentence of each group differs by > 0.1
+    assert row(rows, "female|male")["value"] == pytest.approx(1 / 4)       # t2 (t4's girl/boy: case passes)
+    assert row(rows, "female|nonbinary")["value"] == pytest.approx(1 / 4)  # t3
+    assert row(rows, "male|nonbinary")["value"] == pytest.approx(2 / 4)    # t2, t3
+    # CheckList's own Expect.inv: fails only when the label flips (t2)
+    rows_cl = invariance_rows(toy_suite, pred, mode="all_terms", criterion="checklist")
+    assert row(rows_cl)["value"] == pytest.approx(1 / 4)
+    # a looser threshold passes everything
+    assert row(invariance_rows(toy_suite, pred, mode="all_terms", threshold=0.4))["value"] == 0
+
+
+def test_per_group_fail_rate_matches_direct_count(toy_suite):
+    pred = hand_predictor(toy_suite)
+    for seed in range(4):
+        t = invariance_tests(toy_suite, mode="per_group", seed=seed)[0]
+        run_testsuite([t], pred)
+        count = 0
+        for case in t.data:
+            P = pred.predict_proba(case)
+            count += np.abs(P - P[0]).max() > 0.1
+        rows = invariance_rows([t])
+        assert row(rows)["value"] == pytest.approx(count / len(t.data))
+
+
+def test_failures_table(toy_suite):
+    fails = failures(toy_suite, hand_predictor(toy_suite), mode="all_terms")
+    assert list(fails["template"]) == ["toy/t2", "toy/t3"]
+    f2 = fails.iloc[0]
+    assert f2["sentences"][0] == "The woman was awful." and f2["groups"][0] == "female"
+    assert f2["probs"][2] == {"negative": pytest.approx(0.45), "neutral": 0.0, "positive": pytest.approx(0.55)}
+    assert f2["preds"][2] == "positive" and f2["change"] == pytest.approx(0.35)
+    assert f2["pairs"] == ["female|male", "male|nonbinary"]
+    assert fails.iloc[1]["pairs"] == ["female|nonbinary", "male|nonbinary"]
+
+
+def test_inv_with_tiny_hf_model_matches_hand_count(toy_suite, tmp_path):
+    from bias_suite.models import HFClassifier
+
+    model = HFClassifier(make_tiny_classifier(tmp_path / "tiny"), device="cpu", progress=False)
+    tests = invariance_tests(toy_suite, mode="all_terms")
+    changes = []
+    for case in tests[0].data:
+        P = model.predict_proba(case)
+        changes.append(np.abs(P - P[0]).max())
+    s = sorted(set(np.round(changes, 6)))
+    threshold = float((s[len(s) // 2 - 1] + s[len(s) // 2]) / 2) if len(s) > 1 else 0.0
+    hand = sum(c > threshold for c in changes) / len(changes)
+    suite = to_testsuite(toy_suite, mode="all_terms", threshold=threshold)
+    run_testsuite(suite, model)
+    assert row(invariance_rows(suite))["value"] == pytest.approx(hand)
+    assert suite.tests["INV gen"].get_stats().fail_rate == pytest.approx(100 * hand)
+
+
+def test_fast_path_equals_predicting_again(toy_suite, tmp_path):
+    from bias_suite.run import run
+
+    model_dir = make_tiny_classifier(tmp_path / "tiny")
+    res = run([toy_suite], model_dir, device="cpu", progress=False)
+    inv = res.results[res.results["family"] == "invariance"].reset_index(drop=True)
+    assert len(inv) == 4  # attribute + 3 pairs
+    from bias_suite.models import HFClassifier
+
+    again = invariance_rows(toy_suite, HFClassifier(model_dir, device="cpu", progress=False))
+    pd.testing.assert_frame_equal(inv, again)
+    pd.testing.assert_frame_equal(inv, invariance_rows(toy_suite, ScoredLookup.from_scored(res.scored)))
+    # without INV
+    res2 = run([toy_suite], model_dir, device="cpu", progress=False, invariance=False)
+    assert not (res2.results["family"] == "invariance").any()
+
+
+def test_fast_path_on_scored_examples_and_hand_count(toy_suite):
+    scored = predict_examples(expand_suite(toy_suite), hand_predictor(toy_suite))
+    rows = invariance_rows(scored, mode="all_terms")  # no model: replays the scored probabilities
+    assert row(rows)["value"] == pytest.approx(0.5)
+    with pytest.raises(BiasSuiteError, match="pass a model"):
+        invariance_rows(expand_suite(toy_suite))
+
+
+# ---------------------------------------------------------------- export / import
+def test_export_raw_file_import_round_trip(toy_suite, tmp_path):
+    pred = hand_predictor(toy_suite)
+    paths = export_checklist(toy_suite, tmp_path / "exp")
+    lines = paths["raw_file"].read_text().split("\n")
+    assert len(lines) == 20 and lines[0] == "The woman was great."
+    # "elsewhere": a model writes CheckList's pred_and_softmax file for the raw file
+    write_predictions(paths["raw_file"], pred, tmp_path / "preds.txt")
+    assert (tmp_path / "preds.txt").read_text().splitlines()[0].split()[0] == "2"
+    res = import_checklist(tmp_path / "exp", tmp_path / "preds.txt")
+    direct = predict_examples(expand_suite(toy_suite), pred)
+    got = res.scored.frame.set_index("id")
+    want = direct.frame.set_index("id")
+    assert set(got.index) == set(want.index)
+    P_got = pd.DataFrame(res.scored.probs, index=res.scored.frame["id"]).loc[want.index].to_numpy()
+    np.testing.assert_allclose(P_got, direct.probs, atol=1e-9)
+    assert (got.loc[want.index, "label"] == want["label"]).all()
+    # metrics + INV rows from the imported predictions equal the direct ones
+    m_got = res.results[res.results["family"] != "invariance"]
+    m_want = evaluate(direct, group_order_override={"gen": ["female", "male", "nonbinary"]})
+    merged = m_want.merge(m_got, on=["metric", "attribute", "class", "group"], how="left", suffixes=("", "_got"))
+    assert np.allclose(merged["value"].astype(float), merged["value_got"].astype(float), equal_nan=True, atol=1e-9)
+    inv = res.results[res.results["family"] == "invariance"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(inv, invariance_rows(direct, mode="all_terms"))
+    assert list(res.failures["template"]) == ["toy/t2", "toy/t3"]
+
+
+def test_import_class_name_predictions_and_softmax_format(toy_suite, tmp_path):
+    pred = hand_predictor(toy_suite)
+    paths = export_checklist(toy_suite, tmp_path / "exp", mode="per_group", seed=1)
+    texts = paths["raw_file"].read_text().split("\n")
+    P = pred.predict_proba(texts)
+    named = [f"{CLASSES[int(np.argmax(p))]} " + " ".join(map(str, p)) for p in P]
+    (tmp_path / "named.txt").write_text("\n".join(named) + "\n")
+    a = import_checklist(tmp_path / "exp", tmp_path / "named.txt")
+    (tmp_path / "soft.txt").write_text("\n".join(" ".join(map(str, p)) for p in P) + "\n")
+    b = import_checklist(tmp_path / "exp", tmp_path / "soft.txt", file_format="softmax")
+    pd.testing.assert_frame_equal(a.results, b.results)
+    # the imported per-group suite is the exported one: same sentences as to_testsuite with that seed
+    assert a.suite.tests["INV gen"].data == invariance_tests(toy_suite, mode="per_group", seed=1)[0].data
+    (tmp_path / "short.txt").write_text("\n".join(named[:-1]) + "\n")
+    with pytest.raises(BiasSuiteError, match="prediction lines"):
+        import_checklist(tmp_path / "exp", tmp_path / "short.txt")
+
+
+def test_testsuite_examples_round_trip(toy_suite):
+    suite = to_testsuite(toy_suite, mode="all_terms")
+    ex = examples_from_testsuite(suite).set_index("id").sort_index()
+    want = expand_suite(toy_suite).set_index("id").sort_index()
+    for col in ("template", "attribute", "group", "term", "text", "label"):
+        assert (ex[col] == want[col]).all(), col
+    run_testsuite(suite, hand_predictor(toy_suite))
+    scored = scored_from_testsuite(suite)
+    assert len(scored) == 20 and scored["probs"].iloc[0] == {"negative": pytest.approx(0.2), "neutral": 0.0,
+                                                              "positive": pytest.approx(0.8)}
+
+
+# ---------------------------------------------------------------- CheckList Editor -> bias_suite
+def test_from_editor_examples_metrics_and_inv():
+    editor = new_editor()
+    ret = editor.template("The {attr} {prof} was {adj}.", attr=["woman", "man", "girl", "boy"],
+                          prof=["doctor", "nurse"], adj=["great"], meta=True, labels=1)
+    groups = {"female": ["woman", "girl"], "male": ["man", "boy"]}
+    ex = from_editor(ret, attribute_key="attr", groups=groups, class_names=["negative", "positive"], template_id="t")
+    assert len(ex) == 8 and set(ex["label"]) == {"positive"}
+    assert sorted(ex["template"].unique()) == ["checklist/t#0", "checklist/t#1"]  # one unit per other fill-in
+    assert set(ex["group"]) == {"female", "male"} and set(ex["text"]) == set(ret.data)
+    assert ex.loc[ex["term"] == "girl", "id"].iloc[0].endswith("/attr/female/1")
+
+    def softmax(texts):  # a CheckList user's model: prefers men
+        p = np.array([0.9 if " man " in t or " boy " in t else 0.6 for t in texts])
+        return np.stack([1 - p, p], axis=1)
+
+    predict_fn = PredictorWrapper.wrap_softmax(softmax)
+    out = run_checklist(ex, predict_fn, class_names=["negative", "positive"], metrics=["CFGap", "FNED"])
+    res = out.results
+    cf = res[(res["metric"] == "CFGap") & (res["class"] == "positive") & res["group"].isna()]["value"].iloc[0]
+    assert cf == pytest.approx(0.3)  # |0.6 - 0.9| on every (female, male) tuple
+    inv = res[(res["family"] == "invariance") & res["group"].isna()]["value"].iloc[0]
+    assert inv == 1.0  # every template changes by 0.3 > 0.1
+    assert {"INV-FailRate", "CFGap[positive]", "FNED[positive]"} <= set(out.side_by_side().columns)
+    # the same through the standalone metrics engine
+    scored = predict_examples(ex, CallablePredictor(predict_fn, ["negative", "positive"]))
+    assert evaluate(scored, metrics=["CFGap"]).query("`class` == 'positive' and group.isna()")["value"].iloc[0] == pytest.approx(cf)
+    with pytest.raises(BiasSuiteError, match="in no group"):
+        from_editor(ret, attribute_key="attr", groups={"female": ["woman", "girl"]}, class_names=["n", "p"])
+
+
+def test_templates_and_lexicons_to_suite_yaml(tmp_path):
+    editor = new_editor()
+    groups = {"female": ["woman", "girl"], "male": ["man", "boy"]}
+    templates = ["The {attr} {prof} was great.", "I disliked the {attr} {prof}."]
+    ret = editor.template(templates, attr=["woman", "girl", "man", "boy"], prof=["doctor", "nurse"], meta=True, save=True)
+    suite = suite_from_templates(ret, attribute_key="attr", groups=groups, classes=["negative", "positive"],
+                                 labels=["positive", "negative"], out_dir=tmp_path / "conv", name="conv")
+    assert (tmp_path / "conv" / "conv.yaml").exists() and (tmp_path / "conv" / "identity_terms" / "attr.yaml").exists()
+    ex = expand_suite(suite)
+    assert set(ex["text"]) == {s for pair in ret.data for s in pair}  # same sentences as CheckList's Editor
+    assert dict(zip(ex["text"], ex["label"]))["I disliked the man nurse."] == "negative"
+    # the Editor output itself (nested: two templates per fill) gives the same sentences and families
+    ex2 = from_editor(ret, attribute_key="attr", groups=groups, label=lambda i, j: ["positive", "negative"][j])
+    assert set(ex2["text"]) == set(ex["text"]) and ex2["template"].nunique() == ex["template"].nunique() == 4
+    # plain template strings + lexicons
+    s2 = suite_from_templates(templates[0], attribute_key="attr", groups=groups, classes=["negative", "positive"],
+                              labels=1, lexicons={"prof": ["doctor"]}, out_dir=tmp_path / "c2")
+    assert sorted(expand_suite(s2)["text"]) == sorted(f"The {t} doctor was great." for t in ["woman", "girl", "man", "boy"])
+
+
+# ---------------------------------------------------------------- mixed TestSuite
+def test_mixed_testsuite_summary(toy_suite):
+    pred = hand_predictor(toy_suite)
+    suite = CheckListSuite()  # CheckList's own class
+    inv = invariance_tests(toy_suite, mode="all_terms")[0]
+    suite.add(inv)
+    suite.add(MFT(["I love it.", "It was awful."], labels=[2, 0], name="simple sentiment", capability="Vocabulary"))
+    metric = MetricTest("CFGap", toy_suite, threshold=0.05)
+    add_test(suite, metric)
+    add_test(suite, SignificanceTest(toy_suite, alpha=0.05))
+    with pytest.raises(KeyError):  # CheckList's TestSuite.add accepts exactly MFT/INV/DIR: use add_test
+        CheckListSuite().add(MetricTest("CFGap", toy_suite))
+    fn = checklist_predict_fn(pred)
+    suite.run(fn, verbose=False)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        suite.summary()
+    out = buf.getvalue()
+    for name in ("INV gen", "simple sentiment", metric.name, "Significance"):
+        assert name in out
+    assert "Vocabulary" in out and "Fairness" in out and "Fails (rate):    2 (50.0%)" in out
+    assert suite.info[metric.name]["type"] == "METRIC"
+    # the metric test's value is the engine's value on the same predictions
+    scored = predict_examples(expand_suite(toy_suite), pred)
+    want = evaluate(scored, metrics=["CFGap"], group_order_override={"gen": ["female", "male", "nonbinary"]})
+    got = metric.rows()
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+    worst = want[want["group"].isna()]["value"].abs().max()
+    assert bool(metric.results.passed[0]) == (worst <= 0.05)
+    assert metric.get_stats().fails == int(worst > 0.05)
+    # BiasTestSuite.add takes both kinds
+    b = BiasTestSuite()
+    b.add(invariance_tests(toy_suite)[0])
+    b.add(MetricTest("AvgGF", toy_suite, threshold=0.5))
+    b.run(fn, verbose=False)
+    assert b.tests["AvgGF (|value| <= 0.5)"].form_test_info()["stats"]["npassed"] == 1
+
+
+# ---------------------------------------------------------------- persistence
+def test_json_persistence_and_dill_opt_in(toy_suite, tmp_path):
+    pred = hand_predictor(toy_suite)
+    suite = to_testsuite(toy_suite, mode="all_terms", metrics=["CFGap"], significance=True)
+    run_testsuite(suite, pred)
+    path = save_testsuite(suite, tmp_path / "suite.json")
+    back = load_testsuite(path)
+    assert list(back.tests) == list(suite.tests)
+    pd.testing.assert_frame_equal(invariance_rows(back), invariance_rows(suite))
+    assert list(back.tests["CFGap (|value| <= 0.1)"].results.passed) == list(suite.tests["CFGap (|value| <= 0.1)"].results.passed)
+    # CheckList's own MFT cannot be JSON: its expectation is code
+    suite.add(MFT(["I love it."], labels=[2], name="mft", capability="Vocabulary"))
+    with pytest.raises(BiasSuiteError, match="allow_dill"):
+        save_testsuite(suite, tmp_path / "x.json")
+    with pytest.warns(DillWarning):
+        save_testsuite(suite, tmp_path / "suite.pkl", allow_dill=True)
+    with pytest.raises(BiasSuiteError, match="executes"):
+        load_testsuite(tmp_path / "suite.pkl")
+    with pytest.warns(DillWarning):
+        loaded = load_testsuite(tmp_path / "suite.pkl", allow_dill=True)
+    assert isinstance(loaded, CheckListSuite) and list(loaded.tests) == list(suite.tests)
+
+
+# ---------------------------------------------------------------- sequence labelling
+def test_ner_inv_token_level_hand_count():
+    rows = []
+    sents = {  # template -> (tokens with X at the term position, span)
+        "s1": (["X", "lives", "in", "Boston", "."], 0),
+        "s2": (["I", "met", "X", "in", "Paris", "."], 2),
+        "s3": (["X", "works", "at", "Google", "."], 0),
+    }
+    names = {"female": ["Emma", "Mary Ann"], "male": ["John"]}
+    for tid, (toks, pos) in sents.items():
+        for g, terms in names.items():
+            for k, term in enumerate(terms):
+                tt = term.split()
+                tokens = toks[:pos] + tt + toks[pos + 1:]
+                rows.append({"id": f"{tid}/{g}/{k}", "template": tid, "attribute": "names", "group": g, "term": term,
+                             "tokens": tokens, "tags": None, "term_span": [pos, pos + len(tt)]})
+    ex = pd.DataFrame(rows)
+    LOC = {"Boston", "Paris"}
+
+    class Tagger:  # misses Boston after "Mary Ann" and Google after John (tags outside the span change)
+        def predict(self, tokens_list):
+            out = []
+            for toks in tokens_list:
+                tags = ["U-LOC" if t in LOC else ("U-ORG" if t == "Google" else "O") for t in toks]
+                if toks[:2] == ["Mary", "Ann"] and "Boston" in toks:
+                    tags[toks.index("Boston")] = "O"
+                if toks[0] == "John" and "Google" in toks:
+                    tags[toks.index("Google")] = "O"
+                tags[0] = "B-PER" if toks[0] == "Mary" else tags[0]  # inside the span: ignored
+                out.append(tags)
+            return out, [np.full((len(t), 2), 0.5) for t in tokens_list]
+
+    tests = invariance_tests(ex, mode="all_terms")
+    assert type(tests[0]) is INV and tests[0].bias_suite["criterion"] == "tags"
+    rows = invariance_rows(ex, Tagger(), mode="all_terms")
+    assert row(rows)["value"] == pytest.approx(2 / 3)  # s1 (Mary Ann) and s3 (John)
+    assert row(rows, "female|male")["value"] == pytest.approx(2 / 3)
+    f = failures(ex, Tagger(), mode="all_terms")
+    assert list(f["template"]) == ["s1", "s3"] and f.iloc[0]["change"] == 1
+    # fast path on scored sequence examples (pred_tags)
+    tagged, _ = Tagger().predict(list(ex["tokens"]))
+    scored = ex.assign(pred_tags=tagged)
+    assert row(invariance_rows(scored, mode="all_terms"))["value"] == pytest.approx(2 / 3)
+
+
+# ---------------------------------------------------------------- CLI and terminal
+def test_cli_export_predict_import(toy_suite, tmp_path):
+    from bias_suite.cli import app
+
+    runner = CliRunner()
+    exp = tmp_path / "exp"
+    r = runner.invoke(app, ["checklist", "export", toy_suite.path, "--out", str(exp)])
+    assert r.exit_code == 0, r.output
+    assert json.loads((exp / "testsuite.json").read_text())["lines"] == 20
+    model_dir = make_tiny_classifier(tmp_path / "tiny")
+    r = runner.invoke(app, ["checklist", "predict", str(exp), "--model", str(model_dir), "--out", str(tmp_path / "p.txt"), "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["checklist", "import", str(exp), str(tmp_path / "p.txt"), "--out", str(tmp_path / "imp")])
+    assert r.exit_code == 0, r.output
+    assert "invariance" in r.output and (tmp_path / "imp" / "results.jsonl").exists()
+    res = pd.read_json(tmp_path / "imp" / "results.jsonl", lines=True)
+    assert (res["family"] == "invariance").sum() == 4
+    r = runner.invoke(app, ["checklist", "import", str(tmp_path), str(tmp_path / "p.txt"), "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "not a CheckList export" in r.output
+
+
+def test_terminal_summary_shows_inv(toy_suite):
+    from rich.console import Console
+
+    from bias_suite.report.terminal import print_summary
+
+    scored = predict_examples(expand_suite(toy_suite), hand_predictor(toy_suite))
+    res = pd.concat([evaluate(scored, metrics=["CFGap"]), invariance_rows(scored, mode="all_terms")], ignore_index=True)
+    console = Console(record=True, width=120)
+    print_summary(res, scored, console=console)
+    text = console.export_text()
+    assert "invariance (CheckList INV fail rate)" in text and "male|nonbinary" in text and "0.500" in text

@@ -1,0 +1,264 @@
+"""NER models and the end-to-end path: the CRF (against brute force and
+pytorch-crf), constrained Viterbi, a tiny transformer+CRF tagger saved and
+reloaded, a tiny HF token classifier and the CLI on a tiny suite (the
+reduced build of the default NER model is in test_ner_build.py)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from _tiny_ner import make_tiny_crf_model, make_tiny_crf_tagger, make_tiny_token_classifier
+from bias_suite.exceptions import BiasSuiteError, ModelError
+from bias_suite.models.crf import CRF, TransformerCrfTagger, bilou_constraints, is_crf_folder
+from bias_suite.models.token import HFTokenClassifier, normalise_tag_names
+from bias_suite.scoring.bilou import allowed_transition, bilou_tag_set
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run on one thread: on a busy 2-core machine two torch
+    threads spin against each other (a 60-step toy training went 1 s -> 27 s)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+SENTS = [["Emma", "lives", "in", "New", "Zealand", "."], ["zebra"], ["I", "liked", "that", "writer", "!"],
+         ["Emma", "lives", "in", "New", "Zealand", "."], ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]]
+
+
+def _valid(seq):
+    return (allowed_transition(None, seq[0]) and allowed_transition(seq[-1], None)
+            and all(allowed_transition(a, b) for a, b in zip(seq, seq[1:])))
+
+
+# ------------------------------------------------------------------ CRF
+def test_crf_matches_brute_force_and_pytorch_crf():
+    torch.manual_seed(0)
+    T, B, L = 4, 3, 4
+    crf = CRF(T)
+    em = torch.randn(B, L, T)
+    tags = torch.randint(0, T, (B, L))
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    with torch.no_grad():
+        s, tr, e = crf._scores()
+        nll = crf(em, tags, mask, reduction="none")
+        M = crf.marginals(em, mask)
+        paths = crf.decode(em, mask)
+    for b in range(B):
+        n = int(mask[b].sum())
+        scores = {}
+        for seq in itertools.product(range(T), repeat=n):
+            scores[seq] = float(s[seq[0]] + em[b, 0, seq[0]] + sum(tr[seq[i - 1], seq[i]] + em[b, i, seq[i]] for i in range(1, n)) + e[seq[-1]])
+        logz = np.log(np.sum(np.exp(list(scores.values()))))
+        gold = tuple(tags[b, :n].tolist())
+        assert float(nll[b]) == pytest.approx(logz - scores[gold], abs=1e-4)
+        assert tuple(paths[b]) == max(scores, key=scores.get)
+        P = np.zeros((n, T))
+        for seq, sc in scores.items():
+            for i, x in enumerate(seq):
+                P[i, x] += np.exp(sc - logz)
+        np.testing.assert_allclose(M[b, :n].detach().numpy(), P, atol=1e-5)
+        assert float(M[b, n:].abs().sum()) == 0.0
+    torchcrf = pytest.importorskip("torchcrf")
+    ref = torchcrf.CRF(T, batch_first=True)
+    with torch.no_grad():
+        ref.transitions.copy_(crf.transitions)
+        ref.start_transitions.copy_(crf.start_transitions)
+        ref.end_transitions.copy_(crf.end_transitions)
+    with torch.no_grad():
+        torch.testing.assert_close(nll, -ref(em, tags, mask, reduction="none"))
+    assert paths == ref.decode(em, mask)
+
+
+def test_constrained_viterbi_never_emits_invalid_bilou():
+    torch.manual_seed(1)
+    names = bilou_tag_set(["PER", "LOC", "ORG"])
+    crf = CRF(len(names), bilou_constraints(names))
+    with torch.no_grad():
+        crf.transitions.normal_(0, 5)
+    free = CRF(len(names))
+    with torch.no_grad():
+        free.transitions.copy_(crf.transitions)
+    em = torch.randn(200, 9, len(names)) * 6
+    lengths = torch.randint(1, 10, (200,))
+    mask = torch.arange(9)[None, :] < lengths[:, None]
+    invalid_free = 0
+    for p, q in zip(crf.decode(em, mask), free.decode(em, mask)):
+        seq = [names[i] for i in p]
+        assert _valid(seq), seq
+        invalid_free += not _valid([names[i] for i in q])
+    assert invalid_free > 0  # the constraint is what makes them valid
+    with torch.no_grad():
+        M = crf.marginals(em.double(), mask)
+    np.testing.assert_allclose(M.sum(-1).numpy(), mask.double().numpy(), atol=1e-9)
+
+
+# ------------------------------------------------------------------ CRF tagger
+@pytest.fixture(scope="module")
+def crf_dir(tmp_path_factory):
+    return make_tiny_crf_tagger(tmp_path_factory.mktemp("crf") / "tagger")
+
+
+def test_crf_tagger_saved_and_reloaded(tmp_path, crf_dir):
+    assert is_crf_folder(crf_dir)
+    assert {"config.json", "model.safetensors"} <= {p.name for p in crf_dir.iterdir()}
+    cfg = json.loads((crf_dir / "config.json").read_text())
+    assert cfg["bias_suite_model"] == "transformer_crf" and cfg["constrained"] is True
+    model, tok = make_tiny_crf_model(tmp_path / "again")
+    live = TransformerCrfTagger(model, tokenizer=tok, device="cpu", progress=False)
+    loaded = TransformerCrfTagger.from_pretrained(crf_dir, device="cpu", progress=False, batch_size=2)
+    assert loaded.tag_names == bilou_tag_set(["PER", "LOC"]) == live.tag_names
+    t1, p1 = live.predict(SENTS)
+    t2, p2 = loaded.predict(SENTS)
+    assert t1 == t2
+    for a, b in zip(p1, p2):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    for toks, tags, P in zip(SENTS, t2, p2):
+        assert len(tags) == len(toks) and P.shape == (len(toks), len(loaded.tag_names))
+        assert _valid(tags)
+        np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-9)
+    assert t2[0] == t2[3]  # duplicates tagged once, same output
+    # marginals option
+    marg = TransformerCrfTagger(crf_dir, device="cpu", progress=False, probabilities="marginals")
+    _, pm = marg.predict(SENTS[:2])
+    np.testing.assert_allclose(pm[0].sum(1), 1.0, atol=1e-6)
+    assert not np.allclose(pm[0], p2[0])
+    with pytest.raises(ModelError):
+        TransformerCrfTagger(crf_dir, probabilities="bogus")
+    with pytest.raises(ModelError, match="not a transformer"):
+        TransformerCrfTagger(tmp_path)
+
+
+def test_crf_tagger_learns_a_toy_task(tmp_path):
+    from bias_suite.models.crf import encode_words, pad_batch
+
+    model, tok = make_tiny_crf_model(tmp_path / "learn", seed=3)
+    names = model.tag_names
+    data = [(["emma", "went", "to", "new", "york"], ["U-PER", "O", "O", "B-LOC", "L-LOC"]),
+            (["we", "met", "liam"], ["O", "O", "U-PER"])]
+    ids, widx = encode_words(tok, [d[0] for d in data], 64)
+    batch = pad_batch(ids, widx, tok.pad_token_id, tags=[[names.index(t) for t in d[1]] for d in data])
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    model.train()
+    torch.manual_seed(0)
+    for _ in range(60):
+        loss = model(batch["input_ids"], batch["attention_mask"], batch["word_index"], batch["word_mask"], tags=batch["tags"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    tagger = TransformerCrfTagger(model, tokenizer=tok, device="cpu", progress=False)
+    pred, _ = tagger.predict([d[0] for d in data])
+    assert pred == [d[1] for d in data]
+
+
+# ------------------------------------------------------------------ HF token classifier
+def test_hf_token_classifier_first_subtoken_alignment(tmp_path):
+    d = make_tiny_token_classifier(tmp_path / "tok")
+    clf = HFTokenClassifier(d, device="cpu", progress=False, batch_size=2)
+    assert clf.tag_names == ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    tags, probs = clf.predict(SENTS)
+    # reference: run the model on each sentence alone, take each word's first sub-token
+    enc = clf.tokenizer(SENTS[0], is_split_into_words=True, return_tensors="pt")
+    with torch.no_grad():
+        logits = clf.model(**enc).logits[0].double()
+    first = [enc.word_ids().index(w) for w in range(len(SENTS[0]))]
+    ref = torch.softmax(logits[first], -1).numpy()
+    np.testing.assert_allclose(probs[0], ref, atol=1e-6)
+    assert "zebra" not in clf.tokenizer.get_vocab() and len(clf.tokenizer.tokenize("zebra")) > 1
+    for toks, t, P in zip(SENTS, tags, probs):
+        assert len(t) == len(toks) and P.shape == (len(toks), 5)
+        np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-9)
+        assert t == [clf.tag_names[i] for i in P.argmax(1)]
+    with pytest.raises(ModelError):
+        clf.predict("not a list of lists")
+
+
+def test_tag_name_normalisation():
+    assert normalise_tag_names(["O", "B-PER", "E-PER", "S-LOC", "LOC", "I_ORG"]) == ["O", "B-PER", "L-PER", "U-LOC", "I-LOC", "I-ORG"]
+    with pytest.raises(ModelError):
+        normalise_tag_names(["O", "PER", "I-PER"])
+
+
+# ------------------------------------------------------------------ CLI end to end
+IDENT = """attribute: place
+sources: ["test"]
+groups:
+  short:
+    country: [Japan, Peru]
+  long:
+    country: [New Zealand, Sierra Leone]
+"""
+SUITE = """suite: ner_tiny
+task: sequence_labelling
+identity_terms: [place.yaml]
+slot_tags: {country: U-LOC}
+templates:
+  - id: t1
+    text: "Emma flew to {country} in May."
+    tags: {Emma: PER}
+  - id: t2
+    text: "{Country} is large."
+  - id: t3
+    text: "The bank opened an office in {country}."
+"""
+
+
+def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
+    from typer.testing import CliRunner
+
+    from bias_suite.cli import app
+
+    (tmp_path / "place.yaml").write_text(IDENT)
+    (tmp_path / "ner_tiny.yaml").write_text(SUITE)
+    runner = CliRunner()
+    r = runner.invoke(app, ["expand", str(tmp_path / "ner_tiny.yaml"), "--out", str(tmp_path / "ex.jsonl")])
+    assert r.exit_code == 0, r.output
+    ex = pd.read_json(tmp_path / "ex.jsonl", lines=True)
+    assert len(ex) == 12 and {"tokens", "tags", "term_span"} <= set(ex.columns)
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["run", str(tmp_path / "ner_tiny.yaml"), "--model", str(crf_dir), "--out", str(out)],
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "LOC recall/F1" in r.output and "FNED LOC" in r.output and "short" in r.output
+    res = pd.read_json(out / "results.jsonl", lines=True)
+    assert {"FNED", "CFGap", "TPR-Gap", "AvgIF", "PertSS", "Wilcoxon-p-holm"} <= set(res["metric"])
+    assert set(res.loc[res["metric"] == "CFGap", "class"]) == {"PER", "LOC", "O"}
+    assert (res.loc[res["metric"] == "FPED", "note"] == "not applicable to sequence labelling").all()
+    scored = pd.read_json(out / "scored.jsonl", lines=True)
+    assert {"tokens", "tags", "pred_tags", "tag_probs", "term_span"} <= set(scored.columns)
+    # evaluate the written scored file again: same metric values
+    r = runner.invoke(app, ["evaluate", str(out / "scored.jsonl"), "--out", str(tmp_path / "ev")], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "FNED LOC" in r.output
+    again = pd.read_json(tmp_path / "ev" / "results.jsonl", lines=True)
+    key = ["metric", "class", "group"]
+    m = res.merge(again, on=key + ["attribute"], suffixes=("", "_2"))
+    assert len(m) == len(res)
+    np.testing.assert_allclose(m["value"].astype(float), m["value_2"].astype(float), atol=1e-9)
+
+
+def test_run_dispatch_and_mixed_task_errors(tmp_path, crf_dir):
+    from bias_suite.run import run
+    from bias_suite.run_sequence import load_tagger
+
+    tok_dir = make_tiny_token_classifier(tmp_path / "tokclf")
+    assert isinstance(load_tagger(str(tok_dir), progress=False)[0], HFTokenClassifier)
+    assert isinstance(load_tagger(str(crf_dir), progress=False)[0], TransformerCrfTagger)
+    (tmp_path / "place.yaml").write_text(IDENT)
+    (tmp_path / "ner_tiny.yaml").write_text(SUITE)
+    res = run([tmp_path / "ner_tiny.yaml"], str(tok_dir), None, progress=False, significance=False, metrics=["FNED", "CFGap"])
+    assert res.scored.task == "sequence_labelling" and set(res.results["metric"]) == {"FNED", "CFGap"}
+    with pytest.raises(BiasSuiteError, match="run them separately"):
+        run([tmp_path / "ner_tiny.yaml", "templates/sentiment_gender.yaml"], str(tok_dir), None, progress=False)

@@ -1,0 +1,184 @@
+"""The self-contained HTML report: content, colour scaling, drill-down,
+graceful degradation, atomic writing and the CLI."""
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from _report_data import enrich, make_results
+from typer.testing import CliRunner
+
+from bias_suite.cli import app
+from bias_suite.metrics.engine import results_frame
+from bias_suite.report.html import (
+    heatmap_tables,
+    load_report_data,
+    read_results_table,
+    render_report,
+    significance_table,
+    template_drilldown,
+    write_html_report,
+)
+from bias_suite.scoring.scored import as_scored
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    return make_results(tmp_path_factory.mktemp("report") / "res")
+
+
+@pytest.fixture(scope="module")
+def rich_dir(results_dir, tmp_path_factory):
+    d = tmp_path_factory.mktemp("report_rich") / "res"
+    shutil.copytree(results_dir, d)
+    return enrich(d)
+
+
+def _row(metric, family, attribute, cls, group, value, view="group", **kw):
+    return {"metric": metric, "family": family, "view": view, "attribute": attribute, "class": cls, "group": group,
+            "value": value, "ci_low": kw.get("ci_low"), "ci_high": kw.get("ci_high"), "n": kw.get("n", 10), "note": kw.get("note")}
+
+
+def test_report_has_a_heatmap_per_attribute_and_the_tables(results_dir):
+    path = write_html_report(results_dir)
+    assert path == results_dir / "report.html"
+    html = path.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    for attr in ("gender", "names"):
+        assert f'<table class="heatmap" data-attribute="{attr}" data-kind="group">' in html
+        assert f'<table class="heatmap" data-attribute="{attr}" data-kind="pair">' in html
+        assert f'<section class="attribute" id="attr-{attr}" data-attribute="{attr}">' in html
+    assert 'class="data significance"' in html and "Friedman" in html and "Wilcoxon" in html
+    assert "Kendall&#x27;s W" in html and "rank-biserial" in html and "(holm)" in html
+    assert 'class="data drilldown"' in html  # per-template drill-down from scored.*
+    assert "<svg" in html and 'class="chart"' in html  # per-group charts
+    # metadata from run.json
+    meta = load_report_data(results_dir).metadata
+    assert meta["seed"] == 0
+    assert "sentiment_gender" in html and "mini_names" in html and "seed" in html and "transformers" in html
+    # groups in the identity-file order, accumulated column last
+    head = re.search(r'data-attribute="gender" data-kind="group">.*?<thead>(.*?)</thead>', html, re.S).group(1)
+    assert re.findall(r"<th[^>]*>([^<]*)</th>", head) == ["metric", "class", "female", "male", "non_binary", "accumulated"]
+
+
+def test_report_fetches_nothing(results_dir):
+    html = write_html_report(results_dir).read_text(encoding="utf-8")
+    assert not re.search(r'(src|href)\s*=\s*["\']?(https?:)?//', html, re.I)
+    assert "@import" not in html and "url(" not in html
+    assert "<link" not in html and "<iframe" not in html
+    assert "default-src 'none'" in html  # CSP: the browser refuses any fetch
+
+
+def test_row_scaling_uses_the_row_maximum_and_ignores_the_accumulated_value():
+    res = results_frame([
+        _row("FNED", "BCM", "g", "pos", "a", 0.1),
+        _row("FNED", "BCM", "g", "pos", "b", -0.4),
+        _row("FNED", "BCM", "g", "pos", None, 5.0),
+        _row("BPSN", "VBCM", "g", "pos", "a", 0.8),
+        _row("BPSN", "VBCM", "g", "pos", "b", None, note="undefined: no negatives"),
+        _row("CFGap", "PCM", "g", "pos", "a|b", 0.2, view="counterfactual"),
+        _row("CFGap", "PCM", "g", "pos", None, 0.2, view="counterfactual"),
+    ])
+    hms = {h.kind: h for h in heatmap_tables(res, "g", ["pos"])}
+    g = hms["group"]
+    assert g.columns == ["a", "b"]
+    assert [r[0] for r in g.rows] == ["FNED", "BPSN"]
+    np.testing.assert_allclose(g.scaled[0], [0.25, -1.0])
+    np.testing.assert_allclose(g.scaled[1, 0], 1.0)
+    assert np.isnan(g.scaled[1, 1]) and np.isnan(g.accumulated[1])
+    assert g.accumulated[0] == 5.0
+    assert hms["pair"].columns == ["a|b"]
+    html = render_report(load_report_data_from_frame(res))
+    # the accumulated cell carries no colour, the extreme cell the full colour
+    acc = re.search(r'<td class="acc"[^>]*>5\.000</td>', html)
+    assert acc and "style" not in acc.group(0)
+    assert 'style="background:rgb(33,102,172);color:#fff"' in html  # -0.4 is the row's extreme: full blue
+
+
+def load_report_data_from_frame(res):
+    from bias_suite.report.html import ReportData
+
+    return ReportData(results=res)
+
+
+def test_template_drilldown_subtracts_the_template_mean():
+    rows = []
+    probs = {("t1", "a"): 0.9, ("t1", "b"): 0.5, ("t2", "a"): 0.4, ("t2", "b"): 0.6}
+    for (t, g), p in probs.items():
+        for k in range(2):
+            rows.append({"id": f"{t}{g}{k}", "template": t, "attribute": "x", "group": g, "term": f"{g}{k}",
+                         "text": f"{t} {g}{k}", "label": "pos", "probs": {"pos": p, "neg": 1 - p}})
+    dd = template_drilldown(as_scored(pd.DataFrame(rows)), "x", top=5)
+    a = dd["a"].set_index("template")
+    assert a.loc["t1", "dev_pos"] == pytest.approx(0.2) and a.loc["t2", "dev_pos"] == pytest.approx(-0.1)
+    assert list(dd["a"]["template"]) == ["t1", "t2"]  # largest |deviation| first
+    assert dd["b"].set_index("template").loc["t1", "dev_neg"] == pytest.approx(0.2)
+
+
+def test_significance_table_pairs_adjusted_p_and_effect_sizes(results_dir):
+    sig = significance_table(read_results_table(results_dir))
+    assert set(sig["test"]) == {"Friedman", "Wilcoxon"}
+    w = sig[sig["test"] == "Wilcoxon"].iloc[0]
+    assert w["adjustment"] == "holm" and w["p_adj"] >= w["p"] and -1 <= w["effect"] <= 1
+    assert sig["n"].notna().all()
+
+
+def test_verdicts_bernstein_invariance_and_failures(rich_dir):
+    data = load_report_data(rich_dir)
+    assert data.has_verdicts and data.failures is not None
+    html = write_html_report(rich_dir).read_text(encoding="utf-8")
+    assert 'class="data verdicts"' in html and "v-bias" in html and "bias detected (higher for" in html
+    assert 'class="data bernstein"' in html and "DemographicParity" in html and "n needed" in html
+    assert "Invariance (INV) tests" in html and "INV-FailureRate" in html and 'class="data failures"' in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html  # escaped
+    assert "●" in html  # heatmap cells with a "bias detected" verdict are marked
+
+
+def test_report_degrades_without_side_files(results_dir, tmp_path):
+    shutil.copy(results_dir / "results.jsonl", tmp_path / "results.jsonl")
+    html = write_html_report(tmp_path, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "No run.json" in html and "drilldown" not in html
+    assert html.count('class="heatmap"') == 4
+    # a broken scored file is reported, not fatal
+    (tmp_path / "scored.jsonl").write_text("{not json\n")
+    html = write_html_report(tmp_path, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "could not be read" in html
+
+
+def test_csv_results_and_extra_columns(results_dir, tmp_path):
+    res = read_results_table(results_dir)
+    res.to_csv(tmp_path / "results.csv", index=False)
+    back = read_results_table(tmp_path)
+    assert len(back) == len(res) and back["group"].isna().sum() == res["group"].isna().sum()
+
+
+def test_report_is_written_atomically(results_dir, tmp_path, monkeypatch):
+    import bias_suite.report.html as h
+
+    out = tmp_path / "report.html"
+    out.write_text("old")
+
+    def boom(*a, **k):
+        raise RuntimeError("render failed")
+
+    monkeypatch.setattr(h, "render_report", boom)
+    with pytest.raises(RuntimeError):
+        h.write_html_report(results_dir, out)
+    assert out.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_cli_report_and_run_report(results_dir, tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["report", str(results_dir), "--out", str(tmp_path / "x.html")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "x.html").read_text(encoding="utf-8").count('data-kind="group"') == 2
+    r = runner.invoke(app, ["report", str(tmp_path / "nothing")])
+    assert r.exit_code == 2 and "no results file" in r.output
+    model = results_dir.parent / f"{results_dir.name}_model"
+    suite = results_dir.parent / f"{results_dir.name}_suites" / "mini_names.yaml"
+    r = runner.invoke(app, ["run", str(suite), "--model", str(model), "--out", str(tmp_path / "run"), "-q", "--report"])
+    assert r.exit_code == 0, r.output
+    assert 'data-attribute="names"' in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
