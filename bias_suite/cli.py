@@ -102,10 +102,18 @@ def expand(
     if len(ex) and sample:
         s = ex.sample(min(sample, len(ex)), random_state=seed)
         t2 = Table(title="sample")
-        for c in ("attribute", "group", "label", "text"):
+        ner = "tags" in s.columns  # sequence labelling: show the gold entities inline
+        for c in ("attribute", "group") + (("gold entities",) if ner else ("label", "text")):
             t2.add_column(c)
         for r in s.itertuples(index=False):
-            t2.add_row(r.attribute, r.group, str(r.label), r.text)
+            if ner and isinstance(r.tags, list):
+                from rich.markup import escape
+
+                from .suites.sequence import bracketed
+
+                t2.add_row(r.attribute, r.group, escape(bracketed(r.tokens, r.tags)))
+            else:
+                t2.add_row(r.attribute, r.group, str(r.label), r.text)
         console.print(t2)
     if out is not None:
         if out.suffix == ".parquet":

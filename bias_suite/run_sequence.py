@@ -38,6 +38,9 @@ def load_tagger(model, *, device="auto", batch_size=64, progress=True, trust_rem
             return model, getattr(model, "name", type(model).__name__)
         raise ModelError(f"cannot use {type(model).__name__} as a tagger: it needs predict(tokens_list) and tag_names")
     name = str(model)
+    from .models.default_ner import passive_omp_threads
+
+    passive_omp_threads()
     from .models.crf import TransformerCrfTagger, is_crf_folder
 
     if name in DEFAULT_TAGGER_NAMES:

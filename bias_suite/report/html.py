@@ -43,6 +43,7 @@ REPORT_NAME = "report.html"
 FAILURES_NAMES = ("failures.jsonl", "inv_failures.jsonl")  # the second is what `bias-suite checklist import` writes
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 CLASS_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+TINY = 1e-12  # below this a value is rounding noise, not a sign
 POS_RGB = (178, 24, 43)  # RdBu ends
 NEG_RGB = (33, 102, 172)
 
@@ -233,10 +234,13 @@ class Heatmap:
 
     @property
     def scaled(self) -> np.ndarray:
-        """Values divided by their row's largest absolute value, in [-1, 1]."""
-        m = self.row_max[:, None]
+        """Values divided by their row's largest absolute value, in [-1, 1].
+        Rounding noise (|value| < 1e-12) counts as 0, so a row of zeros and
+        -1e-17s stays uncoloured."""
+        v = np.where(np.abs(self.values) < TINY, 0.0, self.values)
+        m = np.nanmax(np.where(np.isnan(v), 0.0, np.abs(v)), axis=1, initial=0.0)[:, None]
         with np.errstate(all="ignore"):
-            out = np.where(m > 0, self.values / m, 0.0)
+            out = np.where(m > 0, v / m, 0.0)
         return np.where(np.isnan(self.values), np.nan, out)
 
 
@@ -459,6 +463,8 @@ def fmt(v, digits: int = 3) -> str:
     if abs(x) >= 100:
         return f"{x:.1f}"
     s = f"{x:.{digits}f}"
+    if x < 0 and float(s) == 0:
+        return s.lstrip("-")  # no "−0.000"
     return s.replace("-", "−") if x < 0 else s
 
 
@@ -595,6 +601,11 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list:
     return ticks
 
 
+def _tick(t: float) -> str:
+    s = f"{t:.4g}"
+    return s.replace("-", "−") if t < 0 else s
+
+
 def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
     """An inline SVG: groups down, value across, one point (and interval)
     per class."""
@@ -629,7 +640,7 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
     y0, y1 = top - 4, top + band * len(groups)
     for t in _nice_ticks(lo, hi):
         x = X(t)
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y0}" y2="{y1}" class="grid"/><text x="{x:.1f}" y="{y1 + 14}" class="tk" text-anchor="middle">{fmt(t, 2)}</text>')
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y0}" y2="{y1}" class="grid"/><text x="{x:.1f}" y="{y1 + 14}" class="tk" text-anchor="middle">{_tick(t)}</text>')
     if lo <= ref <= hi:
         parts.append(f'<line x1="{X(ref):.1f}" x2="{X(ref):.1f}" y1="{y0}" y2="{y1}" class="ref"/>')
     for gi, g in enumerate(groups):

@@ -226,9 +226,10 @@ def bootstrap(
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
     weights = _draw_weights(data, B, seed)
-    keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
-                                    max_tuples=max_tuples, tuple_seed=tseed,
-                                    group_order_override=group_order_override)
+    with _single_threaded_blas():
+        keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
+                                        max_tuples=max_tuples, tuple_seed=tseed,
+                                        group_order_override=group_order_override)
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
@@ -258,9 +259,10 @@ def bootstrap_replicates(
     specs = resolve_metrics(metrics)
     attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
     weights = _draw_weights(data, B, seed)
-    keys, reps, _ = _replicates(data, specs, weights, attributes=attrs, method=method, max_tuples=max_tuples,
-                                tuple_seed=seed if tuple_seed is None else tuple_seed,
-                                group_order_override=group_order_override)
+    with _single_threaded_blas():
+        keys, reps, _ = _replicates(data, specs, weights, attributes=attrs, method=method, max_tuples=max_tuples,
+                                    tuple_seed=seed if tuple_seed is None else tuple_seed,
+                                    group_order_override=group_order_override)
     return pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps
 
 
@@ -298,6 +300,19 @@ def cluster_bootstrap_difference(costs, annotations, clusters, *, confidence: fl
 # --------------------------------------------------------------------------
 # setup
 # --------------------------------------------------------------------------
+def _single_threaded_blas():
+    """The bootstrap's matrix products are skinny (a chunk of resamples times
+    thousands of items); a multi-threaded BLAS gains nothing on them and can
+    be orders of magnitude slower on a busy machine, so use one thread."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _check(B, confidence, method):
     if not isinstance(B, (int, np.integer)) or B < 1:
         raise MetricError(f"B (number of bootstrap resamples) must be a positive integer, got {B!r}")
@@ -426,6 +441,7 @@ def _fast_attribute(prep: _Prepared, specs, W):
     Wf = Wx.astype(np.float64)
     out, basis = {}, {}
     set_jobs = {}  # class index -> list of (spec, cls_name)
+    sums_cache: dict = {}
     for spec in specs:
         if spec.two_groups and ad.k != 2:
             continue
@@ -436,7 +452,7 @@ def _fast_attribute(prep: _Prepared, specs, W):
                 if spec.generalized in ("PCM", "MCM") and ad.k < 2:
                     continue
                 if isinstance(sc, RateScore):
-                    phi = _rate_phi(prep, sc, c, Wf)
+                    phi = _rate_phi(prep, sc, c, Wf, sums_cache)
                     _store(out, basis, spec, cls, *_scalar_values(spec, ad, sc, comp, phi), B)
                 else:
                     set_jobs.setdefault(c, []).append((spec, cls))
@@ -468,13 +484,25 @@ def _nan_where(bad, val):
     return np.where(bad | ~np.isfinite(val), np.nan, val)
 
 
-def _rate_phi(prep, score, c, Wf):
+def _count_sums(prep, c, Wf, cache):
+    """Per-group count sums (R, k) of every resample, one matmul per class:
+    per-(template, group) counts C once, then W @ C."""
+    if c not in cache:
+        ad = prep.ad
+        k, J = ad.k, prep.J
+        cnt = ad.class_counts(c)
+        names = list(cnt)
+        key = prep.tpl * k + ad.g
+        C = np.concatenate([np.bincount(key, weights=cnt[n], minlength=J * k).reshape(J, k) for n in names], axis=1)
+        S = Wf @ C
+        cache[c] = {n: S[:, i * k:(i + 1) * k] for i, n in enumerate(names)}
+    return cache[c]
+
+
+def _rate_phi(prep, score, c, Wf, cache):
     """Group / all / rest values of a rate score on every resample: (R, k)."""
-    ad = prep.ad
-    k, J = ad.k, prep.J
-    cnt = ad.class_counts(c)
-    key = prep.tpl * k + ad.g
-    S = {name: Wf @ np.bincount(key, weights=v, minlength=J * k).reshape(J, k) for name, v in cnt.items()}
+    k = prep.ad.k
+    S = _count_sums(prep, c, Wf, cache)
     total = {n: s.sum(1) for n, s in S.items()}
     rest = {n: total[n][:, None] - s for n, s in S.items()}
     R = Wf.shape[0]
@@ -703,16 +731,20 @@ class _ClassItems:
 
     # -- per chunk
     def start(self, Wc: np.ndarray):
+        """A new chunk of resamples: ``Wc`` (Bc, J) int32 template weights."""
         self.Wc = Wc
         self.Wf = Wc.astype(np.float64)
-        self.Wi = Wc[:, self.tpl]  # (Bc, m) int32
+        wmax = int(Wc.max()) if Wc.size else 0
+        # U sums w_h * (2 C_L + w_l) per item: int32 unless that could overflow
+        self.idt = np.int32 if 2 * (self.m + 1) * (wmax + 1) ** 2 < 2**31 else np.int64
         self._chunk = {}
 
     def _weights(self, key, p):
         """Item weights (Bc, len(p)) of the positions ``p`` (cached per chunk)."""
         ck = ("w", key)
         if ck not in self._chunk:
-            self._chunk[ck] = self.Wi if p.size == self.m else self.Wi[:, p]
+            tp = self._memo(("tpl", key), lambda: self.tpl[p])
+            self._chunk[ck] = self.Wc[:, tp]
         return self._chunk[ck]
 
     def n(self, cats) -> np.ndarray:
@@ -788,25 +820,31 @@ class _ClassItems:
         """2 U(H over L): per column of ``Hmat`` (value order, L of every
         group), or per segment ``seg`` (group order: L and H of one group)."""
         Wp = self._weights(key, p)
+        idt = self.idt
+        if Wp.dtype != idt:
+            Wp = Wp.astype(idt)
         wL = Wp * inL
-        CL = np.cumsum(wL, axis=1, dtype=np.int64)
+        CL = np.cumsum(wL, axis=1, dtype=idt)
         if seg is not None:  # cumulative counts restart in every group segment
             starts, sizes = seg
-            before = np.zeros((CL.shape[0], starts.size), dtype=np.int64)
+            before = np.zeros((CL.shape[0], starts.size), dtype=idt)
             nz = starts > 0
             before[:, nz] = CL[:, starts[nz] - 1]
             CL -= np.repeat(before, sizes, axis=1)
         if ties is None:  # C_L(<x) + C_L(<=x) = 2 C_L(before) + own weight
-            term = 2 * CL - wL
+            term = CL
+            term *= 2
+            term -= wL
         else:  # C_L(<x) from the item before the tie block, C_L(<=x) at its end
             bstart, bend, at_seg_start = ties
-            Cpad = np.zeros((CL.shape[0], CL.shape[1] + 1), dtype=np.int64)
+            Cpad = np.zeros((CL.shape[0], CL.shape[1] + 1), dtype=idt)
             Cpad[:, 1:] = CL
             term = Cpad[:, bstart]
             if at_seg_start is not None:  # a block opening a group segment has nothing below it
                 term[:, at_seg_start] = 0
             term += Cpad[:, bend + 1]
-        v = Wp * term * inH
+        v = Wp * term
+        v *= inH
         if seg is None:
             return v.astype(np.float64) @ Hmat
         starts, sizes = seg
@@ -816,23 +854,32 @@ class _ClassItems:
             out[:, ne] = np.add.reduceat(v, starts[ne], axis=1)
         return out
 
-    def u_over_all(self, catsH, catsL) -> np.ndarray:
-        """(Bc, k): U(H within group t over L of all groups)."""
-        key = ("u_over_all", catsH, catsL)
+    def u_by_cat(self, catsL) -> np.ndarray:
+        """(Bc, 3, k): U(items of category c and group t over L of all
+        groups), for every category at once, from one cumulative count of L
+        over all items in score order."""
+        key = ("u_by_cat", catsL)
         if key not in self._chunk:
             def make():
-                union = tuple(sorted(set(catsH) | set(catsL)))
-                p = self.positions(union)
-                inL = np.isin(self.cat[p], catsL).astype(np.int32)
-                inH = np.isin(self.cat[p], catsH).astype(np.int32)
-                Hmat = (self.g[p][:, None] == np.arange(self.k)).astype(np.float64)
-                return union, p, inL, inH, self._ties(self.x[p]), Hmat
-            union, p, inL, inH, ties, Hmat = self._memo(key, make)
-            self._chunk[key] = self._u2(("sel", union), p, inL, inH, ties, Hmat=Hmat) / 2.0
+                p = np.arange(self.m)
+                inL = np.isin(self.cat, catsL).astype(np.int32)
+                cells = self.cat * self.k + self.g
+                Hmat = (cells[:, None] == np.arange(3 * self.k)).astype(np.float64)
+                return p, inL, np.int32(1), self._ties(self.x), Hmat
+            p, inL, inH, ties, Hmat = self._memo(key, make)
+            u2 = self._u2(("sel", _CATS["all"]), p, inL, inH, ties, Hmat=Hmat)
+            self._chunk[key] = u2.reshape(-1, 3, self.k) / 2.0
         return self._chunk[key]
 
+    def u_over_all(self, catsH, catsL) -> np.ndarray:
+        """(Bc, k): U(H within group t over L of all groups)."""
+        return self.u_by_cat(catsL)[:, list(catsH), :].sum(axis=1)
+
     def u_grp(self, catsH, catsL) -> np.ndarray:
-        """(Bc, k): U(H within t over L within t), all groups in one pass."""
+        """(Bc, k): U(H within t over L within t), all groups in one pass;
+        U(A over A) = |A|^2 / 2 needs no data."""
+        if catsH == catsL:
+            return self.n(catsH) ** 2 / 2.0
         key = ("u_grp", catsH, catsL)
         if key not in self._chunk:
             def make():

@@ -40,7 +40,7 @@ from .grammar import article, capitalize_first
 from .loader import Suite, Template, load_suite, slot_base
 
 __all__ = ["SEQUENCE_COLUMNS", "DEFAULT_SLOT_TAGS", "expand_sequence_suite", "tokenize", "get_tokenizer",
-           "render_tokens", "template_tags"]
+           "render_tokens", "template_tags", "bracketed"]
 
 SEQUENCE_COLUMNS = EXAMPLE_COLUMNS + ["tokens", "tags", "term_span"]
 DEFAULT_SLOT_TAGS = {"person": "U-PER", "country": "U-LOC"}
@@ -60,6 +60,23 @@ def get_tokenizer():
 def tokenize(text: str) -> list[tuple[str, int]]:
     """``(token, char offset)`` pairs of ``text``, whitespace tokens dropped."""
     return [(t.text, t.idx) for t in get_tokenizer()(text) if not t.is_space]
+
+
+def bracketed(tokens, tags) -> str:
+    """Tokens with their entities in brackets: ``[New Zealand]LOC is far .``"""
+    from ..scoring.bilou import spans
+
+    starts = {s: (t, e) for t, s, e in spans(tags)}
+    out, i = [], 0
+    while i < len(tokens):
+        if i in starts:
+            t, e = starts[i]
+            out.append(f"[{' '.join(tokens[i:e])}]{t}")
+            i = e
+        else:
+            out.append(tokens[i])
+            i += 1
+    return " ".join(out)
 
 
 def _pieces(text: str):
