@@ -153,6 +153,9 @@ def run(
     report: bool = typer.Option(False, "--report", help="Also write the HTML report (OUT/report.html)."),
     fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="Exit 3 when a value meets this condition, e.g. 'BPSN<0.9' (repeatable)."),
     fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on-verdict", help="Exit 3 when this metric has a 'bias detected' verdict (repeatable; '*' for any)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
+    bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
 ):
     """Expand suites, run the model, compute metrics, print the per-group summary and write results.
 
@@ -165,6 +168,7 @@ def run(
         res = run_(
             suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
+            bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
         )
     except BiasSuiteError as e:
         _fail(e)
@@ -297,6 +301,9 @@ def evaluate(
     seed: int = typer.Option(0),
     group_order: Optional[List[str]] = typer.Option(None, help="ATTRIBUTE=g1,g2 (first minus second), repeatable."),
     significance: bool = typer.Option(True, help="Add Wilcoxon/Friedman rows."),
+    bootstrap: int = typer.Option(0, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
+    bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ):
     """Compute every applicable metric on a scored-examples file (bring your own predictions)."""
@@ -310,18 +317,31 @@ def evaluate(
 
     try:
         data = read_scored(scored)
-        res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_group_orders(group_order))
+        res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_group_orders(group_order),
+                        bootstrap=bootstrap, confidence=confidence)
+        verdicts = res.get("verdict")  # metric verdicts of the bootstrap, kept through the concatenations below
+        res = res.drop(columns="verdict", errors="ignore")
         if significance and data.task == "classification" and metrics is None:
             from .stats import significance_tests
 
             sig = significance_tests(data, attributes=attribute)
-            res = results_frame(pd.concat([res, sig], ignore_index=True).to_dict("records"))
+            res = results_frame(res.to_dict("records") + sig.to_dict("records"))  # (pd.concat warns on all-null interval columns)
         elif significance and metrics is None:  # sequence labelling: identity-position probabilities
             from .metrics.sequence import sequence_significance_tests
 
             sig = sequence_significance_tests(data, attributes=attribute, group_order_override=_group_orders(group_order))
             res = results_frame(pd.concat([res, sig], ignore_index=True).to_dict("records"))
-        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed})
+        if bernstein and data.task == "classification" and metrics is None:
+            from .stats import bernstein_rows
+
+            res = results_frame(res.to_dict("records") + bernstein_rows(data, confidence=confidence, attributes=attribute).to_dict("records"))
+        if data.task == "classification":
+            from .stats.verdicts import add_verdicts
+
+            if verdicts is not None:  # the first rows are evaluate's, in order
+                res["verdict"] = pd.concat([verdicts, pd.Series([None] * (len(res) - len(verdicts)), dtype=object)], ignore_index=True).to_numpy(dtype=object)
+            res = add_verdicts(res, confidence=confidence, group_orders=_group_orders(group_order))
+        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence})
     except BiasSuiteError as e:
         _fail(e)
     if not quiet:

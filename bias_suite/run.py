@@ -116,8 +116,9 @@ def run(
     significance: bool = True,
     invariance: bool = True,
     inv_threshold: float = 0.1,
-    bootstrap: int = 0,
+    bootstrap: int = 200,
     confidence: float = 0.95,
+    bernstein: bool = True,
     progress: bool = True,
     trust_remote_code: bool = False,
 ) -> RunResult:
@@ -130,6 +131,9 @@ def run(
         id, a predictor object or a callable (with ``class_names``).
     out_dir : folder for ``examples.*``, ``scored.*``, ``results.*`` and
         ``run.json``; nothing is written when None.
+    bootstrap : template resamples of the cluster bootstrap (0: no intervals);
+        with ``confidence`` the intervals behind the ``verdict`` column.
+    bernstein : add the Bernstein-bounded disparity rows (classification).
     """
     loaded = [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded:
@@ -140,7 +144,7 @@ def run(
         return run_mixed(
             loaded, model, out_dir, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
             device=device, batch_size=batch_size, class_map=class_map, significance=significance, bootstrap=bootstrap,
-            confidence=confidence, progress=progress, trust_remote_code=trust_remote_code,
+            confidence=confidence, bernstein=bernstein, progress=progress, trust_remote_code=trust_remote_code,
         )
     examples = expand_suites(loaded, attributes=attributes)
     if examples.empty:
@@ -151,8 +155,13 @@ def run(
     _check_classes(loaded, predictor.class_names, class_map)
     scored = predict_examples(examples, predictor, class_map=class_map)
     group_order = {a: t.groups for s in loaded for a, t in s.identity.items()}
-    results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples))
+    results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples),
+                       bootstrap=bootstrap, confidence=confidence)  # bootstrap > 0: intervals and metric verdicts
     parts = [results]
+    if bernstein:
+        from .stats import bernstein_rows
+
+        parts.append(bernstein_rows(scored, confidence=confidence))
     if significance:
         from .stats import significance_tests
 
@@ -161,7 +170,12 @@ def run(
         from .interop import invariance_for_run
 
         parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=_present(group_order, examples)))
-    results = results_frame(pd.concat(parts, ignore_index=True).to_dict("records"))
+    records = [r for part in parts for r in part.to_dict("records")]  # (pd.concat warns on all-null columns)
+    results = results_frame(records)
+    results["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)  # the bootstrap's metric verdicts
+    from .stats.verdicts import add_verdicts  # significance and Bernstein verdicts
+
+    results = add_verdicts(results, confidence=confidence, group_orders=_present(group_order, examples))
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -173,6 +187,8 @@ def run(
         "distinct_texts": int(examples["text"].nunique()),
         "max_tuples": max_tuples,
         "seed": seed,
+        "bootstrap": bootstrap,
+        "confidence": confidence,
         "inv_threshold": inv_threshold if invariance else None,
         "python": platform.python_version(),
         "versions": _library_versions(),

@@ -36,7 +36,12 @@ def _tokenizer(path: Path):
     from transformers import AutoTokenizer
 
     if not _TOKENIZER_DIR:
-        _TOKENIZER_DIR.append(make_tiny_classifier(Path(tempfile.mkdtemp(prefix="tiny_ner_tok_")) / "tok"))
+        import atexit
+        import shutil
+
+        root = tempfile.mkdtemp(prefix="tiny_ner_tok_")
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        _TOKENIZER_DIR.append(make_tiny_classifier(Path(root) / "tok"))
     return AutoTokenizer.from_pretrained(str(_TOKENIZER_DIR[0]))
 
 

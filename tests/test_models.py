@@ -10,7 +10,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -308,19 +307,18 @@ def test_vader_data(vader_sdist_path):
 def test_default_sentiment_build_reduced(tmp_path, vader_sdist_path, monkeypatch):
     """Real path: VADER data, MiniLM encoder, a few training steps."""
     monkeypatch.setenv("BIAS_SUITE_CACHE", str(tmp_path / "cache"))
-    t0 = time.time()
-    out = build_model("default-sentiment", max_train=256, max_eval=128, progress=False,
+    out = build_model("default-sentiment", max_train=128, max_eval=64, progress=False,
                       threads=2, download_dir=vader_sdist_path.parent)
-    assert time.time() - t0 < 90
     assert out == tmp_path / "cache" / "models" / "default-sentiment"
     assert dm.is_built(out)
+    assert all(p.stat().st_mode & 0o044 == 0o044 for p in out.iterdir())  # readable by all
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no temp dirs left
     card = (out / "README.md").read_text()
     assert "VADER" in card and "MIT" in card and "r <= -1" in card
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["data"]["sentences"] == 23_703
-    assert metrics["data"]["split"]["train_used"] == 256
-    assert metrics["held_out"]["n"] == 128
+    assert metrics["data"]["split"]["train_used"] == 128
+    assert metrics["held_out"]["n"] == 64
     assert 0 <= metrics["held_out"]["accuracy"] <= 1
 
     # plain transformers can load it

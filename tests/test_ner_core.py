@@ -366,3 +366,10 @@ def test_validation_errors_name_file_row_field(tmp_path, mutate, field, msg):
     with pytest.raises(ScoredFormatError, match=msg) as e:
         read_scored(tmp_path / "bad.jsonl")
     assert f"field '{field}'" in str(e.value) and "bad.jsonl:" in str(e.value)
+
+
+def test_bracketed_display():
+    from bias_suite.suites.sequence import bracketed
+
+    assert bracketed(["Ann", "went", "to", "New", "Zealand"], ["U-PER", "O", "O", "B-LOC", "L-LOC"]) == \
+        "[Ann]PER went to [New Zealand]LOC"

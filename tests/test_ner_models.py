@@ -262,3 +262,67 @@ def test_run_dispatch_and_mixed_task_errors(tmp_path, crf_dir):
     assert res.scored.task == "sequence_labelling" and set(res.results["metric"]) == {"FNED", "CFGap"}
     with pytest.raises(BiasSuiteError, match="run them separately"):
         run([tmp_path / "ner_tiny.yaml", "templates/sentiment_gender.yaml"], str(tok_dir), None, progress=False)
+
+
+def test_mixed_classification_and_ner_run(tmp_path, crf_dir, monkeypatch):
+    """One run over a classification suite and an NER suite with the default
+    model name: NER files go to OUT/ner (default models replaced by tiny ones)."""
+    from typer.testing import CliRunner
+
+    import bias_suite.run as run_mod
+    import bias_suite.run_sequence as rs
+    from _tiny_models import make_tiny_classifier
+    from bias_suite.cli import app
+    from bias_suite.models import HFClassifier
+
+    clf = HFClassifier(make_tiny_classifier(tmp_path / "clf"), device="cpu", progress=False)
+    tagger = TransformerCrfTagger(crf_dir, device="cpu", progress=False)
+    seen = {}
+
+    def fake_predictor(model, **kw):
+        seen["classification"] = model
+        return clf, "tiny-sentiment"
+
+    def fake_tagger(model, **kw):
+        seen["ner"] = model
+        return tagger, "tiny-ner"
+
+    monkeypatch.setattr(run_mod, "load_predictor", fake_predictor)
+    monkeypatch.setattr(rs, "load_tagger", fake_tagger)
+    (tmp_path / "place.yaml").write_text(IDENT)
+    (tmp_path / "ner_tiny.yaml").write_text(SUITE)
+    out = tmp_path / "mixed"
+    r = CliRunner().invoke(app, ["run", "templates/sentiment_gender.yaml", str(tmp_path / "ner_tiny.yaml"),
+                                 "--out", str(out), "--metrics", "FNED,CFGap"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert seen == {"classification": "default-sentiment", "ner": "default-ner"}
+    cls_res = pd.read_json(out / "results.jsonl", lines=True)
+    ner_res = pd.read_json(out / "ner" / "results.jsonl", lines=True)
+    assert set(cls_res["class"]) <= {"negative", "neutral", "positive", "all"}
+    assert set(ner_res["class"]) <= {"PER", "LOC", "ORG", "MISC", "O", "all"} and "LOC" in set(ner_res["class"])
+    assert "FNED LOC" in r.output and "NER examples" in r.output
+
+
+def test_byte_level_bpe_tokenizer_gets_prefix_space(tmp_path):
+    """RoBERTa-style tokenizers encode pre-split words with a leading space,
+    as the words appear inside a sentence."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaForTokenClassification, RobertaTokenizerFast
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(["Emma lives in New Zealand .", "I liked that writer !"] * 5, vocab_size=300,
+                            min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    tok = RobertaTokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                               unk_token="<unk>", mask_token="<mask>")
+    cfg = RobertaConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=130, pad_token_id=tok.pad_token_id,
+                        num_labels=3, id2label={0: "O", 1: "B-PER", 2: "I-PER"}, label2id={"O": 0, "B-PER": 1, "I-PER": 2})
+    RobertaForTokenClassification(cfg).save_pretrained(tmp_path / "m")
+    tok.save_pretrained(tmp_path / "m")
+    clf = HFTokenClassifier(tmp_path / "m", device="cpu", progress=False)
+    assert clf.tokenizer.add_prefix_space
+    enc = clf.tokenizer([["Emma", "lives"]], is_split_into_words=True)
+    toks = clf.tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    assert toks[enc.word_ids().index(1)] == "Ġlives"
+    tags, probs = clf.predict([["Emma", "lives", "in", "New", "Zealand", "."]])
+    assert len(tags[0]) == 6 and probs[0].shape == (6, 3)

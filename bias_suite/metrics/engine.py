@@ -152,6 +152,8 @@ def evaluate(
     max_tuples: int | None = 100,
     seed: int = 0,
     group_order_override: Mapping[str, Sequence[str]] | None = None,
+    bootstrap: int = 0,
+    confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Compute bias metrics on scored examples.
 
@@ -170,10 +172,17 @@ def evaluate(
     group_order_override : {attribute: [groups...]}
         Group order (first minus second in two-group metrics); default the
         order of first appearance.
+    bootstrap : int, default 0 (off)
+        B > 0: cluster-bootstrap intervals over templates (B resamples,
+        seeded by ``seed``) in ``ci_low``/``ci_high`` and a ``verdict``
+        column (``bias_suite.stats.bootstrap``, ``bias_suite.stats.verdicts``).
+    confidence : float, default 0.95
+        Level of the bootstrap intervals and verdicts.
 
     Returns
     -------
-    DataFrame with the tidy result columns (``RESULT_COLUMNS``).
+    DataFrame with the tidy result columns (``RESULT_COLUMNS``), plus
+    ``verdict`` when ``bootstrap > 0``.
 
     Examples
     --------
@@ -182,6 +191,8 @@ def evaluate(
     """
     data = as_scored(scored)
     if getattr(data, "task", "classification") != "classification":
+        if bootstrap:
+            raise MetricError("bootstrap intervals are implemented for classification only (not sequence labelling)")
         from .sequence import evaluate_sequence
 
         return evaluate_sequence(
@@ -204,4 +215,13 @@ def evaluate(
         ad = attribute_data(data, a, cfs[a], groups)
         for spec in specs:
             rows.extend(metric_rows(spec, ad))
-    return results_frame(rows)
+    res = results_frame(rows)
+    if bootstrap:  # stats builds on metrics; imported here to keep the metrics layer free of it
+        from ..stats.bootstrap import bootstrap as _bootstrap
+        from ..stats.verdicts import add_verdicts
+
+        bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
+                        max_tuples=max_tuples, group_order_override=group_order_override)
+        res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=specs,
+                           group_orders={a: group_order(data.frame, a, group_order_override) for a in wanted})
+    return res

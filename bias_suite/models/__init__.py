@@ -6,6 +6,10 @@
 - :mod:`bias_suite.models.hf`: :class:`HFClassifier` for transformers models.
 - :mod:`bias_suite.models.default`: reproducible offline builds of the default
   models (``build_model``, ``list_models``, ``ensure_default_sentiment``).
+- Sequence labelling (token lists in, tags and tag probabilities out):
+  :class:`HFTokenClassifier` (:mod:`bias_suite.models.token`),
+  :class:`TransformerCrfTagger` (:mod:`bias_suite.models.crf`) and the
+  ``default-ner`` build (:mod:`bias_suite.models.default_ner`).
 
 Importing this package does not import torch or transformers.
 """
@@ -14,9 +18,12 @@ from bias_suite.models.default import (DEFAULT_MODELS, build_default_sentiment,
                                        build_model, ensure_default_sentiment,
                                        ensure_model, list_models)
 from bias_suite.models.hf import HFClassifier
+from bias_suite.models.crf import TransformerCrfTagger
+from bias_suite.models.token import HFTokenClassifier
 
 __all__ = [
     "Predictor", "CallablePredictor", "as_predictor", "HFClassifier",
     "DEFAULT_MODELS", "build_default_sentiment", "build_model",
     "ensure_default_sentiment", "ensure_model", "list_models",
+    "HFTokenClassifier", "TransformerCrfTagger",
 ]

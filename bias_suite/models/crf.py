@@ -260,6 +260,21 @@ def is_crf_folder(path) -> bool:
         return False
 
 
+def load_word_tokenizer(name_or_path, **kw):
+    """A fast tokenizer that accepts pre-split words (``is_split_into_words``);
+    byte-level BPE tokenizers (RoBERTa, GPT-2, BART, DeBERTa) are reloaded with
+    ``add_prefix_space=True``, which they need for pre-split input."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(name_or_path), **kw)
+    backend = getattr(tok, "backend_tokenizer", None)
+    byte_level = backend is not None and "ByteLevel" in repr(backend.pre_tokenizer)
+    if byte_level and not getattr(tok, "add_prefix_space", False):
+        # without it, every word is encoded as if it started the text ("Emma", not "ĠEmma")
+        tok = AutoTokenizer.from_pretrained(str(name_or_path), add_prefix_space=True, **kw)
+    return tok
+
+
 def encode_words(tokenizer, tokens_list: Sequence[Sequence[str]], max_length: int):
     """Sub-token ids of pre-split sentences plus, per word, the position of
     its first sub-token (falling back to the previous sub-token for words
@@ -476,7 +491,7 @@ def save_crf_model(model, tokenizer, path, *, max_length: int = 128, extra: dict
 def _load(path: Path):
     torch = _torch()
     from safetensors.torch import load_file
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers import AutoConfig, AutoModel
 
     if not path.is_dir():
         raise ModelError(f"model folder {str(path)!r} does not exist")
@@ -501,7 +516,7 @@ def _load(path: Path):
         unexpected = [k for k in unexpected if not k.endswith("position_ids")]
         if missing or unexpected:
             raise ModelError(f"{path}: weights do not match the model (missing {missing[:5]}, unexpected {unexpected[:5]})")
-        tokenizer = AutoTokenizer.from_pretrained(str(path))
+        tokenizer = load_word_tokenizer(path)
     except ModelError:
         raise
     except Exception as e:

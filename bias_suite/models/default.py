@@ -363,6 +363,7 @@ def build_default_sentiment(
         info["build_seconds"] = round(time.time() - started, 1)
         (tmp / "metrics.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         (tmp / "README.md").write_text(_model_card(info), encoding="utf-8")
+        _make_readable(tmp)
         _move_into_place(tmp, out, force=force)
     finally:
         torch.set_num_threads(old_threads)
@@ -404,6 +405,16 @@ def _move_into_place(tmp: Path, out: Path, *, force: bool) -> None:
         shutil.rmtree(trash, ignore_errors=True)
     else:
         os.rename(tmp, out)
+
+
+def _make_readable(folder: Path) -> None:
+    """Give every file the permissions of a normally created file (some
+    writers, e.g. safetensors, create 0600 temp files)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in folder.iterdir():
+        if p.is_file():
+            os.chmod(p, 0o666 & ~umask)
 
 
 def _seed_everything(seed: int) -> None:
@@ -521,7 +532,7 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            losses.append(float(outp.loss))
+            losses.append(outp.loss.item())
             step += 1
             bar.update(1)
             if step % 10 == 0:

@@ -110,7 +110,7 @@ class HFClassifier:
         Hub revision (branch, tag or commit).
     dtype : str or torch.dtype, optional
         Weights dtype (``"float32"``, ``"float16"``, ``"bfloat16"``).
-        ``None`` keeps the saved dtype resolution of transformers (float32).
+        ``None``: whatever ``from_pretrained`` picks by default.
 
     Attributes
     ----------

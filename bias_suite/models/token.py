@@ -75,7 +75,7 @@ class HFTokenClassifier:
             raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
         try:
             import torch
-            from transformers import AutoModelForTokenClassification, AutoTokenizer
+            from transformers import AutoModelForTokenClassification
         except ImportError as e:  # pragma: no cover
             raise ModelError(f"HFTokenClassifier needs torch and transformers ({e})") from None
         self.model_id = str(model)
@@ -95,7 +95,9 @@ class HFTokenClassifier:
             kw["revision"] = revision
         try:
             with _loading_bars(self.progress):
-                self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **kw)
+                from .crf import load_word_tokenizer
+
+                self.tokenizer = load_word_tokenizer(self.model_id, **kw)
                 self.model = AutoModelForTokenClassification.from_pretrained(self.model_id, **kw)
         except Exception as e:
             raise ModelError(f"could not load token-classification model {self.model_id!r}: {type(e).__name__}: {e}") from e

@@ -4,6 +4,13 @@ Columns: the group's size, accuracy, mean probability per class, then the
 per-group values of the group-view metrics (one value per class, written
 ``neg/neu/pos`` in class order). A footer row holds the accumulated values;
 counterfactual metrics and significance tests have their own blocks.
+
+When the results carry intervals and verdicts (``bootstrap > 0``), every value
+is written ``0.123 [0.05,0.20]*``: the interval, then ``*`` for "bias
+detected", ``?`` for "too little data" and no mark for "no evidence of bias"
+(see :data:`LEGEND`); the per-group metrics are then split over tables of
+at most four metrics to stay within 200 columns, and a verdict table per
+attribute lists every "bias detected" value (pairs and Bernstein rows too).
 """
 from __future__ import annotations
 
@@ -13,6 +20,26 @@ import pandas as pd
 PER_GROUP_METRICS = ("FNED", "FPED", "AvgGF", "PosAEG", "NegAEG", "SubgroupAUC", "BPSN", "BNSP")
 ACCUMULATED_GROUP = ("FNED*", "FPED*", "AvgGF", "TPR-Gap", "TNR-Gap", "ParityGap", "DisparityScore*", "AccuracyDiff")
 COUNTERFACTUAL = ("CFGap", "CFGap-TC", "AvgIF", "AvgScoreDiff", "PertSS", "PertSD", "PertSR")
+LEGEND = ("value [interval]: * bias detected (interval excludes the no-bias value), ? too little data, no mark: "
+          "no evidence of bias (not proof of no bias); verdicts in results.csv")
+VERDICT_ROWS = 30  # "bias detected" rows listed per attribute
+
+
+def _mark(verdict) -> str:
+    if not isinstance(verdict, str):
+        return ""
+    v = verdict.lower()
+    return "*" if v.startswith("bias detected") else "?" if v.startswith("too little data") else ""
+
+
+def _ci(lo, hi) -> str:
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return ""
+    return f" [{lo:.2f},{hi:.2f}]"
+
+
+def _has_intervals(res: pd.DataFrame) -> bool:
+    return "ci_low" in res.columns and bool(res.loc[res["family"].isin(["PCM", "BCM", "VBCM", "MCM"]), "ci_low"].notna().any())
 
 
 def _fmt(v) -> str:
@@ -21,15 +48,22 @@ def _fmt(v) -> str:
     return f"{v:.3f}"
 
 
-def _cell(res: pd.DataFrame, metric: str, group, classes, sep: str = "/") -> str:
+def _cell(res: pd.DataFrame, metric: str, group, classes, sep: str = "/", intervals: bool = False) -> str:
     sub = res[(res["metric"] == metric)]
     sub = sub[sub["group"].isna()] if group is None else sub[sub["group"] == group]
     if sub.empty:
         return ""
+    def one(r):
+        if r is None:
+            return "–"
+        lo, hi = (r.get("ci_low"), r.get("ci_high")) if intervals else (None, None)
+        return _fmt(r["value"]) + ("" if _fmt(r["value"]) == "–" else _ci(lo, hi) + _mark(r.get("verdict")))
+
+    recs = sub.to_dict("records")
     if (sub["class"] == "all").all():
-        return _fmt(sub["value"].iloc[0])
-    vals = {c: v for c, v in zip(sub["class"], sub["value"])}
-    return sep.join(_fmt(vals.get(c)) for c in classes)
+        return one(recs[0])
+    by_class = {r["class"]: r for r in recs}
+    return sep.join(one(by_class.get(c)) for c in classes)
 
 
 def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, classes, *, attributes=None):
@@ -41,55 +75,62 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
     short = "/".join(c[:3] for c in classes)
     for a in attrs:
         res = results[results["attribute"] == a]
-        t = Table(
-            title=f"[bold]{a}[/bold] — group view (one line per class: {', '.join(classes)})",
-            title_justify="left", show_footer=True, show_lines=True,
-        )
-        t.add_column("group", footer="accumulated")
-        stats = None
-        if examples_stats is not None:
-            stats = examples_stats[examples_stats["attribute"] == a].set_index("group")
-            t.add_column("n", justify="right")
-            t.add_column("accuracy", justify="right")
-            t.add_column("mean p", justify="right")
-        shown = [m for m in PER_GROUP_METRICS if (res["metric"] == m).any()]
-        for m in shown:
-            t.add_column(m, justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n") if m in ("FNED", "FPED", "AvgGF") else "")
-        groups = list(pd.unique(res.loc[res["family"].isin(["BCM", "VBCM"]), "group"].dropna()))
-        if not groups and stats is not None:
-            groups = list(stats.index)
-        for g in groups:
-            row = [g]
-            if stats is not None:
-                s = stats.loc[g] if g in stats.index else None
-                row += [
-                    str(int(s["n"])) if s is not None else "",
-                    _fmt(s["accuracy"]) if s is not None else "",
-                    "\n".join(_fmt(s[f"p_{c}"]) for c in classes) if s is not None else "",
-                ]
-            row += [_cell(res, m, g, classes, "\n") for m in shown]
-            t.add_row(*row)
+        ivals = _has_intervals(res)
+        shown_all = [m for m in PER_GROUP_METRICS if (res["metric"] == m).any()]
+        chunks = [shown_all[i:i + 4] for i in range(0, len(shown_all), 4)] if ivals and shown_all else [shown_all]
+        for part, shown in enumerate(chunks):
+            if part:
+                tables.append(t)
+            more = f" ({part + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+            t = Table(
+                title=f"[bold]{a}[/bold] — group view{more} (one line per class: {', '.join(classes)})",
+                title_justify="left", show_footer=True, show_lines=True,
+            )
+            t.add_column("group", footer="accumulated")
+            stats = None
+            if examples_stats is not None and part == 0:
+                stats = examples_stats[examples_stats["attribute"] == a].set_index("group")
+                t.add_column("n", justify="right")
+                t.add_column("accuracy", justify="right")
+                t.add_column("mean p", justify="right")
+            for m in shown:
+                t.add_column(m, justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n", ivals) if m in ("FNED", "FPED", "AvgGF") else "")
+            groups = list(pd.unique(res.loc[res["family"].isin(["BCM", "VBCM"]), "group"].dropna()))
+            if not groups and examples_stats is not None:
+                groups = list(examples_stats[examples_stats["attribute"] == a]["group"])
+            for g in groups:
+                row = [g]
+                if stats is not None:
+                    s = stats.loc[g] if g in stats.index else None
+                    row += [
+                        str(int(s["n"])) if s is not None else "",
+                        _fmt(s["accuracy"]) if s is not None else "",
+                        "\n".join(_fmt(s[f"p_{c}"]) for c in classes) if s is not None else "",
+                    ]
+                row += [_cell(res, m, g, classes, "\n", ivals) for m in shown]
+                t.add_row(*row)
         tables.append(t)
         acc = [m for m in ACCUMULATED_GROUP if (res["metric"] == m).any()]
         cf = [m for m in COUNTERFACTUAL if (res["metric"] == m).any()]
         if acc or cf:
-            t2 = Table(title=f"{a} — accumulated group metrics and counterfactual metrics", title_justify="left")
+            t2 = Table(title=f"{a} — accumulated group metrics and counterfactual metrics", title_justify="left", show_lines=ivals)
             t2.add_column("metric")
             t2.add_column("view")
-            t2.add_column(f"value ({short} or all)", justify="right")
+            t2.add_column(f"value ({short} or all)" if not ivals else f"value [interval] (one line per class or all)", justify="right")
             t2.add_column("n", justify="right")
             for m in acc + cf:
                 sub = res[(res["metric"] == m) & res["group"].isna()]
                 if sub.empty:
                     continue
                 n = sub["n"].dropna()
-                t2.add_row(m, sub["view"].iloc[0], _cell(res, m, None, classes), str(int(n.max())) if len(n) else "")
+                t2.add_row(m, sub["view"].iloc[0], _cell(res, m, None, classes, "\n" if ivals else "/", ivals), str(int(n.max())) if len(n) else "")
             tables.append(t2)
         sig = res[res["family"] == "significance"]
         if not sig.empty:
             t3 = Table(title=f"{a} — significance across templates", title_justify="left")
-            for col in ("class", "test", "statistic", "p", "p adj.", "effect", "templates"):
-                t3.add_column(col, justify="right" if col != "class" else "left")
+            has_v = "verdict" in sig.columns and sig["verdict"].notna().any()
+            for col in ("class", "test", "statistic", "p", "p adj.", "effect", "templates") + (("verdict",) if has_v else ()):
+                t3.add_column(col, justify="right" if col not in ("class", "verdict") else "left")
             for c in pd.unique(sig["class"]):
                 s = sig[sig["class"] == c]
                 test = "Wilcoxon" if s["metric"].str.startswith("Wilcoxon").any() else "Friedman"
@@ -97,10 +138,11 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                 adj = s[s["metric"].str.startswith(f"{test}-p-")]["value"]
                 eff = get("-r") if test == "Wilcoxon" else get("-W")
                 stat = get("")
+                vs = [v for v in s["verdict"] if isinstance(v, str)] if has_v else []
                 t3.add_row(
                     str(c), test, _fmt(stat.iloc[0] if len(stat) else None), _fmt(get("-p").iloc[0] if len(get("-p")) else None),
                     _fmt(adj.iloc[0] if len(adj) else None), _fmt(eff.iloc[0] if len(eff) else None),
-                    str(s["n"].dropna().max()) if s["n"].notna().any() else "",
+                    str(s["n"].dropna().max()) if s["n"].notna().any() else "", *([vs[0] if vs else ""] if has_v else []),
                 )
             tables.append(t3)
         inv = res[res["family"] == "invariance"]
@@ -111,7 +153,31 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
             for r in inv.itertuples(index=False):
                 t4.add_row("all" if r.group is None else str(r.group), _fmt(r.value), "" if pd.isna(r.n) else str(int(r.n)))
             tables.append(t4)
+        if "verdict" in res.columns and res["verdict"].notna().any():
+            tables.append(_verdict_table(a, res))
     return tables
+
+
+def _verdict_table(a, res: pd.DataFrame):
+    """Every "bias detected" value of an attribute (metric rows, pairs,
+    Bernstein rows, tests) with its interval, and the verdict counts."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    v = res["verdict"].map(lambda x: x if isinstance(x, str) else "")
+    counts = {k: int(v.str.startswith(k).sum()) for k in ("bias detected", "no evidence", "too little data")}
+    hit = res[v.str.startswith("bias detected")]
+    t = Table(title=f"{a} — verdicts: {counts['bias detected']} bias detected, {counts['no evidence']} no evidence of bias, "
+              f"{counts['too little data']} too little data", title_justify="left")
+    for col in ("metric", "class", "group", "value [interval]", "verdict"):
+        t.add_column(col, justify="right" if col == "value [interval]" else "left", overflow="fold")
+    for r in hit.head(VERDICT_ROWS).to_dict("records"):
+        g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
+        t.add_row(str(r["metric"]), str(r["class"]), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
+                  escape(r["verdict"][len("bias detected: "):] if r["verdict"].startswith("bias detected: ") else r["verdict"]))
+    if len(hit) > VERDICT_ROWS:
+        t.add_row("…", "", "", "", f"{len(hit) - VERDICT_ROWS} more in results.csv (column verdict)")
+    return t
 
 
 def group_stats(scored) -> pd.DataFrame:
@@ -149,3 +215,5 @@ def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=N
     for t in summary_tables(stats, results, classes, attributes=attributes):
         console.print(t)
         console.print()
+    if "verdict" in results.columns and results["verdict"].notna().any():
+        console.print(LEGEND, highlight=False)

@@ -1,7 +1,8 @@
 """Statistics on scored examples: significance tests across counterfactual
 templates (:mod:`.significance`) and Bernstein-bounded uncertainty
 (:mod:`.bernstein`). The cluster bootstrap lives in ``bias_suite.stats.bootstrap``
-(import it from there).
+and the verdicts (``verdict`` column) in ``bias_suite.stats.verdicts`` (import
+them from there; they build on ``bias_suite.metrics``).
 
 All result-producing functions return the tidy results table of FORMATS.md
 (columns metric, family, view, attribute, class, group, value, ci_low,

@@ -8,10 +8,11 @@ Resampling scheme
 Per attribute, in the order of first appearance in the data (whatever
 attributes are requested, so an attribute's intervals never depend on the
 others), one ``numpy.random.default_rng(seed)`` draws the template weights
+(J uniform template draws per resample, counted; :func:`template_weights`)
 
 .. math::
 
-    W \sim \mathrm{Multinomial}(J, (1/J, \dots, 1/J)), \quad W \in \mathbb{N}^{B \times J},
+    W_b \sim \mathrm{Multinomial}(J, (1/J, \dots, 1/J)), \quad W \in \mathbb{N}^{B \times J},
 
 where J is the number of templates of the attribute (complete or not) and
 ``W[b, j]`` is how often template j occurs in resample b. In resample b:
@@ -41,7 +42,8 @@ fewer than 2 complete templates, for counterfactual metrics) gets no interval.
 Two paths, same numbers
 -----------------------
 *Fast path* (every named metric and any user :class:`MetricSpec` built from the
-registered score types): no per-resample Python loop over rows.
+registered score types): no Python loop over rows; resamples are processed in
+chunks (about ``CHUNK_ELEMENTS`` resample x item cells, to stay in cache).
 
 - Rate scores: per-(template, group) count sums ``C`` once; ``W @ C`` gives the
   (B, k) group sums of every resample and the score functions and
@@ -60,8 +62,11 @@ registered score types): no per-resample Python loop over rows.
   integers, for all groups at once; AUC = U/(n_P n_N), AEG = 1/2 - U/(|B||G|),
   the same formulas as :class:`bias_suite.metrics.sets.BlockHist` (whose
   dense (group x distinct value) count tensors would cost k times more per
-  resample). Rest-of-group sets follow from linearity,
-  U(rest over t) = U(all over t) - U(t over t).
+  resample for U). Rest-of-group sets follow from linearity,
+  U(rest over t) = U(all over t) - U(t over t), U(A over A) = |A|^2 / 2 and
+  U(A over B) + U(B over A) = |A||B|. Matrix products run on one BLAS thread
+  (threadpoolctl): multi-threaded BLAS gains nothing on these skinny products
+  and is very slow on a busy machine.
 
 *Generic path* (any other user-defined metric kind, or ``method="generic"``):
 for every resample it builds the resampled :class:`AttributeData` (rows of
@@ -143,11 +148,13 @@ class BootstrapResult:
 
 def template_weights(n_templates: int, B: int, rng: np.random.Generator) -> np.ndarray:
     """(B, J) multinomial template counts: each row resamples J templates
-    with replacement (row sums are J)."""
+    with replacement (row sums are J), drawn as J uniform template indices
+    per row (``rng.integers``) and counted."""
     J = int(n_templates)
     if J == 0:
         return np.zeros((B, 0), dtype=np.int64)
-    return rng.multinomial(J, np.full(J, 1.0 / J), size=B)
+    idx = rng.integers(J, size=(B, J)) + (np.arange(B) * J)[:, None]
+    return np.bincount(idx.ravel(), minlength=B * J).reshape(B, J)
 
 
 def bootstrap_intervals(
@@ -815,10 +822,50 @@ class _ClassItems:
         out[badP | badQ] = np.nan
         return out
 
+    def w1_groups(self, cats, background: str) -> np.ndarray:
+        """(Bc, k): W1(background, group t) for every group t, background
+        "all" (the whole selection) or "rest" (the selection minus t).
+
+        All groups at once on (rows, k, items) arrays, in sub-chunks of
+        about CHUNK_ELEMENTS cells so that they stay in cache."""
+        p, dx, gm = self._w1_static(cats)
+        Bc, k = self.Wc.shape[0], self.k
+        if p.size == 0:
+            return np.full((Bc, k), np.nan)
+        G = self._memo(("w1G", cats), lambda: np.stack(gm))  # (k, m_sel) int32 group masks
+        Wp = self._weights(("sel", cats), p)
+        n = self.n(cats)
+        nall = n.sum(1)
+        nb = nall[:, None] - n if background == "rest" else np.repeat(nall[:, None], k, 1)
+
+        def inv(v):
+            return np.where(v > 0, 1.0 / np.where(v > 0, v, 1.0), 0.0)
+
+        inv_n, inv_b = inv(n), inv(nb)
+        out = np.empty((Bc, k))
+        step = max(1, CHUNK_ELEMENTS // (k * p.size))
+        for s in range(0, Bc, step):
+            e = min(Bc, s + step)
+            w = Wp[s:e]
+            C = np.multiply(w[:, None, :], G[None])  # (rows, k, m) counts of each group
+            np.cumsum(C, axis=2, dtype=np.int32, out=C)
+            call = np.cumsum(w, axis=1, dtype=np.int32)
+            if background == "all":  # F_t - F_all
+                F = np.multiply(C, inv_n[s:e, :, None])
+                F -= (call * inv_b[s:e, :1])[:, None, :]
+            else:  # F_t - F_rest = C_t (1/n_t + 1/n_rest) - C_all / n_rest
+                F = np.multiply(C, (inv_n + inv_b)[s:e, :, None])
+                F -= call[:, None, :] * inv_b[s:e, :, None]
+            np.abs(F, out=F)
+            out[s:e] = F @ dx
+        out[(n == 0) | (nb == 0)] = np.nan
+        return out
+
     # -- Mann-Whitney U(H over L) = #{h > l} + 1/2 #{h = l}, exact in integers
-    def _u2(self, key, p, inL, inH, ties, seg=None, Hmat=None):
-        """2 U(H over L): per column of ``Hmat`` (value order, L of every
-        group), or per segment ``seg`` (group order: L and H of one group)."""
+    def _u2(self, key, p, inL, inH, ties, seg=None, cells=None):
+        """2 U(H over L): per cell (``cells`` = (cell of each item, number
+        of cells); value order, L of every group), per segment ``seg`` (group
+        order: L and H of one group), or in total."""
         Wp = self._weights(key, p)
         idt = self.idt
         if Wp.dtype != idt:
@@ -844,9 +891,17 @@ class _ClassItems:
                 term[:, at_seg_start] = 0
             term += Cpad[:, bend + 1]
         v = Wp * term
-        v *= inH
+        if not (np.isscalar(inH) and inH == 1):
+            v *= inH
+        if cells is not None:  # sum per (resample, cell) with one bincount
+            cell, n_cells = cells
+            Bc = v.shape[0]
+            idx = self._chunk.get(("cellidx", key))
+            if idx is None:
+                idx = self._chunk[("cellidx", key)] = (np.arange(Bc)[:, None] * n_cells + cell).ravel()
+            return np.bincount(idx, weights=v.ravel(), minlength=Bc * n_cells).reshape(Bc, n_cells)
         if seg is None:
-            return v.astype(np.float64) @ Hmat
+            return v.sum(axis=1, dtype=np.float64)[:, None]
         starts, sizes = seg
         out = np.zeros((v.shape[0], starts.size))
         ne = sizes > 0
@@ -863,11 +918,9 @@ class _ClassItems:
             def make():
                 p = np.arange(self.m)
                 inL = np.isin(self.cat, catsL).astype(np.int32)
-                cells = self.cat * self.k + self.g
-                Hmat = (cells[:, None] == np.arange(3 * self.k)).astype(np.float64)
-                return p, inL, np.int32(1), self._ties(self.x), Hmat
-            p, inL, inH, ties, Hmat = self._memo(key, make)
-            u2 = self._u2(("sel", _CATS["all"]), p, inL, inH, ties, Hmat=Hmat)
+                return p, inL, 1, self._ties(self.x), (self.cat * self.k + self.g, 3 * self.k)
+            p, inL, inH, ties, cells = self._memo(key, make)
+            u2 = self._u2(("sel", _CATS["all"]), p, inL, inH, ties, cells=cells)
             self._chunk[key] = u2.reshape(-1, 3, self.k) / 2.0
         return self._chunk[key]
 
@@ -901,9 +954,9 @@ class _ClassItems:
             p = p_all[(self.g[p_all] == a) | (self.g[p_all] == b)]
             inL = (np.isin(self.cat[p], catsL) & (self.g[p] == b)).astype(np.int32)
             inH = (np.isin(self.cat[p], catsH) & (self.g[p] == a)).astype(np.int32)
-            return p, inL, inH, self._ties(self.x[p]), np.ones((p.size, 1))
-        p, inL, inH, ties, Hmat = self._memo(key, make)
-        return self._u2(key, p, inL, inH, ties, Hmat=Hmat)[:, 0] / 2.0
+            return p, inL, inH, self._ties(self.x[p])
+        p, inL, inH, ties = self._memo(key, make)
+        return self._u2(key, p, inL, inH, ties)[:, 0] / 2.0
 
 
 def _ratio(num, den):
@@ -998,8 +1051,7 @@ def _set_metric_chunk(spec, ad, score, comp, items: _ClassItems) -> dict:
     if bg is None:
         raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
     if comp.name == "W1":
-        P = ("all",)
-        V = np.column_stack([items.w1(cats, P if bg == "all" else ("rest", t), ("g", t)) for t in range(k)])
+        V = items.w1_groups(cats, bg)
     else:  # AEG = 1/2 - U(bg over t)/(|bg||t|) = U(t over bg)/(|bg||t|) - 1/2
         U = items.u_over_all(cats, cats)
         nb = np.repeat(n_all[:, None], k, 1)
@@ -1083,10 +1135,16 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     alpha = 1.0 - float(confidence)
     defined = np.isfinite(reps)
     frac_undef = 1.0 - defined.mean(axis=1) if reps.size else np.zeros(len(keys))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows (no interval) are handled below
-        q = np.nanquantile(np.where(defined, reps, np.nan), [alpha / 2, 1 - alpha / 2], axis=1) if reps.size \
-            else np.zeros((2, 0))
+    q = np.full((2, len(keys)), np.nan)
+    full = defined.all(axis=1) if reps.size else np.zeros(len(keys), bool)
+    probs = [alpha / 2, 1 - alpha / 2]
+    if full.any():
+        q[:, full] = np.quantile(reps[full], probs, axis=1)
+    part = ~full & defined.any(axis=1) if reps.size else full
+    if part.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            q[:, part] = np.nanquantile(reps[part], probs, axis=1)
     lows, highs, notes = out["ci_low"].to_numpy(dtype=float).copy(), out["ci_high"].to_numpy(dtype=float).copy(), \
         out["note"].to_numpy(dtype=object).copy()
     basis_rows = []
