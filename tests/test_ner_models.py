@@ -11,7 +11,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

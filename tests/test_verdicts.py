@@ -218,3 +218,20 @@ def test_add_verdicts_on_a_results_table():
     again = add_verdicts(out.assign(verdict=["kept"] + [None] * (len(out) - 1)), basis=basis)
     assert again["verdict"].iloc[0] == "kept" and list(again.columns) == COLS + ["verdict"]
     assert not any(isinstance(x, str) and x.lower().startswith("no bias") for x in v)
+
+
+def test_direction_follows_the_argument_order_of_d():
+    from bias_suite.metrics import MetricSpec
+    from bias_suite.stats.verdicts import _direction
+
+    # d(background, group) = background - group: a positive value means the group is lower
+    bg_diff = MetricSpec("TPR-bgdiff", "VBCM", "group", "TPR", "diff", background="rest")
+    assert _direction(bg_diff, "signed", "f", "pos", [])[0] == "TPR lower for 'f' than the rest"
+    # AEG(first, second) > 0: the second group's scores are higher
+    aeg_pairs = MetricSpec("AEG-pairs", "PCM", "group", "prob", "AEG", "pairs")
+    assert _direction(aeg_pairs, "signed", "a|b", "pos", [])[0] == "prob lower for 'a' than 'b'"
+    # named metrics: phi(group) / phi(rest), AEG(rest, group), first - second
+    from bias_suite.metrics.catalog import get_metric
+    assert _direction(get_metric("FNR-Ratio"), "ratio", "f", "pos", [])[0] == "FNR higher for 'f' than the rest"
+    assert _direction(get_metric("PosAEG"), "signed", "f", "pos", [])[0] == "probability of 'pos' higher for 'f' than the rest"
+    assert _direction(get_metric("TPR-Diff"), "signed", "a|b", "pos", [])[0] == "TPR higher for 'a' than 'b'"

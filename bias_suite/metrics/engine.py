@@ -24,9 +24,16 @@ def empty_results() -> pd.DataFrame:
     return results_frame([])
 
 
+OPTIONAL_COLUMNS = ["verdict"]  # added by the bootstrap/verdict stage, after `note`
+
+
 def results_frame(rows: list) -> pd.DataFrame:
-    """Rows (dicts) as a results table with the tidy columns and dtypes."""
-    df = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    """Rows (dicts) as a results table with the tidy columns and dtypes
+    (plus ``verdict`` when any row carries one)."""
+    extra = [c for c in OPTIONAL_COLUMNS if any(isinstance(r, dict) and r.get(c) is not None for r in rows)]
+    df = pd.DataFrame(rows, columns=RESULT_COLUMNS + extra)
+    for c in extra:
+        df[c] = df[c].astype(object).where(df[c].notna(), None)
     df["value"] = pd.to_numeric(df["value"], errors="coerce").astype(float)
     for c in ("ci_low", "ci_high"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)

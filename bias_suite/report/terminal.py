@@ -35,7 +35,7 @@ def _mark(verdict) -> str:
 def _ci(lo, hi) -> str:
     if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
         return ""
-    return f" [{lo:.2f},{hi:.2f}]"
+    return f" [{lo:.3f},{hi:.3f}]"
 
 
 def _has_intervals(res: pd.DataFrame) -> bool:

@@ -292,7 +292,10 @@ def sequence_scored_from_predictions(examples: pd.DataFrame, pred_tags: list, ta
         p = list(pred_tags[i])
         if len(p) != len(tokens[i]):
             raise ScoredFormatError(f"{len(p)} predicted tags for {len(tokens[i])} tokens", file=source, row=i + 1, field="pred_tags")
-        pred.append(to_bilou(p))
+        try:
+            pred.append(to_bilou(p))
+        except ValueError as e:
+            raise ScoredFormatError(f"the tagger returned {e}", file=source, row=i + 1, field="pred_tags") from None
     probs = None
     if tag_probs is not None:
         probs = []

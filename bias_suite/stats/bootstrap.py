@@ -824,16 +824,13 @@ class _ClassItems:
 
     def w1_groups(self, cats, background: str) -> np.ndarray:
         """(Bc, k): W1(background, group t) for every group t, background
-        "all" (the whole selection) or "rest" (the selection minus t).
-
-        All groups at once on (rows, k, items) arrays, in sub-chunks of
-        about CHUNK_ELEMENTS cells so that they stay in cache."""
+        "all" (the whole selection) or "rest" (the selection minus t)."""
         p, dx, gm = self._w1_static(cats)
         Bc, k = self.Wc.shape[0], self.k
         if p.size == 0:
             return np.full((Bc, k), np.nan)
-        G = self._memo(("w1G", cats), lambda: np.stack(gm))  # (k, m_sel) int32 group masks
         Wp = self._weights(("sel", cats), p)
+        call = self._cum(cats, ("all",))
         n = self.n(cats)
         nall = n.sum(1)
         nb = nall[:, None] - n if background == "rest" else np.repeat(nall[:, None], k, 1)
@@ -842,22 +839,20 @@ class _ClassItems:
             return np.where(v > 0, 1.0 / np.where(v > 0, v, 1.0), 0.0)
 
         inv_n, inv_b = inv(n), inv(nb)
+        fp, fq, ibuf = np.empty((Bc, p.size)), np.empty((Bc, p.size)), np.empty((Bc, p.size), np.int32)
+        if background == "all":  # F_all, shared by every group
+            np.multiply(call, inv_b[:, :1], out=fp)
         out = np.empty((Bc, k))
-        step = max(1, CHUNK_ELEMENTS // (k * p.size))
-        for s in range(0, Bc, step):
-            e = min(Bc, s + step)
-            w = Wp[s:e]
-            C = np.multiply(w[:, None, :], G[None])  # (rows, k, m) counts of each group
-            np.cumsum(C, axis=2, dtype=np.int32, out=C)
-            call = np.cumsum(w, axis=1, dtype=np.int32)
-            if background == "all":  # F_t - F_all
-                F = np.multiply(C, inv_n[s:e, :, None])
-                F -= (call * inv_b[s:e, :1])[:, None, :]
-            else:  # F_t - F_rest = C_t (1/n_t + 1/n_rest) - C_all / n_rest
-                F = np.multiply(C, (inv_n + inv_b)[s:e, :, None])
-                F -= call[:, None, :] * inv_b[s:e, :, None]
-            np.abs(F, out=F)
-            out[s:e] = F @ dx
+        for t in range(k):  # integer cumulative counts of group t, then |F_t - F_background| . dx
+            np.multiply(Wp, gm[t], out=ibuf)
+            np.cumsum(ibuf, axis=1, dtype=np.int32, out=ibuf)
+            np.multiply(ibuf, inv_n[:, t:t + 1], out=fq)
+            if background == "rest":
+                np.subtract(call, ibuf, out=ibuf)
+                np.multiply(ibuf, inv_b[:, t:t + 1], out=fp)
+            np.subtract(fq, fp, out=fq)
+            np.abs(fq, out=fq)
+            out[:, t] = fq @ dx
         out[(n == 0) | (nb == 0)] = np.nan
         return out
 

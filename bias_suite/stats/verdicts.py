@@ -303,7 +303,17 @@ def _num(v):
 
 
 def _direction(spec, kind, group, cls, pair_names):
-    """(higher text, lower text) for the quantity that decides."""
+    """(higher text, lower text) for the quantity that decides (a value
+    above / below the no-bias value)."""
+    d = _direction_texts(spec, kind, group, cls, pair_names)
+    # d(background, group) = background - group (or background / group) is
+    # high when the group is low; AEG(first, second) is high when the second is high
+    reverse = ((spec.generalized in ("BCM", "VBCM") and spec.d.name in ("diff", "ratio") and group is not None
+                and "|" not in group) or (spec.generalized == "PCM" and spec.d.name == "AEG"))
+    return d[::-1] if (d is not None and reverse and kind != "auc") else d
+
+
+def _direction_texts(spec, kind, group, cls, pair_names):
     sc = spec.phi
     name = _SCORE_TEXT.get(getattr(sc, "name", ""), getattr(sc, "name", "value"))
     if kind == "auc":
