@@ -193,17 +193,22 @@ def run(
         "python": platform.python_version(),
         "versions": _library_versions(),
     }
-    paths = {}
-    if out_dir is not None:
-        from .report.files import write_results
-        from .scoring.scored import write_jsonl
-
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths["examples"] = write_jsonl(examples, out / "examples.jsonl")
-        paths.update({f"scored_{k}": v for k, v in write_scored(scored, out).items()})
-        paths.update(write_results(results, out, metadata=meta))
+    paths = write_run(out_dir, examples, scored, results, meta) if out_dir is not None else {}
     return RunResult(examples, scored, results, loaded, model_name, paths, meta)
+
+
+def write_run(out_dir, examples, scored, results, meta) -> dict:
+    """Write a run folder: examples, scored examples (JSONL + Parquet),
+    results (JSONL + CSV) and run.json, each file atomically."""
+    from .report.files import write_results
+    from .scoring.scored import write_jsonl
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"examples": write_jsonl(examples, out / "examples.jsonl")}
+    paths.update({f"scored_{k}": v for k, v in write_scored(scored, out).items()})
+    paths.update(write_results(results, out, metadata=meta))
+    return paths
 
 
 def _present(order: dict, examples: pd.DataFrame) -> dict:

@@ -104,16 +104,9 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
         "seed": seed,
         "python": platform.python_version(),
     }
-    paths = {}
-    if out_dir is not None:
-        from .report.files import write_results
-        from .scoring.scored import write_jsonl, write_scored
+    from .run import write_run
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths["examples"] = write_jsonl(examples, out / "examples.jsonl")
-        paths.update({f"scored_{k}": v for k, v in write_scored(scored, out).items()})
-        paths.update(write_results(results, out, metadata=meta))
+    paths = write_run(out_dir, examples, scored, results, meta) if out_dir is not None else {}
     return RunResult(examples, scored, results, list(suites), model_name, paths, meta)
 
 

@@ -1,7 +1,7 @@
 """Independent, deliberately simple reference implementation of METRICS.md
 (classification only, named metrics only, no significance / Bernstein / NER).
 
-It is written from /work/shared/METRICS.md and /work/shared/FORMATS.md only,
+It is written from ../shared/METRICS.md and ../shared/FORMATS.md only,
 without looking at bias_suite/metrics/.  Plain loops everywhere except where
 the spec names a library function: scipy.stats.wasserstein_distance (W1),
 scipy.stats.mannwhitneyu (AEG) and sklearn.metrics.roc_auc_score (AUCs).

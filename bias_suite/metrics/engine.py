@@ -137,6 +137,19 @@ def metric_rows(spec: MetricSpec, ad: AttributeData) -> list:
     return rows
 
 
+def select_attributes(data, attributes) -> list[str]:
+    """The requested attributes (default all, in order of first appearance);
+    an unknown name is an error listing the data's attributes."""
+    all_attrs = data.attributes()
+    if attributes is None:
+        return all_attrs
+    wanted = [attributes] if isinstance(attributes, str) else list(attributes)
+    missing = [a for a in wanted if a not in all_attrs]
+    if missing:
+        raise MetricError(f"unknown attribute(s) {missing}; the data has {all_attrs}")
+    return wanted
+
+
 def resolve_metrics(metrics) -> list[MetricSpec]:
     if metrics is None:
         return list(NAMED_METRICS)
@@ -207,14 +220,7 @@ def evaluate(
             group_order_override=group_order_override,
         )
     specs = resolve_metrics(metrics)
-    all_attrs = data.attributes()
-    if attributes is None:
-        wanted = all_attrs
-    else:
-        wanted = [attributes] if isinstance(attributes, str) else list(attributes)
-        missing = [a for a in wanted if a not in all_attrs]
-        if missing:
-            raise MetricError(f"unknown attribute(s) {missing}; the data has {all_attrs}")
+    wanted = select_attributes(data, attributes)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
     rows = []
     for a in wanted:

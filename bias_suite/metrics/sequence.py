@@ -192,17 +192,10 @@ def evaluate_sequence(
     (:class:`~bias_suite.scoring.sequence.SequenceData`); called by
     :func:`bias_suite.metrics.evaluate` for such data. Same parameters and
     the same tidy results as :func:`~bias_suite.metrics.evaluate`."""
-    from .engine import metric_rows, resolve_metrics, results_frame
+    from .engine import metric_rows, resolve_metrics, results_frame, select_attributes
 
     specs = resolve_metrics(metrics)
-    all_attrs = data.attributes()
-    if attributes is None:
-        wanted = all_attrs
-    else:
-        wanted = [attributes] if isinstance(attributes, str) else list(attributes)
-        missing = [a for a in wanted if a not in all_attrs]
-        if missing:
-            raise MetricError(f"unknown attribute(s) {missing}; the data has {all_attrs}")
+    wanted = select_attributes(data, attributes)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
     rows = []
     for a in wanted:
