@@ -34,7 +34,7 @@ from typing import Callable
 import numpy as np
 
 from ..exceptions import MetricError
-from .comparisons import Comparison, get_comparison
+from .comparisons import get_comparison
 from .scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
 from .sets import BlockHist, segmented_w1
 
@@ -493,19 +493,13 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
     raise MetricError(f"unknown generalized metric {gen!r}")
 
 
-def _per_template_metric(spec, ad, c, cls_name):
-    """AvgIF-style metrics: compare the sets S_j^t of each template, then
-    average over templates."""
-    score = get_score(spec.score)
-    comp = get_comparison(spec.comparison)
-    k, groups, gen = ad.k, ad.groups, spec.generalized
-    if gen != "PCM":
-        raise MetricError(f"{spec.name}: per-template counterfactual metrics are PCM")
-    J = len(ad.templates)
-    # items of complete templates only
-    tpl_of_row = ad.row_template
+def per_template_differences(spec, ad, score, comp, c) -> np.ndarray:
+    """d between the groups' sets S_j^a, S_j^b inside each complete template:
+    an array (templates, pairs), NaN where a group has no items in the
+    template (W1 for set scores, the comparison of the means for mean scores)."""
+    k, J = ad.k, len(ad.templates)
     sel = _selection(ad, getattr(score, "select", "all"), c)
-    it_tpl = tpl_of_row[ad.item_row]
+    it_tpl = ad.row_template[ad.item_row]  # -1 for items of incomplete templates
     keep = sel & (it_tpl >= 0)
     vals = ad.item_P[keep, c]
     seg = it_tpl[keep]
@@ -514,17 +508,27 @@ def _per_template_metric(spec, ad, c, cls_name):
     if isinstance(score, SetScore):
         if comp.name != "W1":
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
-        D = segmented_w1(vals, seg, J, ig, k, pairs)  # (J, pairs)
-    elif isinstance(score, MeanScore):
+        return segmented_w1(vals, seg, J, ig, k, pairs)
+    if isinstance(score, MeanScore):
         cnt = np.zeros((J, k))
         s = np.zeros((J, k))
         np.add.at(cnt, (seg, ig), 1)
         np.add.at(s, (seg, ig), vals)
         with np.errstate(divide="ignore", invalid="ignore"):
             m = np.where(cnt > 0, s / np.where(cnt > 0, cnt, 1), np.nan)
-        D = np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)
-    else:
-        raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
+        return np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)
+    raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
+
+
+def _per_template_metric(spec, ad, c, cls_name):
+    """AvgIF-style metrics: compare the sets S_j^t of each template, then
+    average over templates."""
+    score = get_score(spec.score)
+    comp = get_comparison(spec.comparison)
+    k, gen = ad.k, spec.generalized
+    if gen != "PCM":
+        raise MetricError(f"{spec.name}: per-template counterfactual metrics are PCM")
+    D = per_template_differences(spec, ad, score, comp, c)
     ok = np.isfinite(D).all(axis=1)  # templates where some group has no items are skipped
     nt = int(ok.sum())
     rows = []

@@ -346,29 +346,15 @@ def build_default_sentiment(
                 neutral_band=neutral_band, batch_size=batch_size,
                 max_length=max_length, threads=threads)
 
-    import torch
-
-    started = time.time()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    old_threads = torch.get_num_threads()
-    try:
-        if threads is not None:
-            torch.set_num_threads(threads)
-        info = _train(tmp, epochs=epochs, max_train=max_train, max_eval=max_eval,
-                      seed=seed, band=neutral_band, batch_size=batch_size,
-                      max_length=max_length, lr=lr, weight_decay=weight_decay,
-                      warmup=warmup, threads=threads, progress=progress,
-                      download_dir=download_dir)
-        info["build_seconds"] = round(time.time() - started, 1)
-        (tmp / "metrics.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        (tmp / "README.md").write_text(_model_card(info), encoding="utf-8")
-        _make_readable(tmp)
-        _move_into_place(tmp, out, force=force)
-    finally:
-        torch.set_num_threads(old_threads)
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    build_atomically(
+        out,
+        lambda tmp: _train(tmp, epochs=epochs, max_train=max_train, max_eval=max_eval,
+                           seed=seed, band=neutral_band, batch_size=batch_size,
+                           max_length=max_length, lr=lr, weight_decay=weight_decay,
+                           warmup=warmup, threads=threads, progress=progress,
+                           download_dir=download_dir),
+        _model_card, threads=threads, force=force,
+    )
     log.info("default sentiment model saved to %s", out)
     return out
 
@@ -405,6 +391,34 @@ def _move_into_place(tmp: Path, out: Path, *, force: bool) -> None:
         shutil.rmtree(trash, ignore_errors=True)
     else:
         os.rename(tmp, out)
+
+
+def build_atomically(out: Path, train: Callable[[Path], dict], model_card: Callable[[dict], str], *,
+                     threads: int | None, force: bool) -> Path:
+    """Train into a temporary sibling of ``out`` (``train(tmp) -> info``),
+    add ``metrics.json`` and the model card, then move it into place, so a
+    cache folder is either a whole model or absent. torch's thread count is
+    restored afterwards."""
+    import torch
+
+    started = time.time()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    old_threads = torch.get_num_threads()
+    try:
+        if threads is not None:
+            torch.set_num_threads(threads)
+        info = train(tmp)
+        info["build_seconds"] = round(time.time() - started, 1)
+        (tmp / "metrics.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(info), encoding="utf-8")
+        _make_readable(tmp)
+        _move_into_place(tmp, out, force=force)
+    finally:
+        torch.set_num_threads(old_threads)
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def _make_readable(folder: Path) -> None:

@@ -23,9 +23,7 @@ import json
 import logging
 import math
 import os
-import shutil
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +31,7 @@ import numpy as np
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
 from bias_suite.models.default import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
-                                       VADER_SDIST_SHA256, _move_into_place, _quiet_transformers, _seed_everything,
+                                       VADER_SDIST_SHA256, _quiet_transformers, build_atomically, _seed_everything,
                                        is_built, load_vader_sentences, merge_duplicates, minilm_encoder_dir,
                                        vader_sdist)
 from bias_suite.scoring.bilou import bilou_tag_set, spans, spans_to_bilou
@@ -233,27 +231,14 @@ def build_default_ner(
         raise ModelError(f"threads must be a positive integer or None, got {threads!r}")
 
     passive_omp_threads()
-    import torch
-
-    started = time.time()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    old_threads = torch.get_num_threads()
-    try:
-        if threads is not None:
-            torch.set_num_threads(threads)
-        info = _train(tmp, epochs=epochs, max_train=max_train, max_eval=max_eval, seed=seed,
-                      batch_size=batch_size, max_length=max_length, lr=lr, head_lr=head_lr, crf_lr=crf_lr,
-                      weight_decay=weight_decay, warmup=warmup, entity_free_fraction=entity_free_fraction,
-                      threads=threads, progress=progress, download_dir=download_dir)
-        info["build_seconds"] = round(time.time() - started, 1)
-        (tmp / "metrics.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        (tmp / "README.md").write_text(_model_card(info), encoding="utf-8")
-        _move_into_place(tmp, out, force=force)
-    finally:
-        torch.set_num_threads(old_threads)
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    build_atomically(
+        out,
+        lambda tmp: _train(tmp, epochs=epochs, max_train=max_train, max_eval=max_eval, seed=seed,
+                           batch_size=batch_size, max_length=max_length, lr=lr, head_lr=head_lr, crf_lr=crf_lr,
+                           weight_decay=weight_decay, warmup=warmup, entity_free_fraction=entity_free_fraction,
+                           threads=threads, progress=progress, download_dir=download_dir),
+        _model_card, threads=threads, force=force,
+    )
     log.info("default NER model saved to %s", out)
     return out
 

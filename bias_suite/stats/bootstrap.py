@@ -102,10 +102,10 @@ from ..metrics.catalog import MetricSpec, get_metric
 from ..metrics.comparisons import get_comparison
 from ..metrics.engine import attribute_data, classification_counts, metric_rows, resolve_metrics
 from ..metrics.generalized import (
-    GENERALIZED, NEG, POS, UNLABELLED, AttributeData, _member_values, _selection, normalizer_value,
+    GENERALIZED, NEG, POS, UNLABELLED, AttributeData, _member_values, normalizer_value,
+    per_template_differences,
 )
 from ..metrics.scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
-from ..metrics.sets import segmented_w1
 from ..scoring.scored import as_scored
 from ..suites.views import counterfactual_view, group_order
 
@@ -639,24 +639,7 @@ def _per_template_values(spec, prep, score, comp, c, Wf):
     """AvgIF-style metrics: per-template values once, template-weighted means."""
     ad = prep.ad
     k = ad.k
-    J = len(ad.templates)
-    sel = _selection(ad, getattr(score, "select", "all"), c)
-    it_tpl = ad.row_template[ad.item_row]
-    keep = sel & (it_tpl >= 0)
-    vals = ad.item_P[keep, c]
-    seg = it_tpl[keep]
-    ig = ad.item_g()[keep]
-    pairs = ad.pairs()
-    if isinstance(score, SetScore):
-        D = segmented_w1(vals, seg, J, ig, k, pairs)
-    else:
-        cnt = np.zeros((J, k))
-        s = np.zeros((J, k))
-        np.add.at(cnt, (seg, ig), 1)
-        np.add.at(s, (seg, ig), vals)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m = np.where(cnt > 0, s / np.where(cnt > 0, cnt, 1), np.nan)
-        D = np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)
+    D = per_template_differences(spec, ad, score, comp, c)
     ok = np.isfinite(D).all(axis=1)
     if not ok.any():
         return None
@@ -988,7 +971,6 @@ def _auc_group(items: _ClassItems, score: AucScore):
 def _set_values(prep: _Prepared, c: int, jobs, Wx, out, basis, B):
     """Set and AUC metrics of one class, in chunks of resamples."""
     ad = prep.ad
-    k = ad.k
     items = _ClassItems(prep, c)
     R = Wx.shape[0]
     Bc = int(np.clip(CHUNK_ELEMENTS // max(items.m, 1), 1, 256))

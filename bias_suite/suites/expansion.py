@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..exceptions import SuiteError
 from .grammar import article, capitalize_first, tidy
-from .loader import Suite, Template, load_suite, parse_slots, slot_base
+from .loader import Suite, Template, load_suite, slot_base
 
 EXAMPLE_COLUMNS = ["id", "template", "attribute", "group", "term", "text", "label", "suite", "source_template", "slot"]
 
@@ -94,26 +94,33 @@ def expand_suite(suite: Suite | str | Path, *, attributes: Iterable[str] | None 
     wanted = None if attributes is None else set([attributes] if isinstance(attributes, str) else attributes)
     rows = []
     for tpl in suite.templates:
-        attrs = [a for a in suite.attributes_for(tpl) if wanted is None or a in wanted]
-        if not attrs:
-            continue
-        fills = lexicon_fills(tpl, suite.lexicons)
-        for f_idx, fill in enumerate(fills):
-            unit = f"{suite.name}/{tpl.id}" + (f"#{f_idx}" if len(fills) > 1 else "")
-            for a in attrs:
-                terms = suite.identity[a]
-                for g in terms.groups:
-                    for t_idx, term in enumerate(terms.terms[g][tpl.identity_kind]):
-                        values = dict(fill)
-                        values[tpl.identity_kind] = term
-                        try:
-                            text = render(tpl.text, values)
-                        except KeyError as e:
-                            raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path, line=tpl.line, field="text") from None
-                        rows.append(
-                            (f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, tpl.label, suite.name, tpl.id, tpl.identity_kind)
-                        )
+        for unit, a, g, t_idx, term, values in variants(suite, tpl, wanted):
+            try:
+                text = render(tpl.text, values)
+            except KeyError as e:
+                raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path, line=tpl.line, field="text") from None
+            rows.append((f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, tpl.label, suite.name, tpl.id, tpl.identity_kind))
     return pd.DataFrame(rows, columns=EXAMPLE_COLUMNS)
+
+
+def variants(suite: Suite, tpl: Template, wanted=None):
+    """Every example of one template, in the deterministic expansion order:
+    yields ``(unit, attribute, group, term_index, term, slot_values)`` for each
+    lexicon fill (``unit`` is the counterfactual template id), attribute
+    (restricted to ``wanted`` when given), group and identity term."""
+    attrs = [a for a in suite.attributes_for(tpl) if wanted is None or a in wanted]
+    if not attrs:
+        return
+    fills = lexicon_fills(tpl, suite.lexicons)
+    for f_idx, fill in enumerate(fills):
+        unit = f"{suite.name}/{tpl.id}" + (f"#{f_idx}" if len(fills) > 1 else "")
+        for a in attrs:
+            terms = suite.identity[a]
+            for g in terms.groups:
+                for t_idx, term in enumerate(terms.terms[g][tpl.identity_kind]):
+                    values = dict(fill)
+                    values[tpl.identity_kind] = term
+                    yield unit, a, g, t_idx, term, values
 
 
 def expand_suites(suites: Iterable, *, attributes=None) -> pd.DataFrame:

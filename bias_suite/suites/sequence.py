@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..exceptions import SuiteError
 from ..scoring.bilou import expand_unit, split_tag
-from .expansion import EXAMPLE_COLUMNS, lexicon_fills
+from .expansion import EXAMPLE_COLUMNS, variants
 from .grammar import article, capitalize_first
 from .loader import Suite, Template, load_suite, slot_base
 
@@ -241,39 +241,28 @@ def expand_sequence_suite(suite: Suite | str, *, attributes: Iterable[str] | Non
             phrases = template_tags(tpl)
         except ValueError as e:
             raise SuiteError(str(e), file=suite.path, line=tpl.line, field=f"{fld}.tags") from None
-        attrs = [a for a in suite.attributes_for(tpl) if wanted is None or a in wanted]
-        if not attrs:
-            continue
-        fills = lexicon_fills(tpl, suite.lexicons)
-        for f_idx, fill in enumerate(fills):
-            unit = f"{suite.name}/{tpl.id}" + (f"#{f_idx}" if len(fills) > 1 else "")
-            for a in attrs:
-                terms = suite.identity[a]
-                for g in terms.groups:
-                    for t_idx, term in enumerate(terms.terms[g][tpl.identity_kind]):
-                        values = dict(fill)
-                        values[tpl.identity_kind] = term
-                        try:
-                            text, tokens, slot_toks = render_tokens(tpl.text, values)
-                            tags = ["O"] * len(tokens)
-                            in_slot = set()
-                            span = None
-                            for key, idx in slot_toks:
-                                base = re.sub(r"\d+$", "", key)
-                                tag = slot_tags.get(key, slot_tags.get(base, "O"))
-                                for j, tg in zip(idx, expand_unit(tag, len(idx))):
-                                    tags[j] = tg
-                                in_slot.update(idx)
-                                if key == tpl.identity_kind:
-                                    span = [idx[0], idx[-1] + 1]
-                            for j, tg in _phrase_tags(phrases, tokens, in_slot, f"template {tpl.id!r}").items():
-                                tags[j] = tg
-                        except KeyError as e:
-                            raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path, line=tpl.line,
-                                             field=f"{fld}.text") from None
-                        except ValueError as e:
-                            raise SuiteError(str(e), file=suite.path, line=tpl.line,
-                                             field=f"{fld}.tags" if "entity" in str(e) else f"{fld}.text") from None
-                        rows.append((f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, None, suite.name, tpl.id,
-                                     tpl.identity_kind, tokens, tags, span))
+        for unit, a, g, t_idx, term, values in variants(suite, tpl, wanted):
+            try:
+                text, tokens, slot_toks = render_tokens(tpl.text, values)
+                tags = ["O"] * len(tokens)
+                in_slot = set()
+                span = None
+                for key, idx in slot_toks:
+                    base = re.sub(r"\d+$", "", key)
+                    tag = slot_tags.get(key, slot_tags.get(base, "O"))
+                    for j, tg in zip(idx, expand_unit(tag, len(idx))):
+                        tags[j] = tg
+                    in_slot.update(idx)
+                    if key == tpl.identity_kind:
+                        span = [idx[0], idx[-1] + 1]
+                for j, tg in _phrase_tags(phrases, tokens, in_slot, f"template {tpl.id!r}").items():
+                    tags[j] = tg
+            except KeyError as e:
+                raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path, line=tpl.line,
+                                 field=f"{fld}.text") from None
+            except ValueError as e:
+                raise SuiteError(str(e), file=suite.path, line=tpl.line,
+                                 field=f"{fld}.tags" if "entity" in str(e) else f"{fld}.text") from None
+            rows.append((f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, None, suite.name, tpl.id,
+                         tpl.identity_kind, tokens, tags, span))
     return pd.DataFrame(rows, columns=SEQUENCE_COLUMNS)
