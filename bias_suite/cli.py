@@ -24,6 +24,8 @@ from .exceptions import BiasSuiteError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Behavioural bias testing for NLP models.")
 models_app = typer.Typer(no_args_is_help=True, help="Build and list the offline default models.")
 app.add_typer(models_app, name="models")
+cache_app = typer.Typer(no_args_is_help=True, help="The prediction cache: what is stored, and clearing it.")
+app.add_typer(cache_app, name="cache")
 from .interop.cli import checklist_app  # noqa: E402  (light: imports checklist only inside its commands)
 
 app.add_typer(checklist_app, name="checklist")
@@ -156,6 +158,12 @@ def run(
     bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
+    cache: bool = typer.Option(True, "--cache/--no-cache", help="Reuse and store predictions in the prediction cache (resumes interrupted runs)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Prediction cache folder (default: $BIAS_SUITE_CACHE/predictions or ~/.cache/bias_suite/predictions)."),
+    engine: str = typer.Option("local", "--engine", help="Where predictions run: local, or ray (Ray Data actor pool; needs ray[data])."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Existing Ray cluster ('auto' or ray://host:port); default: start a local Ray."),
+    num_workers: Optional[int] = typer.Option(None, "--num-workers", help="Ray predictor actors (default: one per GPU, else one per CPU)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models: float32, bf16 or fp16 (half precision is for GPUs)."),
 ):
     """Expand suites, run the model, compute metrics, print the per-group summary and write results.
 
@@ -169,9 +177,19 @@ def run(
             suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
+            cache=(cache_dir if cache_dir is not None else True) if cache else False,
+            engine=_engine(engine, ray_address, num_workers, quiet), dtype=dtype,
         )
     except BiasSuiteError as e:
         _fail(e)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]: finished predictions are in the prediction cache; "
+                      "run the same command again to resume" if cache else "[yellow]interrupted[/]")
+        raise typer.Exit(130)
+    for part in (res, getattr(res, "sequence", None)):
+        st = (part.metadata or {}).get("predictions") if part is not None else None
+        if st:
+            console.print(f"predictions ({part.model}): {_pred_summary(st)}")
     if not quiet:
         from .report.sequence_terminal import print_sequence_summary
 
@@ -195,6 +213,26 @@ def run(
 
         parts = [res.results] + ([res.sequence.results] if getattr(res, "sequence", None) is not None else [])
         _gate(pd.concat(parts, ignore_index=True), rules)
+
+
+def _engine(name: str, address, num_workers, quiet):
+    name = name.strip().lower()
+    if name == "local":
+        if address is not None or num_workers is not None:
+            _fail(BiasSuiteError("--ray-address and --num-workers need --engine ray"))
+        return "local"
+    if name == "ray":
+        from .predict.engines import get_engine
+
+        return get_engine("ray", address=address, num_workers=num_workers, progress=not quiet)
+    _fail(BiasSuiteError(f"unknown --engine {name!r}; use local or ray"))
+
+
+def _pred_summary(st: dict) -> str:
+    from .predict.runner import PredictionStats
+
+    fields = {k: v for k, v in st.items() if k in PredictionStats.__dataclass_fields__}
+    return PredictionStats(**fields).summary()
 
 
 def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
@@ -423,6 +461,68 @@ def models_build(
     except BiasSuiteError as e:
         _fail(e)
     console.print(f"{name}: {path}")
+
+
+@cache_app.command("info")
+def cache_info(
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Prediction cache folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+):
+    """One line per cached model: predictions stored, size, last use."""
+    import json as _json
+
+    from rich.table import Table
+
+    from .predict.cache import PredictionCache
+
+    cache = PredictionCache(cache_dir)
+    rows = cache.info()
+    if as_json:
+        typer.echo(_json.dumps({"root": str(cache.root), "stores": rows,
+                                "corrupt_files": [str(p) for p in cache.corrupt_files()]}, indent=2))
+        return
+    console.print(f"prediction cache: {cache.root}")
+    if not rows:
+        console.print("empty")
+        return
+    t = Table("id", "model", "kind", "predictions", "size", "last used")
+    for r in rows:
+        t.add_row(r["id"], str(r.get("model") or r.get("fingerprint") or r.get("error")), str(r.get("kind")),
+                  str(r.get("predictions")), _size(r["bytes"]), str(r.get("last_used")))
+    console.print(t)
+    total = sum(r["bytes"] for r in rows)
+    console.print(f"{len(rows)} model(s), {sum(r.get('predictions') or 0 for r in rows)} predictions, {_size(total)}")
+    bad = cache.corrupt_files()
+    if bad:
+        console.print(f"{len(bad)} unreadable file(s) moved aside (removed by `bias-suite cache clear`)")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    model: Optional[str] = typer.Argument(None, help="Only stores whose id starts with this, or whose model path/id contains it."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Prediction cache folder."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+):
+    """Delete cached predictions (all of them, or one model's)."""
+    from .predict.cache import PredictionCache
+
+    cache = PredictionCache(cache_dir)
+    rows = [r for r in cache.info() if model is None or r["id"].startswith(model) or model in str(r.get("model") or "")]
+    if not rows and not (model is None and cache.corrupt_files()):
+        console.print("nothing to clear" + (f" for {model!r}" if model else ""))
+        return
+    if not yes and not typer.confirm(f"delete {len(rows)} cached model store(s) under {cache.root}?"):
+        raise typer.Exit(1)
+    removed = cache.clear(model)
+    console.print(f"removed {len(removed)} store(s) from {cache.root}")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
 
 
 @models_app.command("list")

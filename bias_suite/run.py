@@ -40,7 +40,7 @@ class RunResult:
     sequence: "RunResult | None" = None  # NER part of a run that mixes tasks (files in out_dir/ner)
 
 
-def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False):
+def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False, dtype=None):
     """A predictor from a model argument: a predictor object or callable, the
     name of a bundled default model, a local folder or a hub id."""
     from .models import HFClassifier, as_predictor
@@ -52,19 +52,32 @@ def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_
         from .models import ensure_model
 
         path = ensure_model("default-sentiment", progress=progress)
-        return HFClassifier(path, device=device, batch_size=batch_size, progress=progress), "default-sentiment"
+        return HFClassifier(path, device=device, batch_size=batch_size, progress=progress, dtype=dtype), "default-sentiment"
     return (
-        HFClassifier(name, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code),
+        HFClassifier(name, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code,
+                     dtype=dtype),
         name,
     )
 
 
-def predict_examples(examples: pd.DataFrame, predictor, *, class_map: dict | None = None) -> ScoredData:
+def predict_examples(examples: pd.DataFrame, predictor, *, class_map: dict | None = None, cache=False,
+                     engine="local", progress: bool = False, stats: list | None = None) -> ScoredData:
     """Predict every distinct text once and join the probabilities to the
-    examples as a :class:`ScoredData`."""
+    examples as a :class:`ScoredData`.
+
+    ``cache`` / ``engine``: see :func:`bias_suite.predict.predict` (off and
+    local by default here; :func:`run` turns the cache on). The
+    :class:`~bias_suite.predict.PredictionStats` are appended to ``stats``
+    when a list is given.
+    """
+    from .predict import predict
+
     texts = examples["text"].to_numpy(dtype=object)
     uniq, inverse = np.unique(texts, return_inverse=True)
-    probs = np.asarray(predictor.predict_proba(list(uniq)), dtype=np.float64)
+    probs, st = predict(predictor, list(uniq), cache=cache, engine=engine, progress=progress, kind="classification")
+    if stats is not None:
+        st.inputs = int(len(texts))
+        stats.append(st)
     classes = list(predictor.class_names)
     if probs.shape != (len(uniq), len(classes)):
         raise ModelError(f"model returned probabilities of shape {probs.shape}, expected {(len(uniq), len(classes))}")
@@ -121,6 +134,9 @@ def run(
     bernstein: bool = True,
     progress: bool = True,
     trust_remote_code: bool = False,
+    cache=True,
+    engine="local",
+    dtype=None,
 ) -> RunResult:
     """Expand suites, predict, score, compute metrics and write the results.
 
@@ -134,6 +150,11 @@ def run(
     bootstrap : template resamples of the cluster bootstrap (0: no intervals);
         with ``confidence`` the intervals behind the ``verdict`` column.
     bernstein : add the Bernstein-bounded disparity rows (classification).
+    cache : the prediction cache: True (default folder), False, a folder or a
+        :class:`~bias_suite.predict.PredictionCache`; a second run of the same
+        suites and model makes no forward passes, an interrupted one resumes.
+    engine : "local", "ray" or an engine object (:mod:`bias_suite.predict.engines`).
+    dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs).
     """
     loaded = [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded:
@@ -145,15 +166,18 @@ def run(
             loaded, model, out_dir, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
             device=device, batch_size=batch_size, class_map=class_map, significance=significance, bootstrap=bootstrap,
             confidence=confidence, bernstein=bernstein, progress=progress, trust_remote_code=trust_remote_code,
+            cache=cache, engine=engine, dtype=dtype,
         )
     examples = expand_suites(loaded, attributes=attributes)
     if examples.empty:
         raise BiasSuiteError("the suites expand to no examples (check --attribute)")
     predictor, model_name = load_predictor(
-        model, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code
+        model, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code, dtype=dtype
     )
     _check_classes(loaded, predictor.class_names, class_map)
-    scored = predict_examples(examples, predictor, class_map=class_map)
+    pstats: list = []
+    scored = predict_examples(examples, predictor, class_map=class_map, cache=cache, engine=engine, progress=progress,
+                              stats=pstats)
     group_order = {a: t.groups for s in loaded for a, t in s.identity.items()}
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples),
                        bootstrap=bootstrap, confidence=confidence)  # bootstrap > 0: intervals and metric verdicts
@@ -190,6 +214,7 @@ def run(
         "bootstrap": bootstrap,
         "confidence": confidence,
         "inv_threshold": inv_threshold if invariance else None,
+        "predictions": pstats[0].to_dict(),
         "python": platform.python_version(),
         "versions": _library_versions(),
     }

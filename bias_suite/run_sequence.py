@@ -30,7 +30,7 @@ DEFAULT_TAGGER_NAMES = ("default", "default-sentiment", "default-ner")
 NER_SUBDIR = "ner"
 
 
-def load_tagger(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False):
+def load_tagger(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False, dtype=None):
     """A tagger (``predict(tokens_list) -> (pred_tags, tag_probs)``, ``tag_names``)
     and its display name, from a model argument (see module doc)."""
     if not isinstance(model, (str, Path)):
@@ -47,21 +47,28 @@ def load_tagger(model, *, device="auto", batch_size=64, progress=True, trust_rem
         from .models import ensure_model
 
         path = ensure_model("default-ner", progress=progress)
-        return TransformerCrfTagger(path, device=device, batch_size=batch_size, progress=progress), "default-ner"
+        return TransformerCrfTagger(path, device=device, batch_size=batch_size, progress=progress,
+                                    dtype=dtype), "default-ner"
     if is_crf_folder(Path(name).expanduser()):
-        return TransformerCrfTagger(Path(name).expanduser(), device=device, batch_size=batch_size, progress=progress), name
+        return TransformerCrfTagger(Path(name).expanduser(), device=device, batch_size=batch_size, progress=progress,
+                                    dtype=dtype), name
     from .models.token import HFTokenClassifier
 
     return HFTokenClassifier(name, device=device, batch_size=batch_size, progress=progress,
-                             trust_remote_code=trust_remote_code), name
+                             trust_remote_code=trust_remote_code, dtype=dtype), name
 
 
-def tag_examples(examples, tagger):
-    """Tag every distinct token sequence once and build the scored data."""
+def tag_examples(examples, tagger, *, cache=False, engine="local", progress=False, stats: list | None = None):
+    """Tag every distinct token sequence once and build the scored data
+    (``cache``/``engine``: see :func:`bias_suite.predict.predict`)."""
+    from .predict import predict
     from .scoring.sequence import sequence_scored_from_predictions
 
     tokens = [list(t) for t in examples["tokens"]]
-    pred, probs = tagger.predict(tokens)
+    (pred, probs), st = predict(tagger, tokens, cache=cache, engine=engine, progress=progress,
+                                kind="sequence_labelling")
+    if stats is not None:
+        stats.append(st)
     names = list(tagger.tag_names)
     if probs is not None:
         probs = [np.asarray(p, dtype=np.float64) for p in probs]
@@ -69,7 +76,8 @@ def tag_examples(examples, tagger):
 
 
 def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, max_tuples=100, seed=0,
-                 device="auto", batch_size=64, significance=True, progress=True, trust_remote_code=False):
+                 device="auto", batch_size=64, significance=True, progress=True, trust_remote_code=False,
+                 cache=True, engine="local", dtype=None):
     """Expand NER suites, tag, score, evaluate; returns a ``RunResult``."""
     from .metrics.engine import evaluate, results_frame
     from .metrics.sequence import sequence_significance_tests
@@ -80,8 +88,9 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
     if examples.empty:
         raise BiasSuiteError("the sequence-labelling suites expand to no examples (check --attribute)")
     tagger, model_name = load_tagger(model, device=device, batch_size=batch_size, progress=progress,
-                                     trust_remote_code=trust_remote_code)
-    scored = tag_examples(examples, tagger)
+                                     trust_remote_code=trust_remote_code, dtype=dtype)
+    pstats: list = []
+    scored = tag_examples(examples, tagger, cache=cache, engine=engine, progress=progress, stats=pstats)
     order = _present({a: t.groups for s in suites for a, t in s.identity.items()}, examples)
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order)
     if significance:
@@ -102,6 +111,7 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
         "distinct_texts": int(examples["text"].nunique()),
         "max_tuples": max_tuples,
         "seed": seed,
+        "predictions": pstats[0].to_dict(),
         "python": platform.python_version(),
     }
     from .run import write_run
@@ -117,7 +127,7 @@ def run_mixed(loaded, model, out_dir, **kw):
     ner = [s for s in loaded if s.task == "sequence_labelling"]
     cls = [s for s in loaded if s.task != "sequence_labelling"]
     seq_kw = {k: kw[k] for k in ("metrics", "attributes", "max_tuples", "seed", "device", "batch_size", "significance",
-                                 "progress", "trust_remote_code") if k in kw}
+                                 "progress", "trust_remote_code", "cache", "engine", "dtype") if k in kw}
     if not cls:
         return run_sequence(ner, model, out_dir, **seq_kw)
     if not (isinstance(model, str) and model in ("default", "default-sentiment")):

@@ -3,3 +3,9 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Runs cache predictions by default; keep the tests' caches out of the user's.
+if "BIAS_SUITE_PREDICTION_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["BIAS_SUITE_PREDICTION_CACHE"] = tempfile.mkdtemp(prefix="bias_suite_test_predictions_")

@@ -196,6 +196,11 @@ class CallablePredictor:
         ``confs`` is ``(n, C)``.
     class_names : sequence of str
         Column names of the probabilities.
+    fingerprint : str or dict, optional
+        A name that changes whenever the function's predictions would (e.g.
+        ``"my-model-v3"``). With it, runs cache the predictions (see
+        :mod:`bias_suite.predict.cache`); without it, nothing is cached, since
+        nothing tells two versions of a function apart.
 
     Examples
     --------
@@ -204,11 +209,22 @@ class CallablePredictor:
     (2, 2)
     """
 
-    def __init__(self, fn: Callable[[list[str]], Any], class_names: Sequence[str]):
+    def __init__(self, fn: Callable[[list[str]], Any], class_names: Sequence[str], *,
+                 fingerprint: str | dict | None = None):
         if not callable(fn):
             raise ModelError(f"fn must be callable, got {type(fn).__name__}")
+        if fingerprint is not None and not isinstance(fingerprint, (str, dict)):
+            raise ModelError(f"fingerprint must be a string or a dict, got {type(fingerprint).__name__}")
         self.fn = fn
         self.class_names = check_class_names(class_names)
+        self._fingerprint = fingerprint
+
+    def fingerprint(self) -> dict | None:
+        """The user's ``fingerprint`` with the class names; None without one."""
+        if self._fingerprint is None:
+            return None
+        fp = dict(self._fingerprint) if isinstance(self._fingerprint, dict) else {"id": self._fingerprint}
+        return {"kind": "callable", **fp, "class_names": list(self.class_names)}
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """Call the wrapped function and validate its output.

@@ -313,6 +313,8 @@ class TransformerCrfTagger:
     probabilities : "softmax" (softmax of the emissions, default) or
         "marginals" (CRF forward-backward marginals).
     progress : show a tqdm bar.
+    dtype : weights dtype of the encoder and CRF ("bf16"/"fp16" for GPUs);
+        None keeps the saved float32.
 
     Attributes
     ----------
@@ -320,8 +322,8 @@ class TransformerCrfTagger:
     """
 
     def __init__(self, model, *, tokenizer=None, device: str = "auto", batch_size: int = 64,
-                 max_length: int = 128, probabilities: str = "softmax", progress: bool = True):
-        from .hf import resolve_device
+                 max_length: int = 128, probabilities: str = "softmax", progress: bool = True, dtype=None):
+        from .hf import _resolve_dtype, resolve_device
 
         torch = _torch()
         if probabilities not in ("softmax", "marginals"):
@@ -342,6 +344,10 @@ class TransformerCrfTagger:
             if tokenizer is None:
                 raise ModelError("TransformerCrfTagger(module) needs tokenizer=...")
             self.model, self.tokenizer = model, tokenizer
+        self._torch_dtype = _resolve_dtype(dtype)
+        self.dtype = None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", "")
+        if self._torch_dtype is not None:
+            self.model.to(self._torch_dtype)
         self.model.to(self.device)
         self.model.eval()
         self.tag_names = list(self.model.tag_names)
@@ -409,14 +415,26 @@ class TransformerCrfTagger:
 
     __call__ = predict
 
-    def fingerprint(self) -> dict:
-        from .hf import _weights_digest
+    def fingerprint(self) -> dict | None:
+        """What this tagger computes, for the prediction cache; None for a
+        tagger built from an in-memory module (nothing identifies its weights)."""
+        from .hf import _versions, _weights_digest
 
-        fp = {"kind": "transformer_crf", "model": str(self.path) if self.path else None,
-              "tag_names": self.tag_names, "max_length": self.max_length, "probabilities": self.probabilities}
-        if self.path is not None:
-            fp["weights_sha256"] = _weights_digest(self.path)
-        return fp
+        if self.path is None:
+            return None
+        return {"kind": "transformer_crf", "model": str(self.path), "tag_names": self.tag_names,
+                "max_length": self.max_length, "probabilities": self.probabilities,
+                "dtype": self.dtype or "float32", "versions": _versions(),
+                "weights_sha256": _weights_digest(self.path)}
+
+    def spec(self) -> dict:
+        """How to rebuild this tagger in another process (Ray workers); a
+        tagger built from an in-memory module travels pickled instead."""
+        if self.path is None:
+            return {"object": self}
+        return {"factory": "bias_suite.models.crf:TransformerCrfTagger",
+                "kwargs": {"model": str(self.path), "batch_size": self.batch_size, "max_length": self.max_length,
+                           "probabilities": self.probabilities, "dtype": self.dtype}}
 
     def __repr__(self) -> str:
         return f"TransformerCrfTagger({str(self.path) if self.path else '<module>'!r}, tags={len(self.tag_names)})"

@@ -109,15 +109,24 @@ class HFClassifier:
     revision : str, optional
         Hub revision (branch, tag or commit).
     dtype : str or torch.dtype, optional
-        Weights dtype (``"float32"``, ``"float16"``, ``"bfloat16"``).
-        ``None``: whatever ``from_pretrained`` picks by default.
+        Weights dtype (``"float32"``, ``"float16"``/``"fp16"``,
+        ``"bfloat16"``/``"bf16"``; half precision is meant for GPUs).
+        ``None``: what ``from_pretrained`` picks (the checkpoint's own dtype).
+    prefetch : bool or "auto"
+        Pad and copy the next batch to the device in a background thread
+        while the current one runs (pinned host memory, non-blocking copies).
+        ``"auto"``: on for CUDA, off for CPU, where both would compete for
+        the same cores.
 
     Attributes
     ----------
     class_names : list of str
         From ``config.id2label`` in id order.
-    model, tokenizer
-        The loaded transformers objects.
+    config, tokenizer
+        Loaded when the classifier is created.
+    model
+        Loaded on first use (a run whose predictions are all in the
+        prediction cache never loads the weights).
     device : str
         The torch device in use.
 
@@ -125,22 +134,25 @@ class HFClassifier:
     -----
     Probabilities are ``softmax(logits)`` in float64, also for models
     trained as multi-label (their columns then no longer mean independent
-    probabilities). Identical texts are predicted once; texts are sorted by
-    token length and padded to the longest in each batch, which changes
-    results only by float rounding.
+    probabilities). Identical texts are predicted once; every text is
+    tokenized once, texts are sorted by token length (longest first) and each
+    batch is padded to its longest text, which changes results only by float
+    rounding.
     """
 
     def __init__(self, model: str | os.PathLike, *, device: str = "auto",
                  batch_size: int = 64, max_length: int | None = 128,
                  trust_remote_code: bool = False, progress: bool = True,
-                 revision: str | None = None, dtype: Any = None):
+                 revision: str | None = None, dtype: Any = None, prefetch: Any = "auto"):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
         if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
             raise ModelError(f"max_length must be a positive integer or None, got {max_length!r}")
+        if prefetch not in (True, False, "auto"):
+            raise ModelError(f"prefetch must be True, False or 'auto', got {prefetch!r}")
         try:
             import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+            from transformers import AutoConfig, AutoTokenizer
         except ImportError as e:  # pragma: no cover - dependency missing
             raise ModelError(
                 f"HFClassifier needs torch and transformers ({e}); install them"
@@ -160,14 +172,19 @@ class HFClassifier:
         self.device = resolve_device(device)
         self._torch_dtype = _resolve_dtype(dtype)
         self.dtype = None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", "")
+        self.prefetch = self.device.startswith("cuda") if prefetch == "auto" else bool(prefetch)
+        self._prefetch_arg = prefetch
 
         kw: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
         if revision is not None:
             kw["revision"] = revision
+        self._load_kw = kw
         try:
+            self.config = AutoConfig.from_pretrained(self.model_id, **kw)
+            if self.is_local and not _weight_files(local):
+                raise ModelError(f"model folder {self.model_id} has no weight files (*.safetensors or *.bin)")
             with _loading_bars(self.progress):
                 self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **kw)
-                self.model = AutoModelForSequenceClassification.from_pretrained(self.model_id, **kw)
         except ModelError:
             raise
         except Exception as e:
@@ -184,24 +201,151 @@ class HFClassifier:
                     "token; batched prediction needs one"
                 )
             self.tokenizer.pad_token = self.tokenizer.eos_token
-            if getattr(self.model.config, "pad_token_id", None) is None:
-                self.model.config.pad_token_id = self.tokenizer.pad_token_id
-        if self._torch_dtype is not None:
-            self.model.to(self._torch_dtype)
-        self.model.to(self.device)
-        self.model.eval()
-        self.class_names = class_names_from_config(self.model.config, self.model_id)
+            if getattr(self.config, "pad_token_id", None) is None:
+                self.config.pad_token_id = self.tokenizer.pad_token_id
+        self.class_names = class_names_from_config(self.config, self.model_id)
 
         if max_length is None:
             limits = [getattr(self.tokenizer, "model_max_length", None),
-                      getattr(self.model.config, "max_position_embeddings", None)]
+                      getattr(self.config, "max_position_embeddings", None)]
             limits = [x for x in limits if isinstance(x, int) and 0 < x < 1_000_000]
             max_length = min(limits) if limits else 512
         self.max_length = max_length
+        self._model = None
         self._fingerprint: dict | None = None
         self._torch = torch
 
+    # -------------------------------------------------------------- loading
+    @property
+    def model(self):
+        """The transformers model (loaded on first access)."""
+        if self._model is None:
+            from transformers import AutoModelForSequenceClassification
+
+            kw = dict(self._load_kw, config=self.config)
+            if self._torch_dtype is not None:
+                kw["dtype"] = self._torch_dtype
+            try:
+                with _loading_bars(self.progress):
+                    m = AutoModelForSequenceClassification.from_pretrained(self.model_id, **kw)
+            except Exception as e:
+                raise ModelError(
+                    f"could not load sequence-classification model {self.model_id!r}"
+                    f"{'' if self.revision is None else f' (revision {self.revision!r})'}: "
+                    f"{type(e).__name__}: {e}"
+                ) from e
+            if self._torch_dtype is not None:
+                m.to(self._torch_dtype)
+            m.to(self.device)
+            m.eval()
+            self._model = m
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights have been loaded."""
+        return self._model is not None
+
     # ------------------------------------------------------------------ predict
+    def encode(self, texts: Sequence[str]) -> dict:
+        """Tokenize ``texts`` once (no padding) and plan the batches.
+
+        Returns a dict with the distinct texts' token ids as one flat array
+        (``ids``, ``type_ids`` or None), their ``offsets`` and ``lengths``,
+        the batch ``order`` (longest first) and ``inverse`` (input -> distinct
+        text). :meth:`forward_encoded` turns it into probabilities.
+        """
+        texts = check_texts(texts)
+        index: dict[str, int] = {}
+        inverse = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+        unique = list(index)
+        if not unique:
+            return {"n": 0, "inverse": inverse}
+        enc = self.tokenizer(unique, truncation=True, max_length=self.max_length)
+        lengths = np.fromiter((len(x) for x in enc["input_ids"]), dtype=np.int64, count=len(unique))
+        offsets = np.zeros(len(unique) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        ids = np.fromiter((t for x in enc["input_ids"] for t in x), dtype=np.int64, count=int(offsets[-1]))
+        type_ids = None
+        if "token_type_ids" in enc:
+            type_ids = np.fromiter((t for x in enc["token_type_ids"] for t in x), dtype=np.int64,
+                                   count=int(offsets[-1]))
+        return {"n": len(unique), "inverse": inverse, "ids": ids, "type_ids": type_ids, "offsets": offsets,
+                "lengths": lengths, "order": np.argsort(-lengths, kind="stable")}
+
+    def _batch(self, enc: dict, idx: np.ndarray) -> dict:
+        """Padded tensors for the distinct texts ``idx`` (vectorized gather)."""
+        torch = self._torch
+        lengths = enc["lengths"][idx]
+        width = int(lengths.max())
+        col = np.arange(width)
+        if getattr(self.tokenizer, "padding_side", "right") == "left":
+            shift = width - lengths
+            mask = col[None, :] >= shift[:, None]
+            pos = enc["offsets"][idx][:, None] + col[None, :] - shift[:, None]
+        else:
+            mask = col[None, :] < lengths[:, None]
+            pos = enc["offsets"][idx][:, None] + col[None, :]
+        pos = np.where(mask, pos, 0)
+        pad = self.tokenizer.pad_token_id
+        arrays = {"input_ids": np.where(mask, enc["ids"][pos], pad if pad is not None else 0),
+                  "attention_mask": mask.astype(np.int64)}
+        if enc["type_ids"] is not None:
+            arrays["token_type_ids"] = np.where(mask, enc["type_ids"][pos],
+                                                getattr(self.tokenizer, "pad_token_type_id", 0) or 0)
+        out = {}
+        for k, a in arrays.items():
+            t = torch.from_numpy(np.ascontiguousarray(a))
+            if self.device.startswith("cuda"):
+                t = t.pin_memory().to(self.device, non_blocking=True)
+            elif self.device != "cpu":
+                t = t.to(self.device)
+            out[k] = t
+        return out
+
+    def forward_encoded(self, enc: dict) -> np.ndarray:
+        """Probabilities for the output of :meth:`encode`, rows in input order."""
+        from tqdm.auto import tqdm
+
+        torch = self._torch
+        c = len(self.class_names)
+        if not enc["n"]:
+            return np.zeros((0, c), dtype=np.float64)
+        model = self.model
+        order = enc["order"]
+        starts = range(0, enc["n"], self.batch_size)
+        out = np.empty((enc["n"], c), dtype=np.float64)
+        bar = tqdm(total=enc["n"], desc="Predicting", unit="text", disable=not self.progress, leave=False)
+        pool = None
+        try:
+            if self.prefetch and len(starts) > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                pool = ThreadPoolExecutor(1, thread_name_prefix="bias_suite-prefetch")
+            with torch.inference_mode():
+                nxt = None
+                for k, start in enumerate(starts):
+                    idx = order[start:start + self.batch_size]
+                    batch = nxt.result() if nxt is not None else self._batch(enc, idx)
+                    if pool is not None and k + 1 < len(starts):
+                        s2 = starts[k + 1]
+                        nxt = pool.submit(self._batch, enc, order[s2:s2 + self.batch_size])
+                    else:
+                        nxt = None
+                    logits = model(**batch).logits
+                    if logits.ndim != 2 or logits.shape[1] != c:
+                        raise ModelError(
+                            f"model {self.model_id!r} returned logits of shape "
+                            f"{tuple(logits.shape)}; expected (batch, {c})"
+                        )
+                    out[idx] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+                    bar.update(len(idx))
+        finally:
+            bar.close()
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        return out[enc["inverse"]]
+
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """Class probabilities for ``texts``.
 
@@ -215,85 +359,75 @@ class HFClassifier:
             ``float64`` array of shape ``(len(texts), len(class_names))``,
             rows in input order, each summing to 1.
         """
-        from tqdm.auto import tqdm
-
-        torch = self._torch
-        texts = check_texts(texts)
-        c = len(self.class_names)
-        if not texts:
-            return np.zeros((0, c), dtype=np.float64)
-
-        # Identical texts are predicted once and scattered back.
-        index: dict[str, int] = {}
-        inverse = np.empty(len(texts), dtype=np.int64)
-        for i, t in enumerate(texts):
-            inverse[i] = index.setdefault(t, len(index))
-        unique = list(index)
-
-        # Token lengths (after truncation) to sort by; longest first so that
-        # memory problems surface on the first batch.
-        enc = self.tokenizer(unique, truncation=True, max_length=self.max_length)
-        lengths = np.fromiter((len(x) for x in enc["input_ids"]), dtype=np.int64,
-                              count=len(unique))
-        order = np.argsort(-lengths, kind="stable")
-
-        out = np.empty((len(unique), c), dtype=np.float64)
-        bar = tqdm(total=len(unique), desc="Predicting", unit="text",
-                   disable=not self.progress, leave=False)
-        try:
-            with torch.inference_mode():
-                for start in range(0, len(unique), self.batch_size):
-                    idx = order[start:start + self.batch_size]
-                    batch = self.tokenizer(
-                        [unique[i] for i in idx], padding=True, truncation=True,
-                        max_length=self.max_length, return_tensors="pt",
-                    )
-                    batch = {k: v.to(self.device) for k, v in batch.items()}
-                    logits = self.model(**batch).logits
-                    if logits.ndim != 2 or logits.shape[1] != c:
-                        raise ModelError(
-                            f"model {self.model_id!r} returned logits of shape "
-                            f"{tuple(logits.shape)}; expected (batch, {c})"
-                        )
-                    probs = torch.softmax(logits.double(), dim=-1)
-                    out[idx] = probs.cpu().numpy()
-                    bar.update(len(idx))
-        finally:
-            bar.close()
-        return out[inverse]
+        return self.forward_encoded(self.encode(texts))
 
     __call__ = predict_proba
 
     # -------------------------------------------------------------- fingerprint
     def fingerprint(self) -> dict:
-        """Identify this predictor's configuration, for result caches.
+        """Identify what this predictor computes, for the prediction cache.
 
         Returns
         -------
         dict
             ``model`` (hub id or absolute folder), ``revision``,
             ``commit_hash`` (hub snapshot, if known), ``weights_sha256``
-            (local folders: digest over the weight files), ``class_names``,
-            ``max_length``, ``dtype``.
+            (local folders: digest over the weight, config and tokenizer
+            files), ``class_names``, ``max_length``, ``dtype`` (``auto:X``
+            when left to the checkpoint), ``padding_side`` and the torch and
+            transformers versions. The device is not part of it: CPU and GPU
+            give the same predictions up to float rounding. Computing it does
+            not load the weights.
         """
         if self._fingerprint is None:
             fp = {
                 "kind": "hf",
                 "model": self.model_id,
                 "revision": self.revision,
-                "commit_hash": getattr(self.model.config, "_commit_hash", None),
+                "commit_hash": getattr(self.config, "_commit_hash", None),
                 "class_names": list(self.class_names),
                 "max_length": self.max_length,
-                "dtype": self.dtype or str(next(self.model.parameters()).dtype).replace("torch.", ""),
+                "dtype": self.dtype or f"auto:{_config_dtype(self.config)}",
+                "padding_side": getattr(self.tokenizer, "padding_side", "right"),
+                "versions": _versions(),
             }
             if self.is_local:
                 fp["weights_sha256"] = _weights_digest(Path(self.model_id))
             self._fingerprint = fp
         return dict(self._fingerprint)
 
+    def spec(self) -> dict:
+        """How to rebuild this classifier in another process (Ray workers):
+        the folder or hub id must be reachable there too."""
+        return {"factory": "bias_suite.models.hf:HFClassifier",
+                "kwargs": {"model": self.model_id, "batch_size": self.batch_size, "max_length": self.max_length,
+                           "trust_remote_code": self.trust_remote_code, "revision": self.revision,
+                           "dtype": self.dtype, "prefetch": self._prefetch_arg}}
+
     def __repr__(self) -> str:
         return (f"HFClassifier({self.model_id!r}, device={self.device!r}, "
                 f"class_names={self.class_names})")
+
+
+def _config_dtype(config) -> str:
+    d = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    return str(d).replace("torch.", "") if d is not None else "default"
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for dist in ("torch", "transformers", "tokenizers"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:  # pragma: no cover
+            out[dist] = None
+    return out
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".pt"))
 
 
 @contextlib.contextmanager
@@ -328,13 +462,25 @@ def _resolve_dtype(dtype: Any):
 
 
 def _weights_digest(folder: Path) -> str:
-    """SHA-256 over the names and contents of the weight and config files."""
-    h = hashlib.sha256()
+    """SHA-256 over the names and contents of the weight, config and
+    tokenizer files of a model folder (memoised per file size and mtime)."""
     files = sorted(p for p in folder.iterdir() if p.is_file() and (
-        p.suffix in (".safetensors", ".bin", ".pt") or p.name == "config.json"))
+        p.suffix in (".safetensors", ".bin", ".pt", ".model") or p.name in _DIGEST_NAMES))
+    key = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    memo = _DIGESTS.get(str(folder))
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    h = hashlib.sha256()
     for p in files:
         h.update(p.name.encode() + b"\0")
         with open(p, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
+    _DIGESTS[str(folder)] = (key, h.hexdigest())
     return h.hexdigest()
+
+
+#: Non-weight files that change what a model folder computes.
+_DIGEST_NAMES = {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
+                 "vocab.json", "merges.txt", "added_tokens.json", "spiece.model", "sentencepiece.bpe.model"}
+_DIGESTS: dict[str, tuple] = {}

@@ -57,7 +57,7 @@ class HFTokenClassifier:
     Parameters
     ----------
     model : str or Path — hub id or local folder.
-    device, batch_size, trust_remote_code, progress, revision : as for
+    device, batch_size, trust_remote_code, progress, revision, dtype : as for
         :class:`~bias_suite.models.hf.HFClassifier`.
     max_length : int — sub-tokens per sentence (longer ones are cut).
 
@@ -68,8 +68,8 @@ class HFTokenClassifier:
 
     def __init__(self, model: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
                  max_length: int = 256, trust_remote_code: bool = False, progress: bool = True,
-                 revision: str | None = None):
-        from .hf import _loading_bars, class_names_from_config, resolve_device
+                 revision: str | None = None, dtype: Any = None):
+        from .hf import _loading_bars, _resolve_dtype, class_names_from_config, resolve_device
 
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -90,6 +90,9 @@ class HFTokenClassifier:
         self.max_length = int(max_length)
         self.progress = bool(progress)
         self.revision = revision
+        self.trust_remote_code = bool(trust_remote_code)
+        self._torch_dtype = _resolve_dtype(dtype)
+        self.dtype = None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", "")
         kw: dict[str, Any] = {"trust_remote_code": bool(trust_remote_code)}
         if revision is not None:
             kw["revision"] = revision
@@ -103,6 +106,8 @@ class HFTokenClassifier:
             raise ModelError(f"could not load token-classification model {self.model_id!r}: {type(e).__name__}: {e}") from e
         if not getattr(self.tokenizer, "is_fast", False):
             raise ModelError(f"{self.model_id}: a fast tokenizer is needed (word alignment uses word_ids())")
+        if self._torch_dtype is not None:
+            self.model.to(self._torch_dtype)
         self.model.to(self.device)
         self.model.eval()
         self.tag_names = normalise_tag_names(class_names_from_config(self.model.config, self.model_id), self.model_id)
@@ -161,13 +166,24 @@ class HFTokenClassifier:
     __call__ = predict
 
     def fingerprint(self) -> dict:
-        from .hf import _weights_digest
+        """What this tagger computes, for the prediction cache (see
+        :meth:`bias_suite.models.hf.HFClassifier.fingerprint`)."""
+        from .hf import _versions, _weights_digest
 
-        fp = {"kind": "hf_token", "model": self.model_id, "revision": self.revision, "tag_names": list(self.tag_names),
-              "max_length": self.max_length}
+        fp = {"kind": "hf_token", "model": self.model_id, "revision": self.revision,
+              "commit_hash": getattr(self.model.config, "_commit_hash", None), "tag_names": list(self.tag_names),
+              "max_length": self.max_length, "dtype": str(next(self.model.parameters()).dtype).replace("torch.", ""),
+              "versions": _versions()}
         if self.is_local:
             fp["weights_sha256"] = _weights_digest(Path(self.model_id))
         return fp
+
+    def spec(self) -> dict:
+        """How to rebuild this tagger in another process (Ray workers)."""
+        return {"factory": "bias_suite.models.token:HFTokenClassifier",
+                "kwargs": {"model": self.model_id, "batch_size": self.batch_size, "max_length": self.max_length,
+                           "trust_remote_code": self.trust_remote_code, "revision": self.revision,
+                           "dtype": self.dtype}}
 
     def __repr__(self) -> str:
         return f"HFTokenClassifier({self.model_id!r}, device={self.device!r}, tags={self.tag_names})"
