@@ -478,6 +478,8 @@ def pad_batch(ids: list, widx: list, pad_id: int, device: str = "cpu", tags: lis
     d = {"input_ids": input_ids, "attention_mask": att, "word_index": word_index, "word_mask": word_mask}
     if tags is not None:
         d["tags"] = out_tags
+    if str(device).startswith("cuda"):  # pinned host memory: asynchronous copies
+        return {k: v.pin_memory().to(device, non_blocking=True) for k, v in d.items()}
     return {k: v.to(device) for k, v in d.items()}
 
 
