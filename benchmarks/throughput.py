@@ -99,6 +99,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None, help="also write the figures here (JSON)")
+    ap.add_argument("--ray-workers", type=int, default=0,
+                    help="also time the runner on the Ray engine with this many actors (a local Ray; start-up included)")
     args = ap.parse_args(argv)
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
@@ -147,6 +149,15 @@ def main(argv=None):
     t_run_best = best(lambda: runner_time(bs_best, distinct), args.repeat)
     t_run_64 = best(lambda: runner_time(64, distinct), args.repeat) if bs_best != 64 else t_run_best
 
+    t_ray = None
+    if args.ray_workers:
+        from bias_suite.predict.ray_engine import RayEngine
+
+        clf = HFClassifier(path, device=device, batch_size=bs_best, progress=False, dtype=args.dtype)
+        t0 = time.perf_counter()
+        predict(clf, distinct, cache=False, engine=RayEngine(num_workers=args.ray_workers))
+        t_ray = time.perf_counter() - t0
+
     # de-duplication: every example, duplicates included
     t_run_all = best(lambda: runner_time(bs_best, texts), 1)
     tok2 = AutoTokenizer.from_pretrained(path)
@@ -184,11 +195,16 @@ def main(argv=None):
                   "speedup": round(t_first / t_second, 1)},
         "python": platform.python_version(), "torch": torch.__version__,
     }
+    if t_ray is not None:
+        fig["ray"] = {"workers": args.ray_workers, "seconds_incl_startup": round(t_ray, 2),
+                      "sentences_per_s": round(n / t_ray, 1), "vs_bare": round(n / t_ray / rate["bare"], 3)}
     print(f"\n{'':28}{'sentences/s':>12}  ratio to bare loop")
     print(f"{'bare loop (suite order)':28}{rate['bare']:12.1f}  1.000   (batch {bs_best})")
     print(f"{'bare loop (length-sorted)':28}{rate['bare_sorted']:12.1f}  {rate['bare_sorted'] / rate['bare']:.3f}")
     print(f"{'runner, batch ' + str(bs_best):28}{rate['runner_best']:12.1f}  {fig['runner_vs_bare']:.3f}   target >= 0.9")
     print(f"{'runner, batch 64':28}{rate['runner_64']:12.1f}  {fig['runner64_vs_bare']:.3f}")
+    if t_ray is not None:
+        print(f"{'ray, ' + str(args.ray_workers) + ' actors (incl. start)':28}{n / t_ray:12.1f}  {fig['ray']['vs_bare']:.3f}")
     print(f"\nde-duplication: {n_all} examples -> {n} forward passes ({n_all - n} saved); "
           f"all examples: bare {t_bare_all:.1f} s, runner {t_run_all:.1f} s ({fig['dedupe']['speedup']:.2f}x)")
     print(f"cache: first run {t_first:.2f} s, second run {t_second * 1000:.0f} ms -> "

@@ -311,3 +311,33 @@ def test_cli_run_uses_cache_and_cache_commands(tiny_dir, tmp_path):
     assert "nothing to clear" in r.output
     r = runner.invoke(app, ["cache", "clear", "--cache-dir", str(cache), "-y"])
     assert r.exit_code == 0 and "removed 1" in r.output and not PredictionCache(cache).info()
+
+
+def test_half_precision_taggers_and_classifier_on_cpu(tiny_dir, tmp_path):
+    """bf16 weights (meant for GPUs; CPU runs them too): valid probabilities
+    close to float32, the CRF still decodes valid tags, and the cache keeps
+    float32 and bf16 predictions apart."""
+    from _tiny_ner import make_tiny_crf_tagger
+
+    from bias_suite.models import TransformerCrfTagger
+
+    texts = ["the movie was good", "she is a nurse", "awful film"]
+    p32 = HFClassifier(tiny_dir, device="cpu", progress=False).predict_proba(texts)
+    clf16 = HFClassifier(tiny_dir, device="cpu", progress=False, dtype="bf16")
+    assert next(clf16.model.parameters()).dtype.__str__() == "torch.bfloat16"
+    p16, s = predict(clf16, texts, cache=tmp_path)
+    np.testing.assert_allclose(p16.sum(axis=1), 1.0)
+    np.testing.assert_allclose(p16, p32, atol=0.05)
+    assert s.computed == 3
+    _, s = predict(HFClassifier(tiny_dir, device="cpu", progress=False), texts, cache=tmp_path)
+    assert s.computed == 3  # a float32 run does not reuse bf16 predictions
+    path = make_tiny_crf_tagger(tmp_path / "crf")
+    sents = [["the", "man", "was", "good"], ["she", "is", "a", "nurse"]]
+    t32 = TransformerCrfTagger(path, device="cpu", progress=False)
+    t16 = TransformerCrfTagger(path, device="cpu", progress=False, dtype="bf16")
+    assert t16.fingerprint()["dtype"] == "bfloat16" and t32.fingerprint()["dtype"] == "float32"
+    assert next(t16.model.crf.parameters()).dtype.__str__() == "torch.float32"
+    tags, probs = t16.predict(sents)
+    assert [len(t) for t in tags] == [4, 4] and all(t in t16.tag_names for seq in tags for t in seq)
+    for a, b in zip(probs, t32.predict(sents)[1]):
+        np.testing.assert_allclose(a, b, atol=0.05)

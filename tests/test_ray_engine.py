@@ -215,3 +215,31 @@ def test_missing_ray_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray.data", None)
     with pytest.raises(ModelError, match=r'pip install "ray\[data\]"'):
         list(RayEngine().run(ClassifierTask(_SizeRecorder()), [["x"]]))
+
+
+def test_cli_run_with_ray_engine_equals_local(ray_local, one_thread, tmp_path):
+    """`bias-suite run --engine ray` end to end: the same result files as the
+    local engine (the CLI joins the running Ray instance instead of starting one)."""
+    import json
+
+    from _report_data import mini_names_suite
+    from typer.testing import CliRunner
+
+    from bias_suite.cli import app
+
+    model = make_tiny_classifier(tmp_path / "clf")
+    suite = mini_names_suite(tmp_path / "s")
+    common = ["run", str(suite), "--model", str(model), "-q", "--bootstrap", "20", "--no-cache", "--batch-size", "4"]
+    runner = CliRunner()
+    r = runner.invoke(app, common + ["--out", str(tmp_path / "local")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, common + ["--out", str(tmp_path / "ray"), "--engine", "ray", "--num-workers", "2"])
+    assert r.exit_code == 0, r.output
+    meta = json.loads((tmp_path / "ray" / "run.json").read_text())
+    pred = meta.get("predictions") or meta["metadata"]["predictions"]
+    assert pred["engine"] == "ray" and pred["computed"] == pred["distinct"] > 0 and "on ray" in r.output
+    assert ray.is_initialized()  # the CLI left the running instance alone
+    for name in ("results.csv", "scored.jsonl"):
+        assert (tmp_path / "local" / name).read_text() == (tmp_path / "ray" / name).read_text(), name
+    r = runner.invoke(app, common + ["--out", str(tmp_path / "x"), "--num-workers", "2"])
+    assert r.exit_code == 2 and "need --engine ray" in r.output

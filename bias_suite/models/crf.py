@@ -348,6 +348,7 @@ class TransformerCrfTagger:
         self.dtype = None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", "")
         if self._torch_dtype is not None:
             self.model.to(self._torch_dtype)
+            self.model.crf.float()  # the encoder runs in half precision; Viterbi and marginals stay in float32+
         self.model.to(self.device)
         self.model.eval()
         self.tag_names = list(self.model.tag_names)
@@ -396,7 +397,7 @@ class TransformerCrfTagger:
                 for s in range(0, len(uniq), self.batch_size):
                     b = order[s:s + self.batch_size]
                     batch = pad_batch([ids[i] for i in b], [widx[i] for i in b], pad, self.device)
-                    em = self.model.emissions(batch["input_ids"], batch["attention_mask"], batch["word_index"])
+                    em = self.model.emissions(batch["input_ids"], batch["attention_mask"], batch["word_index"]).float()
                     mask = batch["word_mask"]
                     paths = self.model.crf.decode(em, mask)
                     if self.probabilities == "marginals":
