@@ -341,3 +341,36 @@ def test_half_precision_taggers_and_classifier_on_cpu(tiny_dir, tmp_path):
     assert [len(t) for t in tags] == [4, 4] and all(t in t16.tag_names for seq in tags for t in seq)
     for a, b in zip(probs, t32.predict(sents)[1]):
         np.testing.assert_allclose(a, b, atol=0.05)
+
+
+def test_interrupt_keeps_every_finished_batch_of_a_streaming_model(tiny_dir, tmp_path):
+    """HFClassifier streams its batches: an interruption inside a chunk keeps
+    the batches before it (a chunk of 40 texts = 10 batches of 4 here)."""
+    texts = [f"the movie was good {'a' * i}" for i in range(40)]
+    clf = HFClassifier(tiny_dir, device="cpu", batch_size=4, progress=False)
+    seen = []
+
+    def hook(module, args, kwargs):
+        seen.append(kwargs["input_ids"].shape[0])
+        if len(seen) == 4:
+            raise KeyboardInterrupt
+
+    h = clf.model.register_forward_pre_hook(hook, with_kwargs=True)
+    with pytest.raises(KeyboardInterrupt):
+        predict(clf, texts, cache=tmp_path, chunk_size=40)
+    h.remove()
+    assert PredictionCache(tmp_path).info()[0]["predictions"] == 12  # batches 1-3
+    again = HFClassifier(tiny_dir, device="cpu", batch_size=4, progress=False)
+    n_rows = []
+    h = again.model.register_forward_pre_hook(lambda m, a, k: n_rows.append(k["input_ids"].shape[0]),
+                                              with_kwargs=True)
+    r, s = predict(again, texts, cache=tmp_path, chunk_size=40)
+    h.remove()
+    assert s.cached == 12 and s.computed == 28 and sum(n_rows) == 28
+    ref = HFClassifier(tiny_dir, device="cpu", batch_size=4, progress=False).predict_proba(texts)
+    np.testing.assert_allclose(r, ref, atol=1e-6)
+    # batch-by-batch results equal predict_proba's
+    out = np.empty_like(ref)
+    for pos, p in again.iter_predict_proba(texts + texts[:3]):
+        out[pos[pos < 40]] = p[pos < 40]
+    np.testing.assert_allclose(out, ref, atol=1e-6)

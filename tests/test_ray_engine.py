@@ -154,8 +154,10 @@ def test_each_actor_call_is_exactly_one_chunk(ray_local):
     sizes = [1, 5, 2, 9, 3, 7, 1, 4]
     work = [[f"c{i}-{j}" for j in range(n)] for i, n in enumerate(sizes)]
     task = ClassifierTask(ChunkRecorder())
-    got = dict(RayEngine(num_workers=2).run(task, work))
-    assert sorted(got) == list(range(len(sizes)))
+    results = list(RayEngine(num_workers=2).run(task, work))
+    assert all(pos is None for _, pos, _ in results)  # whole chunks
+    got = {i: out for i, _, out in results}
+    assert sorted(got) == list(range(len(sizes))) and len(results) == len(sizes)
     for i, n in enumerate(sizes):
         want = np.array([n / 100 + j / 1000 for j in range(n)])  # the same float ops: exact
         assert np.array_equal(got[i].values[:, 0], want), i
@@ -186,8 +188,8 @@ def test_engine_leaves_a_running_instance_alone(ray_local):
     eng = RayEngine()  # default pool: CPUs // 1 = 2, capped by the chunks
     work = [["a"], ["b", "c"], ["d"], ["e", "f", "g"]]
     gen = eng.run(ClassifierTask(_SizeRecorder()), work)
-    index, out = next(gen)
-    assert len(out) == len(work[index])
+    index, positions, out = next(gen)
+    assert positions is None and len(out) == len(work[index])
     gen.close()  # an early stop (the runner interrupted) stops the pipeline, not Ray
     assert ray.is_initialized()
     assert ray.cluster_resources().get("CPU") == 2

@@ -303,18 +303,32 @@ class HFClassifier:
             out[k] = t
         return out
 
-    def forward_encoded(self, enc: dict) -> np.ndarray:
-        """Probabilities for the output of :meth:`encode`, rows in input order."""
+    def iter_forward(self, enc: dict):
+        """Run the batches of :meth:`encode` output one by one.
+
+        Yields
+        ------
+        positions : int array
+            Which inputs (indices into the texts given to :meth:`encode`,
+            duplicates included) this batch answers.
+        probs : ndarray ``(len(positions), C)``, float64.
+
+        Consumers that store results as they come (the prediction cache)
+        keep every finished batch when a run is interrupted.
+        """
         from tqdm.auto import tqdm
 
         torch = self._torch
         c = len(self.class_names)
         if not enc["n"]:
-            return np.zeros((0, c), dtype=np.float64)
+            return
         model = self.model
         order = enc["order"]
+        inverse = enc["inverse"]
+        members = np.argsort(inverse, kind="stable")          # inputs grouped by distinct text
+        bounds = np.searchsorted(inverse[members], np.arange(enc["n"] + 1))
+        counts = np.diff(bounds)
         starts = range(0, enc["n"], self.batch_size)
-        out = np.empty((enc["n"], c), dtype=np.float64)
         bar = tqdm(total=enc["n"], desc="Predicting", unit="text", disable=not self.progress, leave=False)
         pool = None
         try:
@@ -322,29 +336,42 @@ class HFClassifier:
                 from concurrent.futures import ThreadPoolExecutor
 
                 pool = ThreadPoolExecutor(1, thread_name_prefix="bias_suite-prefetch")
-            with torch.inference_mode():
-                nxt = None
-                for k, start in enumerate(starts):
-                    idx = order[start:start + self.batch_size]
-                    batch = nxt.result() if nxt is not None else self._batch(enc, idx)
-                    if pool is not None and k + 1 < len(starts):
-                        s2 = starts[k + 1]
-                        nxt = pool.submit(self._batch, enc, order[s2:s2 + self.batch_size])
-                    else:
-                        nxt = None
+            nxt = None
+            for k, start in enumerate(starts):
+                idx = order[start:start + self.batch_size]
+                batch = nxt.result() if nxt is not None else self._batch(enc, idx)
+                if pool is not None and k + 1 < len(starts):
+                    s2 = starts[k + 1]
+                    nxt = pool.submit(self._batch, enc, order[s2:s2 + self.batch_size])
+                else:
+                    nxt = None
+                with torch.inference_mode():
                     logits = model(**batch).logits
                     if logits.ndim != 2 or logits.shape[1] != c:
                         raise ModelError(
                             f"model {self.model_id!r} returned logits of shape "
                             f"{tuple(logits.shape)}; expected (batch, {c})"
                         )
-                    out[idx] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
-                    bar.update(len(idx))
+                    probs = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+                bar.update(len(idx))
+                positions = np.concatenate([members[bounds[u]:bounds[u + 1]] for u in idx])
+                yield positions, np.repeat(probs, counts[idx], axis=0)
         finally:
             bar.close()
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
-        return out[enc["inverse"]]
+
+    def forward_encoded(self, enc: dict) -> np.ndarray:
+        """Probabilities for the output of :meth:`encode`, rows in input order."""
+        out = np.empty((len(enc["inverse"]), len(self.class_names)), dtype=np.float64)
+        for positions, probs in self.iter_forward(enc):
+            out[positions] = probs
+        return out
+
+    def iter_predict_proba(self, texts: Sequence[str]):
+        """:meth:`predict_proba` batch by batch: yields ``(positions, probs)``
+        (see :meth:`iter_forward`)."""
+        return self.iter_forward(self.encode(texts))
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         """Class probabilities for ``texts``.

@@ -1,11 +1,15 @@
 """Engines run the chunks of a prediction plan (see :mod:`bias_suite.predict.runner`).
 
 An engine has a ``name`` and ``run(task, work)``, where ``work`` is a list of
-chunks (lists of inputs); it yields ``(chunk_index, Outputs)`` as chunks
-finish, in any order. The runner commits each chunk to the cache as it
-arrives, so every engine resumes the same way after an interruption.
+chunks (lists of inputs); it yields ``(chunk_index, positions, Outputs)`` as
+results arrive, in any order: ``positions`` (indices into the chunk) for a
+part of a chunk, or None for the whole chunk. The runner commits every part
+to the cache as it arrives, so every engine resumes the same way after an
+interruption.
 
-- :class:`LocalEngine` (``"local"``): the chunks in order, in this process.
+- :class:`LocalEngine` (``"local"``): the chunks in order, in this process,
+  committed batch by batch when the predictor streams its batches
+  (``HFClassifier.iter_predict_proba``).
 - :class:`~bias_suite.predict.ray_engine.RayEngine` (``"ray"``): the chunks
   spread over a pool of predictor actors with Ray Data (one per GPU or CPU
   slot), on a local Ray instance or an existing cluster.
@@ -32,9 +36,10 @@ class LocalEngine:
 
     name = "local"
 
-    def run(self, task, work) -> Iterator[tuple[int, Outputs]]:
+    def run(self, task, work) -> Iterator[tuple[int, object, Outputs]]:
         for i, items in enumerate(work):
-            yield i, task.compute(items)
+            for positions, out in task.compute_iter(items):
+                yield i, positions, out
 
     def __repr__(self) -> str:
         return "LocalEngine()"

@@ -125,6 +125,19 @@ class ClassifierTask:
         probs = validate_probs(probs, len(items), self.names, source=f"model {type(self.predictor).__name__}")
         return Outputs(probs, np.arange(len(items) + 1, dtype=np.int64))
 
+    def compute_iter(self, items: Sequence[str]):
+        """Yield ``(positions, Outputs)`` as the predictor finishes batches
+        (predictors with ``iter_predict_proba``), else once for all items."""
+        it = getattr(self.predictor, "iter_predict_proba", None)
+        if not callable(it):
+            yield np.arange(len(items)), self.compute(items)
+            return
+        for positions, probs in it(list(items)):
+            positions = np.asarray(positions, dtype=np.int64)
+            probs = validate_probs(probs, len(positions), self.names,
+                                   source=f"model {type(self.predictor).__name__}")
+            yield positions, Outputs(probs, np.arange(len(positions) + 1, dtype=np.int64))
+
     def finish(self, out: Outputs) -> np.ndarray:
         """``(n, C)`` probabilities."""
         return out.values.reshape(len(out), self.width) if len(out) else np.zeros((0, self.width))
@@ -180,6 +193,10 @@ class TaggerTask:
             if len(values) != offsets[-1]:
                 raise ModelError("tagger returned probabilities whose rows do not match the words")
         return Outputs(values, offsets, tag_ids)
+
+    def compute_iter(self, items):
+        """Taggers answer a chunk at once: one ``(positions, Outputs)``."""
+        yield np.arange(len(items)), self.compute(items)
 
     def finish(self, out: Outputs):
         """``(tags, probs)`` as the tagger's ``predict`` returns them."""

@@ -318,7 +318,7 @@ class RayEngine:
         return max(1, min(size, n_chunks)), float(per_gpu)
 
     # -------------------------------------------------------------------- run
-    def run(self, task, work) -> Iterator[tuple[int, Outputs]]:
+    def run(self, task, work) -> Iterator[tuple[int, None, Outputs]]:
         """Predict every chunk of ``work`` on the actor pool.
 
         Parameters
@@ -329,8 +329,8 @@ class RayEngine:
 
         Yields
         ------
-        ``(chunk_index, Outputs)`` as the chunks finish (any order), each
-        chunk exactly once.
+        ``(chunk_index, None, Outputs)`` as the chunks finish (any order),
+        each chunk exactly once and whole (``None``: all positions).
         """
         work = list(work)
         if not work:
@@ -357,7 +357,7 @@ class RayEngine:
                 with contextlib.suppress(Exception):
                     ray.shutdown()
 
-    def _run(self, ray, task, work, spec) -> Iterator[tuple[int, Outputs]]:
+    def _run(self, ray, task, work, spec) -> Iterator[tuple[int, None, Outputs]]:
         size, per_gpu = self._pool(ray, len(work))
         use_gpu = per_gpu > 0
         with _data_context(ray, progress=self.progress):
@@ -402,7 +402,7 @@ class RayEngine:
                                              f"{'twice' if 0 <= index < len(work) else 'but was never sent'}")
                         seen[index] = True
                         out = _decode_outputs(row)
-                        yield index, out
+                        yield index, None, out  # a whole chunk
             finally:
                 close = getattr(batches, "close", None)
                 if close is not None:

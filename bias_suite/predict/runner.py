@@ -15,8 +15,10 @@ The plan, identical for every engine:
 4. sort the missing inputs by length (longest first) and cut them into
    chunks of ``chunk_size``; each chunk is one call of the predictor, so
    the batches inside a chunk are the same whichever engine runs it;
-5. run the chunks on the engine; every finished chunk is committed to the
-   cache at once, so an interrupted run loses at most the chunks in flight;
+5. run the chunks on the engine; every finished batch (predictors that
+   stream their batches, such as ``HFClassifier``) or chunk (others, and
+   the Ray engine) is committed to the cache at once, so an interrupted run
+   loses only what was in flight;
 6. scatter cached and new predictions back to the inputs' order.
 """
 from __future__ import annotations
@@ -176,22 +178,26 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
         miss = miss[np.argsort(-sizes, kind="stable")]
         chunks = [miss[s:s + chunk_size] for s in range(0, len(miss), chunk_size)]
         stats.chunks = len(chunks)
-        done: list[Outputs | None] = [None] * len(chunks)
+        parts: list[list] = [[] for _ in chunks]   # per chunk: (positions, Outputs) as they arrive
+        got = np.zeros(len(chunks), dtype=np.int64)
         if chunks:
             t1 = time.perf_counter()
             with _quiet(predictor), _bar(progress, len(miss)) as bar:
                 try:
                     work = [[items[i] for i in first[c]] for c in chunks]
-                    for ci, out in eng.run(task, work):
-                        if len(out) != len(chunks[ci]):
-                            raise ModelError(f"engine {eng.name} returned {len(out)} predictions for a chunk of "
-                                             f"{len(chunks[ci])}")
+                    for ci, positions, out in eng.run(task, work):
+                        size = len(chunks[ci])
+                        positions = np.arange(size) if positions is None else np.asarray(positions, dtype=np.int64)
+                        if len(out) != len(positions) or got[ci] + len(out) > size:
+                            raise ModelError(f"engine {eng.name} returned {len(out)} predictions for "
+                                             f"{len(positions)} inputs of a chunk of {size}")
                         if out.values.shape[1] != task.width:
                             raise ModelError(f"engine {eng.name} returned {out.values.shape[1]} columns, "
                                              f"expected {task.width}")
-                        done[ci] = out
-                        if store is not None:
-                            store.put(ukeys[chunks[ci]], out)
+                        if store is not None:  # committed at once: an interruption keeps it
+                            store.put(ukeys[chunks[ci][positions]], out)
+                        parts[ci].append((positions, out))
+                        got[ci] += len(out)
                         stats.computed += len(out)
                         bar.update(len(out))
                 except KeyboardInterrupt:
@@ -200,15 +206,16 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
                                     stats.cached + stats.computed, stats.distinct, store.path)
                     raise
             stats.predict_seconds = time.perf_counter() - t1
-            missing = [i for i, d in enumerate(done) if d is None]
-            if missing:
-                raise ModelError(f"engine {eng.name} returned no predictions for {len(missing)} chunk(s)")
+            short = [i for i, c in enumerate(chunks) if got[i] != len(c)]
+            if short:
+                raise ModelError(f"engine {eng.name} returned incomplete predictions for {len(short)} chunk(s)")
+        done = [_assemble(p, len(c)) for p, c in zip(parts, chunks)]
     finally:
         if store is not None:
             store.close()
 
     # Distinct keys in the order [hits..., chunk 0..., chunk 1..., ...] -> key order -> input order.
-    parts = [cached] + [d for d in done if d is not None]
+    parts = [cached] + done
     order = np.concatenate([np.flatnonzero(hit)] + chunks) if chunks else np.flatnonzero(hit)
     allout = Outputs.concat(parts)
     where = np.empty(len(ukeys), dtype=np.int64)
@@ -216,6 +223,16 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
     result = task.finish(allout.take(where[inverse]))
     stats.seconds = time.perf_counter() - t0
     return result, stats
+
+
+def _assemble(parts: list, size: int) -> Outputs:
+    """One chunk's Outputs in chunk order from its parts ``(positions, Outputs)``."""
+    if len(parts) == 1 and np.array_equal(parts[0][0], np.arange(size)):
+        return parts[0][1]
+    positions = np.concatenate([p for p, _ in parts])
+    if not np.array_equal(np.sort(positions), np.arange(size)):
+        raise ModelError("an engine returned a chunk whose parts do not cover it exactly once")
+    return Outputs.concat([o for _, o in parts]).take(np.argsort(positions, kind="stable"))
 
 
 @contextlib.contextmanager
