@@ -164,6 +164,8 @@ def run(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Existing Ray cluster ('auto' or ray://host:port); default: start a local Ray."),
     num_workers: Optional[int] = typer.Option(None, "--num-workers", help="Ray predictor actors (default: one per GPU, else one per CPU)."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models: float32, bf16 or fp16 (half precision is for GPUs)."),
+    invariance: bool = typer.Option(True, "--invariance/--no-invariance", help="Add CheckList INV fail rates over the counterfactual templates."),
+    inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="INV fails when any class probability moves by more than this (classification; NER: any tag outside the identity changes)."),
 ):
     """Expand suites, run the model, compute metrics, print the per-group summary and write results.
 
@@ -178,7 +180,8 @@ def run(
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
             cache=(cache_dir if cache_dir is not None else True) if cache else False,
-            engine=_engine(engine, ray_address, num_workers, quiet), dtype=dtype,
+            engine=_engine(engine, ray_address, num_workers, quiet), dtype=dtype, invariance=invariance,
+            inv_threshold=inv_threshold,
         )
     except BiasSuiteError as e:
         _fail(e)

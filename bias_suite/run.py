@@ -166,7 +166,7 @@ def run(
             loaded, model, out_dir, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
             device=device, batch_size=batch_size, class_map=class_map, significance=significance, bootstrap=bootstrap,
             confidence=confidence, bernstein=bernstein, progress=progress, trust_remote_code=trust_remote_code,
-            cache=cache, engine=engine, dtype=dtype,
+            cache=cache, engine=engine, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
         )
     examples = expand_suites(loaded, attributes=attributes)
     if examples.empty:

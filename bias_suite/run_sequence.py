@@ -77,7 +77,7 @@ def tag_examples(examples, tagger, *, cache=False, engine="local", progress=Fals
 
 def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, max_tuples=100, seed=0,
                  device="auto", batch_size=64, significance=True, progress=True, trust_remote_code=False,
-                 cache=True, engine="local", dtype=None):
+                 cache=True, engine="local", dtype=None, invariance=True, inv_threshold=0.1):
     """Expand NER suites, tag, score, evaluate; returns a ``RunResult``."""
     from .metrics.engine import evaluate, results_frame
     from .metrics.sequence import sequence_significance_tests
@@ -98,6 +98,11 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
 
         sig = sequence_significance_tests(scored, adjust="holm", group_order_override=order)
         results = results_frame(pd.concat([results, sig], ignore_index=True).to_dict("records"))
+    if invariance:  # CheckList INV on the tagged sequences: fails when a tag outside the identity span changes
+        from .interop import invariance_for_run
+
+        inv = invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order)
+        results = results_frame(results.to_dict("records") + inv.to_dict("records"))
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -112,6 +117,7 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
         "max_tuples": max_tuples,
         "seed": seed,
         "predictions": pstats[0].to_dict(),
+        "invariance": bool(invariance),
         "python": platform.python_version(),
     }
     from .run import write_run
@@ -127,7 +133,8 @@ def run_mixed(loaded, model, out_dir, **kw):
     ner = [s for s in loaded if s.task == "sequence_labelling"]
     cls = [s for s in loaded if s.task != "sequence_labelling"]
     seq_kw = {k: kw[k] for k in ("metrics", "attributes", "max_tuples", "seed", "device", "batch_size", "significance",
-                                 "progress", "trust_remote_code", "cache", "engine", "dtype") if k in kw}
+                                 "progress", "trust_remote_code", "cache", "engine", "dtype", "invariance",
+                                 "inv_threshold") if k in kw}
     if not cls:
         return run_sequence(ner, model, out_dir, **seq_kw)
     if not (isinstance(model, str) and model in ("default", "default-sentiment")):

@@ -449,3 +449,38 @@ def test_terminal_summary_shows_inv(toy_suite):
     print_summary(res, scored, console=console)
     text = console.export_text()
     assert "invariance (CheckList INV fail rate)" in text and "male|nonbinary" in text and "0.500" in text
+
+
+def test_run_adds_inv_rows_for_ner_and_cli_threshold(tmp_path):
+    """`bias-suite run` appends INV fail rates for NER suites too (tag
+    criterion), and --inv-threshold / --no-invariance reach the INV rows."""
+    from _report_data import mini_names_suite
+    from _tiny_models import make_tiny_classifier
+    from _tiny_ner import make_tiny_crf_tagger
+
+    from bias_suite.cli import app
+    from bias_suite.report.files import read_results
+
+    runner = CliRunner()
+    tagger = make_tiny_crf_tagger(tmp_path / "crf")
+    r = runner.invoke(app, ["run", "ner_names", "--model", str(tagger), "--out", str(tmp_path / "ner"), "-q",
+                            "--bootstrap", "0", "--no-cache"])
+    assert r.exit_code == 0, r.output
+    res = read_results(tmp_path / "ner")
+    inv = res[res["metric"] == "INV-FailRate"]
+    assert len(inv) >= 2 and inv["value"].between(0, 1).all() and (inv["n"] > 0).all()
+    r = runner.invoke(app, ["run", "ner_names", "--model", str(tagger), "--out", str(tmp_path / "ner2"), "-q",
+                            "--bootstrap", "0", "--no-invariance"])
+    assert r.exit_code == 0 and not (read_results(tmp_path / "ner2")["metric"] == "INV-FailRate").any()
+
+    model = make_tiny_classifier(tmp_path / "clf")
+    suite = mini_names_suite(tmp_path / "s")
+    rates = {}
+    for thr in ("0.0001", "0.9"):
+        out = tmp_path / f"c{thr}"
+        r = runner.invoke(app, ["run", str(suite), "--model", str(model), "--out", str(out), "-q", "--bootstrap", "0",
+                                "--inv-threshold", thr])
+        assert r.exit_code == 0, r.output
+        res = read_results(out)
+        rates[thr] = res.loc[(res["metric"] == "INV-FailRate") & res["group"].isna(), "value"].iloc[0]
+    assert rates["0.0001"] > rates["0.9"] == 0.0  # a tiny threshold fails on any change; 0.9 on none

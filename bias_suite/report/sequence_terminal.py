@@ -140,6 +140,11 @@ def sequence_summary_tables(results: pd.DataFrame, data, *, attributes=None) -> 
                            _fmt(get("-r") if test == "Wilcoxon" else get("-W")),
                            str(s["n"].dropna().max()) if s["n"].notna().any() else "")
             tables.append(t3)
+        from .terminal import invariance_table
+
+        t4 = invariance_table(a, res)  # CheckList INV: tags outside the identity span must not change
+        if t4 is not None:
+            tables.append(t4)
     return tables
 
 

@@ -145,17 +145,28 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                     str(s["n"].dropna().max()) if s["n"].notna().any() else "", *([vs[0] if vs else ""] if has_v else []),
                 )
             tables.append(t3)
-        inv = res[res["family"] == "invariance"]
-        if not inv.empty:  # CheckList INV fail rates (bias_suite.interop.checklist)
-            t4 = Table(title=f"{a} — invariance (CheckList INV fail rate)", title_justify="left")
-            for col in ("groups", "fail rate", "test cases"):
-                t4.add_column(col, justify="left" if col == "groups" else "right")
-            for r in inv.itertuples(index=False):
-                t4.add_row("all" if r.group is None else str(r.group), _fmt(r.value), "" if pd.isna(r.n) else str(int(r.n)))
+        t4 = invariance_table(a, res)
+        if t4 is not None:
             tables.append(t4)
         if "verdict" in res.columns and res["verdict"].notna().any():
             tables.append(_verdict_table(a, res))
     return tables
+
+
+def invariance_table(a, res: pd.DataFrame):
+    """CheckList INV fail rates of one attribute's results (None if there are none)."""
+    from rich.table import Table
+
+    inv = res[res["family"] == "invariance"]
+    if inv.empty:
+        return None
+    t = Table(title=f"{a} — invariance (CheckList INV fail rate)", title_justify="left")
+    for col in ("groups", "fail rate", "test cases"):
+        t.add_column(col, justify="left" if col == "groups" else "right")
+    for r in inv.itertuples(index=False):
+        t.add_row("all" if r.group is None or pd.isna(r.group) else str(r.group), _fmt(r.value),
+                  "" if pd.isna(r.n) else str(int(r.n)))
+    return t
 
 
 def _verdict_table(a, res: pd.DataFrame):
