@@ -77,7 +77,8 @@ def tag_examples(examples, tagger, *, cache=False, engine="local", progress=Fals
 
 def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, max_tuples=100, seed=0,
                  device="auto", batch_size=64, significance=True, progress=True, trust_remote_code=False,
-                 cache=True, engine="local", dtype=None, invariance=True, inv_threshold=0.1):
+                 cache=True, engine="local", dtype=None, invariance=True, inv_threshold=0.1, bootstrap=200,
+                 confidence=0.95):
     """Expand NER suites, tag, score, evaluate; returns a ``RunResult``."""
     from .metrics.engine import evaluate, results_frame
     from .metrics.sequence import sequence_significance_tests
@@ -92,17 +93,23 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
     pstats: list = []
     scored = tag_examples(examples, tagger, cache=cache, engine=engine, progress=progress, stats=pstats)
     order = _present({a: t.groups for s in suites for a, t in s.identity.items()}, examples)
-    results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order)
+    results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
+                       bootstrap=bootstrap, confidence=confidence)  # bootstrap > 0: intervals and metric verdicts
+    parts = [results]
     if significance:
-        import pandas as pd
-
-        sig = sequence_significance_tests(scored, adjust="holm", group_order_override=order)
-        results = results_frame(pd.concat([results, sig], ignore_index=True).to_dict("records"))
+        parts.append(sequence_significance_tests(scored, adjust="holm", group_order_override=order))
     if invariance:  # CheckList INV on the tagged sequences: fails when a tag outside the identity span changes
         from .interop import invariance_for_run
 
-        inv = invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order)
-        results = results_frame(results.to_dict("records") + inv.to_dict("records"))
+        parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order))
+    records = [r for part in parts for r in part.to_dict("records")]
+    results = results_frame(records)
+    import pandas as pd
+
+    from .stats.verdicts import add_verdicts  # the bootstrap's verdicts stay; tests get theirs
+
+    results["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)
+    results = add_verdicts(results, confidence=confidence, group_orders=order)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -118,6 +125,8 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
         "seed": seed,
         "predictions": pstats[0].to_dict(),
         "invariance": bool(invariance),
+        "bootstrap": bootstrap,
+        "confidence": confidence,
         "python": platform.python_version(),
     }
     from .run import write_run
@@ -134,7 +143,7 @@ def run_mixed(loaded, model, out_dir, **kw):
     cls = [s for s in loaded if s.task != "sequence_labelling"]
     seq_kw = {k: kw[k] for k in ("metrics", "attributes", "max_tuples", "seed", "device", "batch_size", "significance",
                                  "progress", "trust_remote_code", "cache", "engine", "dtype", "invariance",
-                                 "inv_threshold") if k in kw}
+                                 "inv_threshold", "bootstrap", "confidence") if k in kw}
     if not cls:
         return run_sequence(ner, model, out_dir, **seq_kw)
     if not (isinstance(model, str) and model in ("default", "default-sentiment")):

@@ -247,12 +247,14 @@ def test_basis_carries_signed_differences_and_auc_contrasts():
     assert b.loc[b["metric"] == "AvgGF", "basis"].isna().all()
 
 
-def test_sequence_labelling_is_refused():
+def test_sequence_labelling_replicates_are_refused():
+    """NER intervals come from bootstrap() (sequence_bootstrap, tested in
+    test_ner_models); the raw replicate API is classification only."""
     class Fake:
         task = "sequence_labelling"
 
     with pytest.raises(MetricError, match="classification only"):
-        bootstrap(Fake(), pd.DataFrame(columns=["attribute"]), B=10)
+        bootstrap_replicates(Fake(), B=10)
 
 
 def test_cluster_bootstrap_difference():

@@ -327,3 +327,35 @@ def test_byte_level_bpe_tokenizer_gets_prefix_space(tmp_path):
     assert toks[enc.word_ids().index(1)] == "Ġlives"
     tags, probs = clf.predict([["Emma", "lives", "in", "New", "Zealand", "."]])
     assert len(tags[0]) == 6 and probs[0].shape == (6, 3)
+
+
+def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
+    """Intervals for NER metrics: a replicate that draws every template once
+    reproduces the observed values (the resampling machinery is exact), runs
+    are seeded, and run() writes intervals and verdicts for NER rows."""
+    from bias_suite.metrics.engine import evaluate
+    from bias_suite.run import run
+    from bias_suite.stats import bootstrap as bmod
+
+    (tmp_path / "place.yaml").write_text(IDENT)
+    (tmp_path / "ner_tiny.yaml").write_text(SUITE)
+    res = run([tmp_path / "ner_tiny.yaml"], str(crf_dir), tmp_path / "out", progress=False, bootstrap=40, seed=3)
+    r = res.results
+    acc = r[(r["metric"] == "FNED") & r["group"].isna() & r["value"].notna()]
+    assert len(acc) and acc["ci_low"].notna().all() and (acc["ci_low"] <= acc["ci_high"]).all()
+    assert acc["verdict"].notna().all()
+    again = run([tmp_path / "ner_tiny.yaml"], str(crf_dir), None, progress=False, bootstrap=40, seed=3).results
+    np.testing.assert_array_equal(r["ci_low"].to_numpy(float), again["ci_low"].to_numpy(float))
+    assert json.loads((tmp_path / "out" / "run.json").read_text())  # written
+
+    # all-ones weights: the replicate is the data itself, relabelled
+    monkeypatch.setattr(bmod, "template_weights", lambda J, B, rng: np.ones((B, J), dtype=np.int64))
+    data = res.scored
+    obs = evaluate(data, metrics=["FNED", "TPR-Gap", "AvgGF", "CFGap"], max_tuples=None)
+    bs = bmod.sequence_bootstrap(data, obs, metrics=["FNED", "TPR-Gap", "AvgGF", "CFGap"], B=2, max_tuples=None,
+                                 keep_replicates=True)
+    keys, reps = bs.keys, bs.replicates
+    merged = keys.assign(rep=reps[:, 0]).merge(obs, on=["attribute", "metric", "class", "group"])
+    ok = merged["value"].notna()
+    assert ok.sum() > 5
+    np.testing.assert_allclose(merged.loc[ok, "rep"], merged.loc[ok, "value"].astype(float), atol=1e-12)

@@ -211,14 +211,22 @@ def evaluate(
     """
     data = as_scored(scored)
     if getattr(data, "task", "classification") != "classification":
-        if bootstrap:
-            raise MetricError("bootstrap intervals are implemented for classification only (not sequence labelling)")
         from .sequence import evaluate_sequence
 
-        return evaluate_sequence(
+        res = evaluate_sequence(
             data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
             group_order_override=group_order_override,
         )
+        if bootstrap:  # template-cluster bootstrap by re-evaluation (bias_suite.stats.bootstrap.sequence_bootstrap)
+            from ..stats.bootstrap import sequence_bootstrap
+            from ..stats.verdicts import add_verdicts
+
+            bs = sequence_bootstrap(data, res, metrics=metrics, B=int(bootstrap), confidence=confidence, seed=seed,
+                                    max_tuples=max_tuples, group_order_override=group_order_override)
+            res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=resolve_metrics(metrics),
+                               group_orders={a: group_order(data.frame, a, group_order_override)
+                                             for a in select_attributes(data, attributes)})
+        return res
     specs = resolve_metrics(metrics)
     wanted = select_attributes(data, attributes)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)

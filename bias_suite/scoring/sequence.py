@@ -76,6 +76,22 @@ class SequenceData:
         """Entity types (the classes of span metrics)."""
         return self.types
 
+    def take(self, rows, *, templates=None) -> "SequenceData":
+        """The examples ``rows`` (an int array; repeats allowed), in that
+        order, optionally with new ``template`` labels (the cluster bootstrap
+        gives each copy of a template a label of its own)."""
+        import dataclasses
+
+        rows = np.asarray(rows, dtype=np.int64)
+        frame = self.frame.iloc[rows].reset_index(drop=True)
+        if templates is not None:
+            frame["template"] = np.asarray(templates, dtype=object)
+        pick = (lambda xs: None if xs is None else [xs[i] for i in rows])
+        return dataclasses.replace(
+            self, frame=frame, tokens=pick(self.tokens), tags=pick(self.tags), pred_tags=pick(self.pred_tags),
+            tag_probs=pick(self.tag_probs), type_probs=pick(self.type_probs), term_span=self.term_span[rows],
+            span_counts=self.span_counts[rows])
+
     @property
     def prob_classes(self) -> tuple:
         """Entity types plus ``O`` (the classes of probability metrics)."""

@@ -222,9 +222,11 @@ def bootstrap(
     ``results=None`` evaluates first."""
     _check(B, confidence, method)
     data = as_scored(scored)
-    if getattr(data, "task", "classification") != "classification":
-        raise MetricError("bootstrap intervals are implemented for classification only (not sequence labelling)")
     tseed = seed if tuple_seed is None else tuple_seed
+    if getattr(data, "task", "classification") != "classification":
+        return sequence_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
+                                  max_tuples=max_tuples, group_order_override=group_order_override,
+                                  tuple_seed=tseed, keep_replicates=keep_replicates)
     if results is None:
         from ..metrics.engine import evaluate
 
@@ -242,6 +244,71 @@ def bootstrap(
         return BootstrapResult(out, basis)
     kf = pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"])
     return BootstrapResult(out, basis, kf, reps)
+
+
+def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
+                       max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
+                       keep_replicates: bool = False) -> BootstrapResult:
+    """Cluster bootstrap over templates for sequence-labelling (NER) results.
+
+    Same resampling unit and percentile intervals as the classification
+    bootstrap: in replicate b, every template of an attribute is drawn
+    ``W[b, j]`` times (multinomial over the J templates, the same weights
+    :func:`bootstrap` draws), each copy becomes a template of its own, and
+    the metrics are computed again with
+    :func:`bias_suite.metrics.sequence.evaluate_sequence`. Unlike the
+    classification fast path, the counterfactual tuples of a copied template
+    are drawn again (``max_tuples``), so the intervals include the tuple
+    sampling too. No signed "basis" is kept: verdicts use the intervals
+    themselves. Cost: B evaluations of each attribute (about 0.07 s each for
+    the bundled NER suites).
+    """
+    from ..metrics.engine import evaluate
+    from ..metrics.sequence import evaluate_sequence
+    from ..suites.views import counterfactual_view
+
+    tseed = seed if tuple_seed is None else tuple_seed
+    if results is None:
+        results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
+                           group_order_override=group_order_override)
+    specs = _specs_for(results, metrics)
+    cf_names = {s.name for s in specs if s.view == "counterfactual"}
+    attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
+    weights = _draw_weights(data, B, seed)
+    cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tseed, group_order_override=group_order_override)
+    fr = data.frame
+    attr_col = fr["attribute"].to_numpy(dtype=object)
+    keys, rows_out, extra = [], [], {}
+    for a in attrs:
+        rows = np.flatnonzero(attr_col == a)
+        codes, _names = pd.factorize(pd.Series(fr["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
+        W = weights[a]
+        vals: dict = {}
+        base_tpl = fr["template"].to_numpy(dtype=object)[rows].astype(str)
+        for b in range(B):
+            reps = W[b][codes]
+            pick = np.repeat(np.arange(len(rows)), reps)
+            copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
+            labels = np.char.add(np.char.add(base_tpl[pick], "#"), copy.astype(str))
+            sub = data.take(rows[pick], templates=labels)
+            res_b = evaluate_sequence(sub, metrics=specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
+                                      group_order_override=group_order_override)
+            for m, c, g, v in zip(res_b["metric"], res_b["class"], res_b["group"], res_b["value"]):
+                key = (a, m, c, g if isinstance(g, str) else None)
+                if key not in vals:
+                    vals[key] = np.full(B, np.nan)
+                if v is not None and not pd.isna(v):
+                    vals[key][b] = float(v)
+        J, Jc = int(W.shape[1]), len(cfs[a].templates) if a in cfs else 0
+        for key, v in vals.items():
+            keys.append(key)
+            rows_out.append(v)
+            extra[key] = {"templates": Jc if key[1] in cf_names else J}
+    reps = np.vstack(rows_out) if rows_out else np.zeros((0, B))
+    out, basis = _fill(results, keys, reps, extra, confidence, B)
+    if not keep_replicates:
+        return BootstrapResult(out, basis)
+    return BootstrapResult(out, basis, pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps)
 
 
 def bootstrap_replicates(
