@@ -146,6 +146,9 @@ class _ChunkWorker:
             from bias_suite.predict.outputs import make_task
 
             if "pickled" in spec:
+                # Cluster-internal transport of the user's own in-memory predictor (what Ray does with
+                # any actor argument), unpacked here only to report an unimportable class clearly.
+                # Suites, results and files are never pickled.
                 from ray import cloudpickle
 
                 try:
