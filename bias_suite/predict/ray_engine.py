@@ -145,17 +145,6 @@ class _ChunkWorker:
             from bias_suite.predict.engines import build_predictor
             from bias_suite.predict.outputs import make_task
 
-            if "pickled" in spec:
-                # Cluster-internal transport of the user's own in-memory predictor (what Ray does with
-                # any actor argument), unpacked here only to report an unimportable class clearly.
-                # Suites, results and files are never pickled.
-                from ray import cloudpickle
-
-                try:
-                    spec = {"object": cloudpickle.loads(spec["pickled"])}
-                except Exception as e:
-                    raise ModelError(f"could not unpickle the predictor on the worker ({type(e).__name__}: {e}); its "
-                                     "code must be importable there (or give it a spec())") from e
             predictor = build_predictor(spec, device="cuda" if use_gpu else "cpu")
             torch = sys.modules.get("torch")  # loaded by torch predictors; plain Python ones skip it
             if torch is not None and not use_gpu:
@@ -343,12 +332,12 @@ class RayEngine:
 
         spec = predictor_spec(task.predictor)
         if "object" in spec:
-            # pickled here and unpickled inside the actor's constructor, so that a
-            # class the workers cannot import is reported as such, not as a dead actor
+            # Ray serializes the object with the actor's arguments; check here that it can,
+            # so that an unpicklable predictor is one clear error instead of a failed pool
             from ray import cloudpickle
 
             try:
-                spec = {"pickled": cloudpickle.dumps(spec["object"])}
+                cloudpickle.dumps(spec["object"])
             except Exception as e:
                 raise ModelError(f"the Ray engine cannot send {type(task.predictor).__name__} to its workers: "
                                  f"it has no spec() and cannot be pickled ({type(e).__name__}: {e})") from e
