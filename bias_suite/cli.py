@@ -514,6 +514,9 @@ def cache_clear(
     if not rows and not (model is None and cache.corrupt_files()):
         console.print("nothing to clear" + (f" for {model!r}" if model else ""))
         return
+    if not yes and not sys.stdin.isatty():
+        _fail(BiasSuiteError(f"not deleting {len(rows)} cached model store(s) under {cache.root} without "
+                             "confirmation: no terminal to ask on; pass --yes (-y) to delete"))
     if not yes and not typer.confirm(f"delete {len(rows)} cached model store(s) under {cache.root}?"):
         raise typer.Exit(1)
     removed = cache.clear(model)

@@ -309,6 +309,8 @@ def test_cli_run_uses_cache_and_cache_commands(tiny_dir, tmp_path):
     assert str(n) in r.output and "classification" in r.output
     r = runner.invoke(app, ["cache", "clear", "nomatch", "--cache-dir", str(cache), "-y"])
     assert "nothing to clear" in r.output
+    r = runner.invoke(app, ["cache", "clear", "--cache-dir", str(cache)])   # no terminal to ask on
+    assert r.exit_code == 2 and "pass --yes (-y)" in r.output and PredictionCache(cache).info()
     r = runner.invoke(app, ["cache", "clear", "--cache-dir", str(cache), "-y"])
     assert r.exit_code == 0 and "removed 1" in r.output and not PredictionCache(cache).info()
 

@@ -301,12 +301,16 @@ class RayEngine:
         if largest is not None and (self.num_cpus_per_worker > largest[0] or per_gpu > largest[1]):
             raise ModelError(f"a Ray actor needs {self.num_cpus_per_worker} CPU(s) and {per_gpu:g} GPU(s), "
                              f"but the largest node has {largest[0]:g} CPU(s) and {largest[1]:g} GPU(s)")
-        if self.num_workers is not None:
-            size = self.num_workers
-        elif per_gpu > 0:
-            size = int(gpus // per_gpu + 1e-9)
-        else:
-            size = int(cpus // self.num_cpus_per_worker)
+        fits = int(gpus // per_gpu + 1e-9) if per_gpu > 0 else int(cpus // self.num_cpus_per_worker)
+        if self.num_workers is not None and self.num_workers > max(fits, 1):
+            # Ray would start only the actors that fit and leave the rest pending (its
+            # warnings, and a progress bar that stalls): say so instead
+            need = (f"{per_gpu:g} GPU(s)" if per_gpu > 0 else f"{self.num_cpus_per_worker:g} CPU(s)")
+            have = f"{gpus:g} GPU(s)" if per_gpu > 0 else f"{cpus:g} CPU(s)"
+            raise ModelError(f"--num-workers {self.num_workers}: each worker needs {need} and the Ray cluster has "
+                             f"{have}, room for {fits} worker(s); use --num-workers {max(fits, 1)} or fewer, "
+                             "or leave it out to use what the cluster has")
+        size = self.num_workers if self.num_workers is not None else fits
         return max(1, min(size, n_chunks)), float(per_gpu)
 
     # -------------------------------------------------------------------- run
