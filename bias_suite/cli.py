@@ -48,7 +48,10 @@ err_console = _LazyConsole(stderr=True)
 
 
 def _fail(e: Exception, code: int = 2):
-    err_console.print(f"[bold red]error:[/bold red] {e}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    # messages quote user text (labels, groups, file names): never read it as markup
+    err_console.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -83,15 +86,17 @@ def expand(
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Keep only these attributes."),
     sample: int = typer.Option(8, help="How many example sentences to print."),
     seed: int = typer.Option(0, help="Seed of the printed sample."),
+    max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
     """Expand suites into examples: print counts per attribute/group and a sample, or write them."""
+    from rich.markup import escape
     from rich.table import Table
 
     from .scoring.scored import write_jsonl, write_parquet
     from .suites import expand_suites, expansion_counts, find_suite
 
     try:
-        ex = expand_suites([find_suite(s) for s in suites], attributes=attribute)
+        ex = expand_suites([find_suite(s) for s in suites], attributes=attribute, max_examples=max_examples)
     except BiasSuiteError as e:
         _fail(e)
     counts = expansion_counts(ex)
@@ -99,7 +104,7 @@ def expand(
     for c in counts.columns:
         t.add_column(c, justify="right" if c in ("examples", "templates", "terms") else "left")
     for r in counts.itertuples(index=False):
-        t.add_row(*[str(x) for x in r])
+        t.add_row(*[escape(str(x)) for x in r])
     console.print(t)
     if len(ex) and sample:
         s = ex.sample(min(sample, len(ex)), random_state=seed)
@@ -109,33 +114,38 @@ def expand(
             t2.add_column(c)
         for r in s.itertuples(index=False):
             if ner and isinstance(r.tags, list):
-                from rich.markup import escape
-
                 from .suites.sequence import bracketed
 
-                t2.add_row(r.attribute, r.group, escape(bracketed(r.tokens, r.tags)))
+                t2.add_row(escape(r.attribute), escape(r.group), escape(bracketed(r.tokens, r.tags)))
             else:
-                t2.add_row(r.attribute, r.group, str(r.label), r.text)
+                t2.add_row(escape(r.attribute), escape(r.group), escape(str(r.label)), escape(r.text))
         console.print(t2)
     if out is not None:
         if out.suffix == ".parquet":
             write_parquet(ex, out)
         else:
             write_jsonl(ex, out)
-        console.print(f"wrote {len(ex)} examples to {out}")
+        console.print(f"wrote {len(ex)} examples to {escape(str(out))}", highlight=False)
 
 
 @app.command()
-def validate(suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names.")):
-    """Check suite files (and the identity-term files they use)."""
-    from .suites import find_suite, load_suite
+def validate(
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
+    max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
+):
+    """Check suite files (and the identity-term files they use): every check that expansion makes, and the size."""
+    from rich.markup import escape
+
+    from .suites import find_suite, load_suite, validate_suite
 
     for s in suites:
         try:
             suite = load_suite(find_suite(s))
+            n = validate_suite(suite, max_examples=max_examples)
         except BiasSuiteError as e:
             _fail(e)
-        console.print(f"ok  {suite.path}: {len(suite.templates)} templates, attributes {list(suite.identity)}")
+        console.print(escape(f"ok  {suite.path}: {len(suite.templates)} templates, {n} examples, attributes {list(suite.identity)}"),
+                      highlight=False)
 
 
 @app.command()
@@ -166,6 +176,7 @@ def run(
     dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models: float32, bf16 or fp16 (half precision is for GPUs)."),
     invariance: bool = typer.Option(True, "--invariance/--no-invariance", help="Add CheckList INV fail rates over the counterfactual templates."),
     inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="INV fails when any class probability moves by more than this (classification; NER: any tag outside the identity changes)."),
+    max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
     """Expand suites, run the model, compute metrics, print the per-group summary and write results.
 
@@ -175,7 +186,7 @@ def run(
 
     try:
         rules = _gate_rules(suites, fail_if, fail_on_verdict)
-        res = run_(
+        res = _with_example_limit(max_examples, run_)(
             suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
@@ -218,6 +229,17 @@ def run(
         _gate(pd.concat(parts, ignore_index=True), rules)
 
 
+def _with_example_limit(max_examples: int, fn):
+    """``fn`` run under an expansion limit of ``max_examples`` (suites past it are refused before any prediction)."""
+    from .suites import example_limit
+
+    def call(*args, **kwargs):
+        with example_limit(max_examples):
+            return fn(*args, **kwargs)
+
+    return call
+
+
 def _engine(name: str, address, num_workers, quiet):
     name = name.strip().lower()
     if name == "local":
@@ -248,8 +270,8 @@ def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
     try:
         loaded = [load_suite(find_suite(s)) for s in suites]
         return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)
-    except BiasSuiteError as e:  # rules quote brackets: keep rich from reading them as markup
-        raise BiasSuiteError(escape(str(e))) from None
+    except BiasSuiteError as e:  # _fail escapes the message
+        raise
 
 
 def _gate(results, rules) -> None:

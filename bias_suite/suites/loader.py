@@ -27,20 +27,103 @@ _SLOT_KEY = re.compile(r"^(?:(?P<opt>[^:{}]+):)?(?P<name>[A-Za-z_][A-Za-z0-9_]*?
 
 
 # ------------------------------------------------------------ YAML + lines
-def _line_index(node, path=(), out=None):
-    """Map key paths to 1-based line numbers from a composed YAML node."""
-    out = {} if out is None else out
-    out[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            key = k.value
-            out[path + (key,)] = k.start_mark.line + 1
-            _line_index(v, path + (key,), out)
-            out[path + (key,)] = k.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for i, v in enumerate(node.value):
-            _line_index(v, path + (i,), out)
+MAX_YAML_DEPTH = 64  # nesting levels of a suite file, aliases expanded (suites need about 5)
+MAX_ALIAS_NODES = 10_000  # YAML nodes that aliases may add in all (refuses "billion laughs" files)
+
+
+def _check_yaml_shape(text: str, path) -> None:
+    """Refuse deep nesting and alias expansion past the budgets, from the
+    event stream (no recursion, no expansion), with the line at fault."""
+    stack: list = []  # open collections: [anchor, expanded node count, expanded depth below]
+    size: dict = {}
+    depth: dict = {}
+    added = 0
+
+    def close(n, d, mark):
+        if d > MAX_YAML_DEPTH:
+            raise SuiteError(f"YAML nested more than {MAX_YAML_DEPTH} levels deep (aliases expanded)", file=path, line=mark.line + 1)
+        if stack:
+            stack[-1][1] += n
+            stack[-1][2] = max(stack[-1][2], d)
+
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if len(stack) >= MAX_YAML_DEPTH:
+                raise SuiteError(f"YAML nested more than {MAX_YAML_DEPTH} levels deep", file=path, line=ev.start_mark.line + 1)
+            stack.append([ev.anchor, 1, 0])
+        elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            anchor, n, d = stack.pop()
+            if anchor is not None:
+                size[anchor], depth[anchor] = n, d + 1
+            close(n, d + 1, ev.start_mark)
+        elif isinstance(ev, yaml.ScalarEvent):
+            if ev.anchor is not None:
+                size[ev.anchor], depth[ev.anchor] = 1, 0
+            close(1, 0, ev.start_mark)
+        elif isinstance(ev, yaml.AliasEvent):
+            if ev.anchor not in size:
+                what = "refers to a collection that contains it" if any(f[0] == ev.anchor for f in stack) else "is not defined before"
+                raise SuiteError(f"YAML alias *{ev.anchor} {what}", file=path, line=ev.start_mark.line + 1)
+            added += size[ev.anchor]
+            if added > MAX_ALIAS_NODES:
+                raise SuiteError(
+                    f"YAML aliases expand to more than {MAX_ALIAS_NODES} values (nested aliases multiply); write the values out",
+                    file=path, line=ev.start_mark.line + 1,
+                )
+            close(size[ev.anchor], depth[ev.anchor], ev.start_mark)
+
+
+def _key(node):
+    """A mapping key usable in paths: scalars only (others cannot name a field)."""
+    return node.value if isinstance(node, yaml.ScalarNode) else None
+
+
+def _line_index(root) -> dict:
+    """Map key paths to 1-based line numbers from a composed YAML node.
+
+    Iterative; a node reached a second time (through an alias) is not walked
+    again: paths below an alias take the alias's own line."""
+    out: dict = {}
+    seen: set = set()
+    todo = [(root, ())]
+    while todo:
+        node, path = todo.pop()
+        out.setdefault(path, node.start_mark.line + 1)
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = _key(k)
+                if key is None:
+                    continue
+                out[path + (key,)] = k.start_mark.line + 1
+                todo.append((v, path + (key,)))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                todo.append((v, path + (i,)))
     return out
+
+
+def _check_duplicate_keys(root, path) -> None:
+    seen_nodes: set = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: dict = {}
+            for k, v in node.value:
+                key = _key(k)
+                if key is not None and key in keys:
+                    raise SuiteError(f"duplicate key {key!r} (first on line {keys[key]})", file=path, line=k.start_mark.line + 1, field=key)
+                if key is not None:
+                    keys[key] = k.start_mark.line + 1
+                todo.extend((k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            todo.extend(node.value)
 
 
 def read_yaml(path: Path) -> tuple[Any, dict]:
@@ -49,36 +132,37 @@ def read_yaml(path: Path) -> tuple[Any, dict]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SuiteError("no such file", file=path) from None
+    except IsADirectoryError:
+        raise SuiteError("is a folder, not a YAML file", file=path) from None
     except UnicodeDecodeError as e:
         raise SuiteError(f"not UTF-8 text ({e.reason})", file=path) from None
+    except OSError as e:
+        raise SuiteError(f"cannot read: {e.strerror or e}", file=path) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        _check_yaml_shape(text, path)
     except yaml.MarkedYAMLError as e:
-        line = e.problem_mark.line + 1 if e.problem_mark else None
-        raise SuiteError(f"invalid YAML: {e.problem}", file=path, line=line) from None
+        mark = e.problem_mark or e.context_mark
+        raise SuiteError(f"invalid YAML: {e.problem or e.context}", file=path, line=mark.line + 1 if mark else None) from None
     except yaml.YAMLError as e:
         raise SuiteError(f"invalid YAML: {e}", file=path) from None
-    lines = _line_index(node) if node is not None else {}
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else None
+        raise SuiteError(f"invalid YAML: {e.problem or e.context}", file=path, line=line) from None
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as e:  # e.g. unhashable keys, out-of-range timestamps
+        raise SuiteError(f"invalid YAML: {e}", file=path) from None
+    if node is None:
+        return data, {}
     # duplicate keys: safe_load keeps the last silently; refuse them
-    if node is not None:
-        _check_duplicate_keys(node, path)
-    return data, lines
-
-
-def _check_duplicate_keys(node, path):
-    if isinstance(node, yaml.MappingNode):
-        seen = {}
-        for k, v in node.value:
-            if k.value in seen:
-                raise SuiteError(
-                    f"duplicate key {k.value!r} (first on line {seen[k.value]})", file=path, line=k.start_mark.line + 1, field=k.value
-                )
-            seen[k.value] = k.start_mark.line + 1
-            _check_duplicate_keys(v, path)
-    elif isinstance(node, yaml.SequenceNode):
-        for v in node.value:
-            _check_duplicate_keys(v, path)
+    _check_duplicate_keys(node, path)
+    return data, _line_index(node)
 
 
 def _line_for(lines: dict, loc) -> int | None:
@@ -240,6 +324,7 @@ class Template:
     attributes: list | None
     line: int | None = None
     tags: Any = None
+    index: int = 0  # position in the suite's ``templates`` list (for error fields)
 
 
 @dataclass
@@ -256,6 +341,11 @@ class Suite:
     path: str | None = None
     slot_tags: dict = field(default_factory=dict)
     thresholds: list = field(default_factory=list)
+    lines: dict = field(default_factory=dict, repr=False)  # key path -> line in the suite file
+
+    def line_of(self, *key) -> int | None:
+        """1-based line of a key path of the suite file (its parent's when absent)."""
+        return _line_for(self.lines, key)
 
     def attributes_for(self, template: Template) -> list[str]:
         out = []
@@ -270,12 +360,17 @@ class Suite:
 def parse_slots(text: str):
     """The ``{...}`` slots of a template as (option, base name, number, raw key).
 
-    Raises ValueError on unbalanced braces.
+    Raises ValueError on unbalanced braces, literal braces (``{{``) and
+    conversions (``{x!r}``), none of which a template can use.
     """
     out = []
-    for _, key, spec, conv in string.Formatter().parse(text):
+    for lit, key, spec, conv in string.Formatter().parse(text):
+        if "{" in lit or "}" in lit:
+            raise ValueError("literal braces ('{{' or '}}') are not supported in templates")
         if key is None:
             continue
+        if conv:
+            raise ValueError(f"conversions such as {{{key}!{conv}}} are not supported; write {{{key}}}")
         raw = key if not spec else f"{key}:{spec}"
         m = _SLOT_KEY.match(raw)
         if not m:
@@ -323,8 +418,13 @@ def load_suite(path) -> Suite:
         ipath = resolve_identity_file(file, path)
         if not ipath.exists():
             raise SuiteError(f"identity-term file {file!r} not found", file=path, line=fl, field=f"identity_terms[{i}]")
+        if ipath.is_dir():
+            raise SuiteError(f"identity-term file {file!r} is a folder", file=path, line=fl, field=f"identity_terms[{i}]")
         terms = load_identity_terms(ipath)
         if groups is not None:
+            dup = sorted({g for g in groups if groups.count(g) > 1})
+            if dup:
+                raise SuiteError(f"group(s) {dup} listed twice", file=path, line=fl, field=f"identity_terms[{i}].groups")
             unknown = [g for g in groups if g not in terms.groups]
             if unknown:
                 raise SuiteError(f"unknown group(s) {unknown}; {file} has {terms.groups}", file=path, line=fl, field=f"identity_terms[{i}].groups")
@@ -363,6 +463,9 @@ def load_suite(path) -> Suite:
         if t.id in seen_ids:
             raise SuiteError(f"duplicate template id {t.id!r} (first on line {seen_ids[t.id]})", file=path, line=_line_for(lines, ("templates", i, "id")), field=f"{fl}.id")
         seen_ids[t.id] = tl
+        if not t.id.strip() or any(c in t.id for c in "/#") or t.id != t.id.strip():
+            raise SuiteError(f"template ids are non-empty, without '/', '#' or surrounding spaces (they make example ids), got {t.id!r}",
+                             file=path, line=_line_for(lines, ("templates", i, "id")), field=f"{fl}.id")
         if m.task == "classification":
             if t.label is None:
                 raise SuiteError("required field is missing", file=path, line=tl, field=f"{fl}.label")
@@ -401,9 +504,9 @@ def load_suite(path) -> Suite:
             unknown = [a for a in t.attributes if a not in identity]
             if unknown:
                 raise SuiteError(f"unknown attribute(s) {unknown}; the suite has {list(identity)}", file=path, line=_line_for(lines, ("templates", i, "attributes")), field=f"{fl}.attributes")
-        tpl = Template(t.id, t.text, t.label, kinds[0], list(dict.fromkeys(lex)), t.attributes, tl, t.tags)
+        tpl = Template(t.id, t.text, t.label, kinds[0], list(dict.fromkeys(lex)), t.attributes, tl, t.tags, i)
         templates.append(tpl)
-    suite = Suite(m.suite, m.task, classes, identity, dict(m.lexicons), templates, m.description, str(path), dict(m.slot_tags), list(m.thresholds or []))
+    suite = Suite(m.suite, m.task, classes, identity, dict(m.lexicons), templates, m.description, str(path), dict(m.slot_tags), list(m.thresholds or []), lines)
     for i, tpl in enumerate(templates):
         if not suite.attributes_for(tpl):
             raise SuiteError(
@@ -424,7 +527,7 @@ def _checklist_lexicon(name: str) -> bool:
         from .expansion import get_editor
 
         try:
-            _CHECKLIST_LEXICONS = set(get_editor().lexicons)
+            _CHECKLIST_LEXICONS = {k for k, v in get_editor().lexicons.items() if isinstance(v, list)}
         except Exception:  # checklist missing: only the suite's own lexicons exist
             _CHECKLIST_LEXICONS = set()
     return name in _CHECKLIST_LEXICONS

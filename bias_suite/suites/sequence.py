@@ -202,34 +202,35 @@ def _slot_tags(suite: Suite) -> dict:
 
 
 def _line(suite: Suite, key) -> int | None:
-    if not suite.path:
-        return None
-    try:
-        from .loader import _line_for, read_yaml
-
-        from pathlib import Path
-
-        _, lines = read_yaml(Path(suite.path))
-        return _line_for(lines, key)
-    except Exception:  # pragma: no cover - best effort
-        return None
+    return suite.line_of(*key)
 
 
-def expand_sequence_suite(suite: Suite | str, *, attributes: Iterable[str] | None = None) -> pd.DataFrame:
+def expand_sequence_suite(suite: Suite | str, *, attributes: Iterable[str] | None = None,
+                          max_examples: int | None = None) -> pd.DataFrame:
     """All examples of a sequence-labelling suite (``SEQUENCE_COLUMNS``).
 
     Parameters
     ----------
     suite : Suite or path
     attributes : keep only these attributes (default all of the suite's).
+    max_examples : size limit, as in :func:`bias_suite.suites.expand_suite`.
     """
+    from .expansion import check_size
+
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
     if suite.task != "sequence_labelling":
         raise SuiteError(f"suite {suite.name!r} has task {suite.task!r}, not sequence_labelling", file=suite.path, field="task")
     wanted = None if attributes is None else set([attributes] if isinstance(attributes, str) else attributes)
+    check_size([suite], attributes=attributes, max_examples=max_examples)
+    return pd.DataFrame(list(sequence_rows(suite, wanted)), columns=SEQUENCE_COLUMNS)
+
+
+def sequence_rows(suite: Suite, wanted=None, *, covering: bool = False):
+    """The rows of :func:`expand_sequence_suite`, one at a time, after the
+    suite-level and template-level checks (``covering``: only the examples
+    that ``validate`` renders, see :func:`bias_suite.suites.expansion.variants`)."""
     slot_tags = _slot_tags(suite)
-    rows = []
     for ti, tpl in enumerate(suite.templates):
         fld = f"templates[{ti}]"
         n_ident = sum(1 for p in _pieces(tpl.text) if p[0] == "slot" and slot_base(p[2]) == tpl.identity_kind)
@@ -240,8 +241,11 @@ def expand_sequence_suite(suite: Suite | str, *, attributes: Iterable[str] | Non
         try:
             phrases = template_tags(tpl)
         except ValueError as e:
-            raise SuiteError(str(e), file=suite.path, line=tpl.line, field=f"{fld}.tags") from None
-        for unit, a, g, t_idx, term, values in variants(suite, tpl, wanted):
+            raise SuiteError(str(e), file=suite.path, line=_line(suite, ("templates", ti, "tags")), field=f"{fld}.tags") from None
+    for ti, tpl in enumerate(suite.templates):
+        fld = f"templates[{ti}]"
+        phrases = template_tags(tpl)
+        for unit, a, g, t_idx, term, values in variants(suite, tpl, wanted, covering=covering):
             try:
                 text, tokens, slot_toks = render_tokens(tpl.text, values)
                 tags = ["O"] * len(tokens)
@@ -263,6 +267,5 @@ def expand_sequence_suite(suite: Suite | str, *, attributes: Iterable[str] | Non
             except ValueError as e:
                 raise SuiteError(str(e), file=suite.path, line=tpl.line,
                                  field=f"{fld}.tags" if "entity" in str(e) else f"{fld}.text") from None
-            rows.append((f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, None, suite.name, tpl.id,
-                         tpl.identity_kind, tokens, tags, span))
-    return pd.DataFrame(rows, columns=SEQUENCE_COLUMNS)
+            yield (f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, None, suite.name, tpl.id,
+                   tpl.identity_kind, tokens, tags, span)
