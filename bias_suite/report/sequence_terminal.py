@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .terminal import _esc
+
 __all__ = ["sequence_group_stats", "sequence_summary_tables", "print_sequence_summary"]
 
 ACCUMULATED = ("FNED", "FNED*", "TPR-Gap", "ParityGap", "DisparityScore*", "F1-Diff", "Recall-Diff", "AvgGF",
@@ -82,20 +84,20 @@ def sequence_summary_tables(results: pd.DataFrame, data, *, attributes=None) -> 
         term_types = _term_types(data, a)
         with_gold = [t for t in data.types if st.loc[st["type"] == t, "gold"].sum() > 0]
         types = term_types + [t for t in with_gold if t not in term_types]
-        t = Table(title=f"[bold]{a}[/bold] — NER, group view (identity term: {', '.join(term_types) or '–'})",
+        t = Table(title=f"[bold]{_esc(a)}[/bold] — NER, group view (identity term: {_esc(', '.join(term_types)) or '–'})",
                   title_justify="left", show_footer=True)
         t.add_column("group", footer="accumulated")
         t.add_column("n", justify="right")
         fned = res[(res["metric"] == "FNED")]
         for ty in types:
             acc = fned[(fned["class"] == ty) & fned["group"].isna()]["value"]
-            t.add_column(f"{ty} recall/F1", justify="right")
-            t.add_column(f"FNED {ty}", justify="right", footer=_fmt(acc.iloc[0]) if len(acc) else "")
+            t.add_column(_esc(f"{ty} recall/F1"), justify="right")
+            t.add_column(_esc(f"FNED {ty}"), justify="right", footer=_fmt(acc.iloc[0]) if len(acc) else "")
             if ty in term_types and st["p_term"].notna().any():
-                t.add_column(f"p({ty}) term", justify="right")
+                t.add_column(_esc(f"p({ty}) term"), justify="right")
         for g in pd.unique(st["group"]):
             sg = st[st["group"] == g].set_index("type")
-            row = [str(g), str(int(sg["n"].iloc[0]))]
+            row = [_esc(g), str(int(sg["n"].iloc[0]))]
             for ty in types:
                 s = sg.loc[ty]
                 row.append(f"{_fmt(s['recall'])}/{_fmt(s['f1'])}")
@@ -110,21 +112,21 @@ def sequence_summary_tables(results: pd.DataFrame, data, *, attributes=None) -> 
         if shown:
             cls = types + (["O"] if (res["class"] == "O").any() else [])
             cls += ["all"] if acc_rows.loc[acc_rows["metric"].isin(shown), "class"].eq("all").any() else []
-            t2 = Table(title=f"{a} — NER accumulated group and counterfactual metrics", title_justify="left")
+            t2 = Table(title=f"{_esc(a)} — NER accumulated group and counterfactual metrics", title_justify="left")
             t2.add_column("metric")
             t2.add_column("view")
             for c in cls:
-                t2.add_column(c, justify="right")
+                t2.add_column(_esc(c), justify="right")
             for m in shown:
                 sub = res[(res["metric"] == m) & res["group"].isna()]
                 if sub.empty:
                     continue
                 vals = dict(zip(sub["class"], sub["value"]))
-                t2.add_row(m, str(sub["view"].iloc[0]), *[_fmt(vals.get(c)) if c in vals else "" for c in cls])
+                t2.add_row(_esc(m), _esc(sub["view"].iloc[0]), *[_fmt(vals.get(c)) if c in vals else "" for c in cls])
             tables.append(t2)
         sig = res[(res["family"] == "significance") & res["class"].isin(term_types)]
         if not sig.empty:
-            t3 = Table(title=f"{a} — significance across templates (probability at the identity term)", title_justify="left")
+            t3 = Table(title=f"{_esc(a)} — significance across templates (probability at the identity term)", title_justify="left")
             for col in ("class", "test", "statistic", "p", "p adj.", "effect", "templates"):
                 t3.add_column(col, justify="right" if col != "class" else "left")
             for c in pd.unique(sig["class"]):
@@ -136,7 +138,7 @@ def sequence_summary_tables(results: pd.DataFrame, data, *, attributes=None) -> 
                     return v.iloc[0] if len(v) else None
 
                 adj = s[s["metric"].str.startswith(f"{test}-p-")]["value"]
-                t3.add_row(str(c), test, _fmt(get("")), _fmt(get("-p")), _fmt(adj.iloc[0] if len(adj) else None),
+                t3.add_row(_esc(c), test, _fmt(get("")), _fmt(get("-p")), _fmt(adj.iloc[0] if len(adj) else None),
                            _fmt(get("-r") if test == "Wilcoxon" else get("-W")),
                            str(s["n"].dropna().max()) if s["n"].notna().any() else "")
             tables.append(t3)

@@ -25,6 +25,13 @@ LEGEND = ("value [interval]: * bias detected (interval excludes the no-bias valu
 VERDICT_ROWS = 30  # "bias detected" rows listed per attribute
 
 
+def _esc(x) -> str:
+    """User text (attributes, groups, classes, metric names) as rich shows it literally."""
+    from rich.markup import escape
+
+    return escape(str(x))
+
+
 def _mark(verdict) -> str:
     if not isinstance(verdict, str):
         return ""
@@ -72,7 +79,7 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
 
     tables = []
     attrs = attributes or list(pd.unique(results["attribute"]))
-    short = "/".join(c[:3] for c in classes)
+    short = _esc("/".join(str(c)[:3] for c in classes))
     for a in attrs:
         res = results[results["attribute"] == a]
         ivals = _has_intervals(res)
@@ -83,7 +90,7 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                 tables.append(t)
             more = f" ({part + 1}/{len(chunks)})" if len(chunks) > 1 else ""
             t = Table(
-                title=f"[bold]{a}[/bold] — group view{more} (one line per class: {', '.join(classes)})",
+                title=f"[bold]{_esc(a)}[/bold] — group view{more} (one line per class: {_esc(', '.join(map(str, classes)))})",
                 title_justify="left", show_footer=True, show_lines=True,
             )
             t.add_column("group", footer="accumulated")
@@ -94,12 +101,12 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                 t.add_column("accuracy", justify="right")
                 t.add_column("mean p", justify="right")
             for m in shown:
-                t.add_column(m, justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n", ivals) if m in ("FNED", "FPED", "AvgGF") else "")
+                t.add_column(_esc(m), justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n", ivals) if m in ("FNED", "FPED", "AvgGF") else "")
             groups = list(pd.unique(res.loc[res["family"].isin(["BCM", "VBCM"]), "group"].dropna()))
             if not groups and examples_stats is not None:
                 groups = list(examples_stats[examples_stats["attribute"] == a]["group"])
             for g in groups:
-                row = [g]
+                row = [_esc(g)]
                 if stats is not None:
                     s = stats.loc[g] if g in stats.index else None
                     row += [
@@ -113,21 +120,21 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
         acc = [m for m in ACCUMULATED_GROUP if (res["metric"] == m).any()]
         cf = [m for m in COUNTERFACTUAL if (res["metric"] == m).any()]
         if acc or cf:
-            t2 = Table(title=f"{a} — accumulated group metrics and counterfactual metrics", title_justify="left", show_lines=ivals)
+            t2 = Table(title=f"{_esc(a)} — accumulated group metrics and counterfactual metrics", title_justify="left", show_lines=ivals)
             t2.add_column("metric")
             t2.add_column("view")
-            t2.add_column(f"value ({short} or all)" if not ivals else f"value [interval] (one line per class or all)", justify="right")
+            t2.add_column(f"value ({short} or all)" if not ivals else _esc("value [interval] (one line per class or all)"), justify="right")
             t2.add_column("n", justify="right")
             for m in acc + cf:
                 sub = res[(res["metric"] == m) & res["group"].isna()]
                 if sub.empty:
                     continue
                 n = sub["n"].dropna()
-                t2.add_row(m, sub["view"].iloc[0], _cell(res, m, None, classes, "\n" if ivals else "/", ivals), str(int(n.max())) if len(n) else "")
+                t2.add_row(_esc(m), _esc(sub["view"].iloc[0]), _cell(res, m, None, classes, "\n" if ivals else "/", ivals), str(int(n.max())) if len(n) else "")
             tables.append(t2)
         sig = res[res["family"] == "significance"]
         if not sig.empty:
-            t3 = Table(title=f"{a} — significance across templates", title_justify="left")
+            t3 = Table(title=f"{_esc(a)} — significance across templates", title_justify="left")
             has_v = "verdict" in sig.columns and sig["verdict"].notna().any()
             for col in ("class", "test", "statistic", "p", "p adj.", "effect", "templates") + (("verdict",) if has_v else ()):
                 t3.add_column(col, justify="right" if col not in ("class", "verdict") else "left")
@@ -140,9 +147,9 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                 stat = get("")
                 vs = [v for v in s["verdict"] if isinstance(v, str)] if has_v else []
                 t3.add_row(
-                    str(c), test, _fmt(stat.iloc[0] if len(stat) else None), _fmt(get("-p").iloc[0] if len(get("-p")) else None),
+                    _esc(c), test, _fmt(stat.iloc[0] if len(stat) else None), _fmt(get("-p").iloc[0] if len(get("-p")) else None),
                     _fmt(adj.iloc[0] if len(adj) else None), _fmt(eff.iloc[0] if len(eff) else None),
-                    str(s["n"].dropna().max()) if s["n"].notna().any() else "", *([vs[0] if vs else ""] if has_v else []),
+                    str(s["n"].dropna().max()) if s["n"].notna().any() else "", *([_esc(vs[0]) if vs else ""] if has_v else []),
                 )
             tables.append(t3)
         t4 = invariance_table(a, res)
@@ -160,11 +167,11 @@ def invariance_table(a, res: pd.DataFrame):
     inv = res[res["family"] == "invariance"]
     if inv.empty:
         return None
-    t = Table(title=f"{a} — invariance (CheckList INV fail rate)", title_justify="left")
+    t = Table(title=f"{_esc(a)} — invariance (CheckList INV fail rate)", title_justify="left")
     for col in ("groups", "fail rate", "test cases"):
         t.add_column(col, justify="left" if col == "groups" else "right")
     for r in inv.itertuples(index=False):
-        t.add_row("all" if r.group is None or pd.isna(r.group) else str(r.group), _fmt(r.value),
+        t.add_row("all" if r.group is None or pd.isna(r.group) else _esc(r.group), _fmt(r.value),
                   "" if pd.isna(r.n) else str(int(r.n)))
     return t
 
@@ -178,13 +185,13 @@ def _verdict_table(a, res: pd.DataFrame):
     v = res["verdict"].map(lambda x: x if isinstance(x, str) else "")
     counts = {k: int(v.str.startswith(k).sum()) for k in ("bias detected", "no evidence", "too little data")}
     hit = res[v.str.startswith("bias detected")]
-    t = Table(title=f"{a} — verdicts: {counts['bias detected']} bias detected, {counts['no evidence']} no evidence of bias, "
+    t = Table(title=f"{_esc(a)} — verdicts: {counts['bias detected']} bias detected, {counts['no evidence']} no evidence of bias, "
               f"{counts['too little data']} too little data", title_justify="left")
     for col in ("metric", "class", "group", "value [interval]", "verdict"):
-        t.add_column(col, justify="right" if col == "value [interval]" else "left", overflow="fold")
+        t.add_column(_esc(col), justify="right" if col == "value [interval]" else "left", overflow="fold")
     for r in hit.head(VERDICT_ROWS).to_dict("records"):
         g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
-        t.add_row(str(r["metric"]), str(r["class"]), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
+        t.add_row(_esc(r["metric"]), _esc(r["class"]), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
                   escape(r["verdict"][len("bias detected: "):] if r["verdict"].startswith("bias detected: ") else r["verdict"]))
     if len(hit) > VERDICT_ROWS:
         t.add_row("…", "", "", "", f"{len(hit) - VERDICT_ROWS} more in results.csv (column verdict)")
@@ -227,4 +234,4 @@ def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=N
         console.print(t)
         console.print()
     if "verdict" in results.columns and results["verdict"].notna().any():
-        console.print(LEGEND, highlight=False)
+        console.print(_esc(LEGEND), highlight=False)

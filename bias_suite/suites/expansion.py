@@ -180,8 +180,8 @@ def _rows(suite: Suite, wanted, covering: bool = False):
             try:
                 text = render(tpl.text, values)
             except KeyError as e:
-                raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path, line=tpl.line,
-                                 field=f"templates[{tpl.index}].text") from None
+                raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path,
+                                 line=suite.line_of("templates", tpl.index, "text"), field=f"templates[{tpl.index}].text") from None
             yield (f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, tpl.label, suite.name, tpl.id, tpl.identity_kind)
 
 

@@ -237,7 +237,8 @@ def sequence_rows(suite: Suite, wanted=None, *, covering: bool = False):
         if n_ident != 1:
             raise SuiteError(
                 f"a sequence-labelling template uses its identity slot {{{tpl.identity_kind}}} exactly once (found {n_ident}), "
-                "so that its variants align token by token", file=suite.path, line=tpl.line, field=f"{fld}.text")
+                "so that its variants align token by token", file=suite.path, line=_line(suite, ("templates", ti, "text")),
+                field=f"{fld}.text")
         try:
             phrases = template_tags(tpl)
         except ValueError as e:
@@ -262,10 +263,11 @@ def sequence_rows(suite: Suite, wanted=None, *, covering: bool = False):
                 for j, tg in _phrase_tags(phrases, tokens, in_slot, f"template {tpl.id!r}").items():
                     tags[j] = tg
             except KeyError as e:
-                raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path, line=tpl.line,
+                raise SuiteError(f"slot {{{e.args[0]}}} has no value", file=suite.path, line=_line(suite, ("templates", ti, "text")),
                                  field=f"{fld}.text") from None
             except ValueError as e:
-                raise SuiteError(str(e), file=suite.path, line=tpl.line,
-                                 field=f"{fld}.tags" if "entity" in str(e) else f"{fld}.text") from None
+                part = "tags" if "entity" in str(e) else "text"
+                raise SuiteError(str(e), file=suite.path, line=_line(suite, ("templates", ti, part)),
+                                 field=f"{fld}.{part}") from None
             yield (f"{unit}/{a}/{g}/{t_idx}", unit, a, g, term, text, None, suite.name, tpl.id,
                    tpl.identity_kind, tokens, tags, span)
