@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 
 from .exceptions import BiasSuiteError
 
@@ -48,8 +49,6 @@ err_console = _LazyConsole(stderr=True)
 
 
 def _fail(e: Exception, code: int = 2):
-    from rich.markup import escape
-
     # messages quote user text (labels, groups, file names): never read it as markup
     err_console.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -89,7 +88,6 @@ def expand(
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
     """Expand suites into examples: print counts per attribute/group and a sample, or write them."""
-    from rich.markup import escape
     from rich.table import Table
 
     from .scoring.scored import write_jsonl, write_parquet
@@ -134,8 +132,6 @@ def validate(
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
     """Check suite files (and the identity-term files they use): every check that expansion makes, and the size."""
-    from rich.markup import escape
-
     from .suites import find_suite, load_suite, validate_suite
 
     for s in suites:
@@ -144,7 +140,7 @@ def validate(
             n = validate_suite(suite, max_examples=max_examples)
         except BiasSuiteError as e:
             _fail(e)
-        console.print(escape(f"ok  {suite.path}: {len(suite.templates)} templates, {n} examples, attributes {list(suite.identity)}"),
+        console.print(escape(f"ok  {suite.path}: {len(suite.templates)} templates, {n:,} examples, attributes {list(suite.identity)}"),
                       highlight=False)
 
 
@@ -203,7 +199,7 @@ def run(
     for part in (res, getattr(res, "sequence", None)):
         st = (part.metadata or {}).get("predictions") if part is not None else None
         if st:
-            console.print(f"predictions ({part.model}): {_pred_summary(st)}")
+            console.print(escape(f"predictions ({part.model}): {_pred_summary(st)}"))
     if not quiet:
         from .report.sequence_terminal import print_sequence_summary
 
@@ -212,16 +208,16 @@ def run(
                 print_summary(part.results, part.scored, console=console)
             elif part is not None:
                 print_sequence_summary(part.results, part.scored, console=console)
-    console.print(f"model {res.model}: {len(res.examples)} examples, {res.results.shape[0]} result rows → {out}/results.jsonl, results.csv")
+    console.print(escape(f"model {res.model}: {len(res.examples)} examples, {res.results.shape[0]} result rows → {out}/results.jsonl, results.csv"))
     if getattr(res, "sequence", None) is not None:
         s = res.sequence
-        console.print(f"model {s.model}: {len(s.examples)} NER examples, {s.results.shape[0]} result rows → {out}/ner/results.jsonl, results.csv")
+        console.print(escape(f"model {s.model}: {len(s.examples)} NER examples, {s.results.shape[0]} result rows → {out}/ner/results.jsonl, results.csv"))
     if report:
         from .report.html import write_html_report
 
-        console.print(f"report → {write_html_report(out)}")
+        console.print(escape(f"report → {write_html_report(out)}"))
         if getattr(res, "sequence", None) is not None and (out / "ner" / "results.jsonl").exists():
-            console.print(f"report → {write_html_report(out / 'ner')}")
+            console.print(escape(f"report → {write_html_report(out / 'ner')}"))
     if rules:
         import pandas as pd
 
@@ -310,7 +306,7 @@ def report(
         path = write_html_report(results_dir, out, title=title)
     except (BiasSuiteError, FileNotFoundError) as e:
         _fail(e)
-    console.print(f"report → {path}")
+    console.print(escape(f"report → {path}"))
 
 
 @app.command()
@@ -331,7 +327,7 @@ def plot(
                               metrics=[m.strip() for m in metrics.split(",") if m.strip()] if metrics else None)
     except (BiasSuiteError, FileNotFoundError, ValueError) as e:
         _fail(e)
-    console.print(f"{len(paths)} figures → {out}")
+    console.print(escape(f"{len(paths)} figures → {out}"))
 
 
 @app.command()
@@ -414,7 +410,7 @@ def evaluate(
             from .report.sequence_terminal import print_sequence_summary
 
             print_sequence_summary(res, data, console=console, attributes=attribute)
-    console.print(f"{len(res)} result rows → {out}/results.jsonl, results.csv")
+    console.print(escape(f"{len(res)} result rows → {out}/results.jsonl, results.csv"))
 
 
 @app.command("metrics")
@@ -432,7 +428,8 @@ def metrics_cmd(markdown: bool = typer.Option(False, help="Print as a Markdown t
     for c in ("name", "generalized", "view", "phi", "d", "N", "beta", "based_on", "signed", "classes", "source"):
         t.add_column(c, overflow="fold", no_wrap=c in ("name", "generalized", "view", "d", "N", "beta"))
     for r in df.itertuples(index=False):
-        t.add_row(r.name, r.generalized, r.view, r.phi, r.d, r.N, r.beta, r.based_on, str(r.signed), r.classes, r.source.split(",")[0])
+        t.add_row(*(escape(str(x)) for x in (r.name, r.generalized, r.view, r.phi, r.d, r.N, r.beta, r.based_on, r.signed, r.classes,
+                                              r.source.split(",")[0])))
     console.print(t)
 
 
@@ -485,7 +482,7 @@ def models_build(
         path = build_model(name, **kw)
     except BiasSuiteError as e:
         _fail(e)
-    console.print(f"{name}: {path}")
+    console.print(escape(f"{name}: {path}"))
 
 
 @cache_app.command("info")
@@ -506,14 +503,14 @@ def cache_info(
         typer.echo(_json.dumps({"root": str(cache.root), "stores": rows,
                                 "corrupt_files": [str(p) for p in cache.corrupt_files()]}, indent=2))
         return
-    console.print(f"prediction cache: {cache.root}")
+    console.print(escape(f"prediction cache: {cache.root}"))
     if not rows:
         console.print("empty")
         return
     t = Table("id", "model", "kind", "predictions", "size", "last used")
     for r in rows:
-        t.add_row(r["id"], str(r.get("model") or r.get("fingerprint") or r.get("error")), str(r.get("kind")),
-                  str(r.get("predictions")), _size(r["bytes"]), str(r.get("last_used")))
+        t.add_row(*(escape(str(x)) for x in (r["id"], r.get("model") or r.get("fingerprint") or r.get("error"), r.get("kind"),
+                                              r.get("predictions"), _size(r["bytes"]), r.get("last_used"))))
     console.print(t)
     total = sum(r["bytes"] for r in rows)
     console.print(f"{len(rows)} model(s), {sum(r.get('predictions') or 0 for r in rows)} predictions, {_size(total)}")
@@ -534,7 +531,7 @@ def cache_clear(
     cache = PredictionCache(cache_dir)
     rows = [r for r in cache.info() if model is None or r["id"].startswith(model) or model in str(r.get("model") or "")]
     if not rows and not (model is None and cache.corrupt_files()):
-        console.print("nothing to clear" + (f" for {model!r}" if model else ""))
+        console.print(escape("nothing to clear" + (f" for {model!r}" if model else "")))
         return
     if not yes and not sys.stdin.isatty():
         _fail(BiasSuiteError(f"not deleting {len(rows)} cached model store(s) under {cache.root} without "
@@ -542,7 +539,7 @@ def cache_clear(
     if not yes and not typer.confirm(f"delete {len(rows)} cached model store(s) under {cache.root}?"):
         raise typer.Exit(1)
     removed = cache.clear(model)
-    console.print(f"removed {len(removed)} store(s) from {cache.root}")
+    console.print(escape(f"removed {len(removed)} store(s) from {cache.root}"))
 
 
 def _size(n: int) -> str:
@@ -559,7 +556,7 @@ def models_list():
     from .models import list_models
 
     for m in list_models():
-        console.print(m)
+        console.print(escape(str(m)))
 
 
 @models_app.command("path")
@@ -567,7 +564,7 @@ def models_path(name: str = typer.Argument("default-sentiment")):
     """Print the cache folder of a default model."""
     from .paths import model_dir
 
-    console.print(str(model_dir(name)), soft_wrap=True)
+    console.print(escape(str(model_dir(name))), soft_wrap=True)
 
 
 def main():  # console-script entry point
