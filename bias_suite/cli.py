@@ -226,12 +226,19 @@ def run(
 
 
 def _with_example_limit(max_examples: int, fn):
-    """``fn`` run under an expansion limit of ``max_examples`` (suites past it are refused before any prediction)."""
-    from .suites import example_limit
+    """``fn(suites, ...)`` run under an expansion limit of ``max_examples``,
+    after every suite passed validate's checks: a bad or oversized suite is
+    refused before any prediction (also the NER part of a mixed run)."""
+    from .suites import check_size, example_limit, find_suite, load_suite, validate_suite
 
-    def call(*args, **kwargs):
+    def call(suites, *args, **kwargs):
+        loaded = [load_suite(find_suite(s)) for s in suites]
+        for task in dict.fromkeys(s.task for s in loaded):  # classification and NER parts expand separately
+            check_size([s for s in loaded if s.task == task], attributes=kwargs.get("attributes"), max_examples=max_examples)
+        for s in loaded:
+            validate_suite(s, attributes=kwargs.get("attributes"), max_examples=float("inf"))
         with example_limit(max_examples):
-            return fn(*args, **kwargs)
+            return fn(suites, *args, **kwargs)
 
     return call
 

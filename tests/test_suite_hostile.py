@@ -102,6 +102,13 @@ def test_huge_suites_are_refused_before_expanding(tmp_path):
     assert res.exit_code == 2 and "10,000,000" in res.output and "Traceback" not in res.output
     res = runner.invoke(app, ["expand", str(q), "--max-examples", "5"])
     assert res.exit_code == 2 and "limit of 5" in res.output
+    # run refuses before it looks at the model
+    res = runner.invoke(app, ["run", str(q), "--model", str(tmp_path / "no-such-model"), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "10,000,000" in res.output and not (tmp_path / "out").exists()
+    ok = suite(tmp_path, ONE, name="ok.yaml")
+    res = runner.invoke(app, ["run", str(ok), "--max-examples", "4", "--model", str(tmp_path / "no-such-model"),
+                              "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "expands to 5 examples, more than the limit of 4" in res.output
 
 
 # ------------------------------------------------------------------ YAML budgets
@@ -156,6 +163,8 @@ def test_unreadable_identity_files(tmp_path):
     ('  - id: t1\n    text: "The {identity_np}}."\n    label: positive\n', "", "[g.yaml]", "templates[0].text", "Single"),
     (ONE, "", "[{file: g.yaml, groups: [female, female, male]}]", "identity_terms[0].groups", "listed twice"),
     ('  - id: a/b\n    text: "The {identity_np}."\n    label: positive\n', "", "[g.yaml]", "templates[0].id", "'/'"),
+    ('  - id: t1\n    text: "The {identity_np:}."\n    label: positive\n', "", "[g.yaml]", "templates[0].text", "malformed slot"),
+    ('  - id: t1\n    text: "The \\ud800 {identity_np}."\n    label: positive\n', "", "[g.yaml]", "templates[0].text", "surrogate"),
 ])
 def test_validate_refuses_what_expansion_cannot_use(tmp_path, templates, extra, identity, field, msg):
     p = suite(tmp_path, templates, extra, identity=identity)

@@ -162,7 +162,28 @@ def read_yaml(path: Path) -> tuple[Any, dict]:
         return data, {}
     # duplicate keys: safe_load keeps the last silently; refuse them
     _check_duplicate_keys(node, path)
-    return data, _line_index(node)
+    lines = _line_index(node)
+    _check_text(data, path, lines)
+    return data, lines
+
+
+def _check_text(data, path, lines) -> None:
+    """Refuse strings that cannot be written out as UTF-8 (lone surrogates
+    from ``"\\ud800"`` escapes). The data is small: aliases are budgeted."""
+    todo = [(data, ())]
+    while todo:
+        obj, loc = todo.pop()
+        if isinstance(obj, str):
+            try:
+                obj.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SuiteError(f"not valid Unicode text (lone surrogate) in {obj!r}", file=path, line=_line_for(lines, loc),
+                                 field=_fmt_loc(loc) or None) from None
+        elif isinstance(obj, dict):
+            todo.extend((k, loc) for k in obj)
+            todo.extend((v, loc + (k,)) for k, v in obj.items())
+        elif isinstance(obj, list):
+            todo.extend((v, loc + (i,)) for i, v in enumerate(obj))
 
 
 def _line_for(lines: dict, loc) -> int | None:
@@ -376,6 +397,9 @@ def parse_slots(text: str):
         if not m:
             raise ValueError(f"malformed slot {{{raw}}}")
         out.append((m.group("opt"), m.group("name"), m.group("num"), raw))
+    for raw in re.findall(r"\{([^{}]*)\}", text):  # "{x:}" parses as "{x}" but renders as nothing
+        if raw.endswith(":"):
+            raise ValueError(f"malformed slot {{{raw}}}")
     return out
 
 
