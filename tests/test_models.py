@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _tiny_models import make_tiny_classifier
+from _tiny_models import FLOAT32_ATOL, make_tiny_classifier
 from bias_suite.exceptions import ModelError
 from bias_suite.models import (CallablePredictor, HFClassifier, Predictor,
                                as_predictor, build_model, list_models)
@@ -74,11 +74,11 @@ def test_deterministic_across_calls_and_instances(tiny, tiny_dir):
     b = tiny.predict_proba(TEXTS)
     c = HFClassifier(tiny_dir, progress=False, batch_size=64).predict_proba(TEXTS)
     np.testing.assert_array_equal(a, b)
-    np.testing.assert_allclose(a, c, atol=1e-6)
+    np.testing.assert_allclose(a, c, atol=FLOAT32_ATOL, rtol=0)
     # the builder itself is deterministic
     d2 = make_tiny_classifier(tiny_dir.parent / "again")
     np.testing.assert_allclose(HFClassifier(d2, progress=False).predict_proba(TEXTS), a,
-                               atol=1e-6)
+                               atol=FLOAT32_ATOL, rtol=0)
 
 
 def test_duplicates_predicted_once(tiny):
@@ -105,15 +105,15 @@ def test_length_sorted_batches_match_one_by_one(tiny_dir):
     one = HFClassifier(tiny_dir, progress=False, batch_size=1).predict_proba(TEXTS)
     for bs in (2, 3, 64):
         many = HFClassifier(tiny_dir, progress=False, batch_size=bs).predict_proba(TEXTS)
-        np.testing.assert_allclose(many, one, atol=1e-6, rtol=0)
+        np.testing.assert_allclose(many, one, atol=FLOAT32_ATOL, rtol=0)
 
 
 def test_order_preserved(tiny):
     p = tiny.predict_proba(TEXTS)
     rev = tiny.predict_proba(TEXTS[::-1])
-    np.testing.assert_allclose(rev[::-1], p, atol=1e-6)
+    np.testing.assert_allclose(rev[::-1], p, atol=FLOAT32_ATOL, rtol=0)
     for i, t in enumerate(TEXTS):
-        np.testing.assert_allclose(tiny.predict_proba([t])[0], p[i], atol=1e-6)
+        np.testing.assert_allclose(tiny.predict_proba([t])[0], p[i], atol=FLOAT32_ATOL, rtol=0)
 
 
 def test_truncation_and_padding_batches(tiny_dir):
@@ -121,7 +121,7 @@ def test_truncation_and_padding_batches(tiny_dir):
     long = "the movie was good " * 200
     p = clf.predict_proba([long, "a", long + "!"])
     # both long texts are cut to the same first 8 tokens
-    np.testing.assert_allclose(p[0], p[2], atol=1e-6)
+    np.testing.assert_allclose(p[0], p[2], atol=FLOAT32_ATOL, rtol=0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
 
 
@@ -238,7 +238,7 @@ def test_as_predictor_variants(tiny_dir, tiny):
     from_path = as_predictor(tiny_dir)
     assert isinstance(from_path, HFClassifier)
     np.testing.assert_allclose(from_path.predict_proba(TEXTS), tiny.predict_proba(TEXTS),
-                               atol=1e-6)
+                               atol=FLOAT32_ATOL, rtol=0)
 
     class SklearnLike:
         classes_ = np.array(["neg", "pos"])

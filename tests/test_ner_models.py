@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import torch
 
+from _tiny_models import FLOAT32_ATOL
 from _tiny_ner import make_tiny_crf_model, make_tiny_crf_tagger, make_tiny_token_classifier
 from bias_suite.exceptions import BiasSuiteError, ModelError
 from bias_suite.models.crf import CRF, TransformerCrfTagger, bilou_constraints, is_crf_folder
@@ -123,7 +124,7 @@ def test_crf_tagger_saved_and_reloaded(tmp_path, crf_dir):
     t2, p2 = loaded.predict(SENTS)
     assert t1 == t2
     for a, b in zip(p1, p2):
-        np.testing.assert_allclose(a, b, atol=1e-6)
+        np.testing.assert_allclose(a, b, atol=FLOAT32_ATOL, rtol=0)
     for toks, tags, P in zip(SENTS, t2, p2):
         assert len(tags) == len(toks) and P.shape == (len(toks), len(loaded.tag_names))
         assert _valid(tags)
@@ -132,7 +133,7 @@ def test_crf_tagger_saved_and_reloaded(tmp_path, crf_dir):
     # marginals option
     marg = TransformerCrfTagger(crf_dir, device="cpu", progress=False, probabilities="marginals")
     _, pm = marg.predict(SENTS[:2])
-    np.testing.assert_allclose(pm[0].sum(1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(pm[0].sum(1), 1.0, atol=FLOAT32_ATOL, rtol=0)
     assert not np.allclose(pm[0], p2[0])
     with pytest.raises(ModelError):
         TransformerCrfTagger(crf_dir, probabilities="bogus")
@@ -174,7 +175,7 @@ def test_hf_token_classifier_first_subtoken_alignment(tmp_path):
         logits = clf.model(**enc).logits[0].double()
     first = [enc.word_ids().index(w) for w in range(len(SENTS[0]))]
     ref = torch.softmax(logits[first], -1).numpy()
-    np.testing.assert_allclose(probs[0], ref, atol=1e-6)
+    np.testing.assert_allclose(probs[0], ref, atol=FLOAT32_ATOL, rtol=0)
     assert "zebra" not in clf.tokenizer.get_vocab() and len(clf.tokenizer.tokenize("zebra")) > 1
     for toks, t, P in zip(SENTS, tags, probs):
         assert len(t) == len(toks) and P.shape == (len(toks), 5)
