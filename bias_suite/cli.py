@@ -18,11 +18,60 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+import typer.core
 from rich.markup import escape
 
 from .exceptions import BiasSuiteError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Behavioural bias testing for NLP models.")
+EXIT_ERROR = 2  # bad input, unwritable output (BiasSuiteError, OSError)
+EXIT_BUG = 1  # an unexpected exception: a bug in bias_suite
+_DEBUG = {"on": False}  # --debug of the command being run
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _report_exception(e: BaseException) -> int:
+    """Print ``e`` as one line on stderr; return the exit code."""
+    from rich.markup import escape
+
+    if isinstance(e, (BiasSuiteError, OSError)):
+        msg, code = _one_line(e), EXIT_ERROR
+        if not isinstance(e, BiasSuiteError):
+            msg += " (rerun with --debug for the traceback)"
+    else:
+        msg = (f"internal error, a bug in bias_suite: {type(e).__name__}: {_one_line(e)}; "
+               "rerun with --debug for the traceback and report it")
+        code = EXIT_BUG
+    err_console.print(f"[bold red]error:[/bold red] {escape(msg)}", highlight=False, soft_wrap=True)
+    return code
+
+
+class _Group(typer.core.TyperGroup):
+    """The top-level group: no traceback reaches the user unless --debug."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException, KeyboardInterrupt):  # exits, usage errors
+            raise
+        except Exception as e:
+            if _DEBUG["on"]:
+                raise
+            raise typer.Exit(_report_exception(e)) from None
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True,
+                  help="Behavioural bias testing for NLP models.")
+
+
+@app.callback()
+def _app_options(
+    debug: bool = typer.Option(False, "--debug", help="Show the full traceback of an error (for bug reports)."),
+):
+    """Behavioural bias testing for NLP models."""
+    _DEBUG["on"] = bool(debug)
 models_app = typer.Typer(no_args_is_help=True, help="Build and list the offline default models.")
 app.add_typer(models_app, name="models")
 cache_app = typer.Typer(no_args_is_help=True, help="The prediction cache: what is stored, and clearing it.")
@@ -49,6 +98,10 @@ err_console = _LazyConsole(stderr=True)
 
 
 def _fail(e: Exception, code: int = 2):
+    """Print a BiasSuiteError as one error line and exit (with --debug: raise it)."""
+    if _DEBUG["on"]:
+        raise e
+
     # messages quote user text (labels, groups, file names): never read it as markup
     err_console.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -265,16 +318,11 @@ def _pred_summary(st: dict) -> str:
 
 def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
     """Threshold rules of the suite files plus the command-line ones (checked before the run)."""
-    from rich.markup import escape
-
     from .gating import cli_rules, rules_from_suites
     from .suites import find_suite, load_suite
 
-    try:
-        loaded = [load_suite(find_suite(s)) for s in suites]
-        return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)
-    except BiasSuiteError as e:  # _fail escapes the message
-        raise
+    loaded = [load_suite(find_suite(s)) for s in suites]
+    return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)  # (brackets: _fail escapes markup)
 
 
 def _gate(results, rules) -> None:

@@ -54,3 +54,9 @@ class MetricError(BiasSuiteError, ValueError):
 
 class ModelError(BiasSuiteError, RuntimeError):
     """A model could not be loaded or gave output of the wrong shape."""
+
+
+class OutputError(BiasSuiteError, OSError):
+    """An output file or folder cannot be written (a file where a folder is
+    expected, no permission, disk full), or a run folder's files no longer
+    match the listing in its ``run.json``."""

@@ -159,6 +159,10 @@ def run(
     loaded = [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded:
         raise BiasSuiteError("no suites given")
+    if out_dir is not None:  # a bad --out fails now, not after the predictions
+        from .report.files import prepare_run_folder
+
+        prepare_run_folder(out_dir)
     if any(s.task == "sequence_labelling" for s in loaded):  # NER suites: bias_suite.run_sequence
         from .run_sequence import run_mixed
 
@@ -224,15 +228,16 @@ def run(
 
 def write_run(out_dir, examples, scored, results, meta) -> dict:
     """Write a run folder: examples, scored examples (JSONL + Parquet),
-    results (JSONL + CSV) and run.json, each file atomically."""
-    from .report.files import write_results
+    results (JSONL + CSV), each file atomically, then ``run.json`` listing
+    them (size, SHA-256); files an earlier run left there are removed
+    (:func:`bias_suite.report.files.commit_run_folder`)."""
+    from .report.files import prepare_run_folder, write_results
     from .scoring.scored import write_jsonl
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_run_folder(out_dir)  # ".." resolved: no stray folders
     paths = {"examples": write_jsonl(examples, out / "examples.jsonl")}
     paths.update({f"scored_{k}": v for k, v in write_scored(scored, out).items()})
-    paths.update(write_results(results, out, metadata=meta))
+    paths.update(write_results(results, out, metadata=meta, files=list(paths.values())))
     return paths
 
 

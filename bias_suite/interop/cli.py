@@ -96,7 +96,7 @@ def import_cmd(
 ):
     """Read predictions back (TestSuite.run_from_file) into scored examples, metrics and INV fail rates."""
     from ..exceptions import BiasSuiteError
-    from ..report.files import write_results
+    from ..report.files import prepare_run_folder, write_results
     from ..scoring.scored import write_jsonl, write_scored
     from .checklist import import_checklist
 
@@ -104,14 +104,15 @@ def import_cmd(
     try:
         res = import_checklist(export_dir, predictions, class_names=names, file_format=file_format,
                                ignore_header=ignore_header, metrics=metrics, max_tuples=max_tuples, seed=seed)
-        out.mkdir(parents=True, exist_ok=True)
+        folder = prepare_run_folder(out)  # ".." resolved
         if hasattr(res.scored, "to_frame"):
-            write_scored(res.scored, out)
+            files = list(write_scored(res.scored, folder).values())
         else:
-            write_jsonl(res.scored, out / "scored.jsonl")
-        write_results(res.results, out, metadata={"checklist_export": str(export_dir), "predictions": str(predictions)})
+            files = [write_jsonl(res.scored, folder / "scored.jsonl")]
         if len(res.failures):
-            write_jsonl(res.failures, out / "inv_failures.jsonl")
+            files.append(write_jsonl(res.failures, folder / "inv_failures.jsonl"))
+        write_results(res.results, folder, metadata={"checklist_export": str(export_dir), "predictions": str(predictions)},
+                      files=files)  # run.json last, listing every file
     except BiasSuiteError as e:
         _fail(e)
     c = _console()

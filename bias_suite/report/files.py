@@ -1,26 +1,101 @@
-"""Atomic file output: everything bias_suite writes appears whole or not at all."""
+"""File output of bias_suite: atomic writes and run folders.
+
+Atomic writes
+    Everything bias_suite writes appears whole or not at all: a hidden
+    temporary file ``.<name>.<random>.tmp`` beside the target is written,
+    given the mode a plain ``open()`` would give (0o666 less the umask; 0644
+    under the usual umask 022) and renamed over the target.
+
+Run folders
+    A run (``bias-suite run``, ``evaluate``, ``checklist import``) owns its
+    output folder. Its ``run.json`` is written last and lists, under
+    ``"files"``, every file the run produced with its size and SHA-256.
+    Readers (``report``, ``check``, ``plot``) take only listed files, and
+    refuse a listed file that changed since. Before the run's ``run.json``
+    is written, the files an earlier run left in the folder (those its
+    ``run.json`` listed, and bias_suite's own file names) are removed, and
+    temporary files of an interrupted write (``kill -9``) are removed when
+    the next run prepares the folder.
+"""
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import re
 import tempfile
+import threading
 from pathlib import Path
+
+from ..exceptions import OutputError
+
+RESULTS_JSONL = "results.jsonl"
+RESULTS_CSV = "results.csv"
+RUN_JSON = "run.json"
+MANIFEST_KEY = "files"
+
+#: Names bias_suite writes into a run folder; an earlier run's copies are
+#: stale once a new run owns the folder (``ner/`` holds the NER part of a
+#: run that mixes tasks).
+OUTPUT_NAMES = ("examples.jsonl", "scored.jsonl", "scored.parquet", RESULTS_JSONL, RESULTS_CSV,
+                "failures.jsonl", "inv_failures.jsonl", "report.html", RUN_JSON)
+SUBFOLDERS = ("ner",)
+
+_TMP_RE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # tempfile.mkstemp's names in atomic_path
+_UMASK_LOCK = threading.Lock()
+
+
+# --------------------------------------------------------------------------
+# atomic writes
+# --------------------------------------------------------------------------
+def _umask() -> int:
+    """The process umask (read without changing it where the OS allows)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a new file gets from ``open()``: 0o666 less the umask."""
+    return 0o666 & ~_umask()
+
+
+def _os_reason(e: OSError) -> str:
+    return e.strerror or str(e)
 
 
 @contextlib.contextmanager
 def atomic_path(path):
-    """Yield a temporary path beside ``path``; on success rename it over
-    ``path`` (atomic on POSIX), on error remove it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Yield a temporary path beside ``path``; on success give it the mode
+    of a new file (umask respected) and rename it over ``path`` (atomic on
+    POSIX), on error remove it. OS errors become :class:`OutputError`."""
+    path = Path(path).expanduser()
+    path = ensure_folder(path.parent) / path.name  # ".." resolved: no stray folders
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {_os_reason(e)}") from e
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, file_mode())  # mkstemp creates 0600
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and not isinstance(e, OutputError):
+            if isinstance(e, IsADirectoryError) or path.is_dir():
+                raise OutputError(f"cannot write {path}: it is a folder") from e
+            raise OutputError(f"cannot write {path}: {_os_reason(e)}") from e
         raise
 
 
@@ -34,25 +109,165 @@ def atomic_write_text(path, text: str, encoding: str = "utf-8") -> Path:
     return Path(path)
 
 
-RESULTS_JSONL = "results.jsonl"
-RESULTS_CSV = "results.csv"
+# --------------------------------------------------------------------------
+# run folders
+# --------------------------------------------------------------------------
+def ensure_folder(path) -> Path:
+    """Create ``path`` (and its parents) as a writable folder, or raise one
+    :class:`OutputError` saying why not. ``..`` is resolved first, so that
+    ``a/../b`` never leaves an empty ``a`` behind."""
+    shown = Path(path)
+    target = Path(os.path.realpath(Path(path).expanduser()))
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"output folder {shown}: {target} is a file, not a folder")
+    if not target.exists():
+        parent = target.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise OutputError(f"output folder {shown}: {parent} is a file, not a folder")
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"output folder {shown}: cannot create it ({_os_reason(e)})") from e
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise OutputError(f"output folder {shown}: not writable (permission denied)")
+    return target
 
 
-def write_results(results, out_dir, *, metadata: dict | None = None) -> dict:
-    """Write tidy results as ``results.jsonl`` and ``results.csv`` (and
-    ``run.json`` metadata when given), each atomically."""
-    import json
+def remove_temp_files(folder) -> list[Path]:
+    """Remove the temporary files an interrupted atomic write left in
+    ``folder`` (and its ``ner/``); returns them."""
+    removed = []
+    for d in [Path(folder)] + [Path(folder) / s for s in SUBFOLDERS]:
+        if not d.is_dir():
+            continue
+        for p in d.iterdir():
+            if _TMP_RE.match(p.name) and p.is_file():
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+                    removed.append(p)
+    return removed
 
+
+def prepare_run_folder(path) -> Path:
+    """Check an output folder before a run spends time on it: create it,
+    make sure it is writable and remove leftover temporary files."""
+    target = ensure_folder(path)
+    remove_temp_files(target)
+    return target
+
+
+def file_entry(path) -> dict:
+    """``{"bytes": size, "sha256": hex}`` of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return {"bytes": os.path.getsize(path), "sha256": h.hexdigest()}
+
+
+def read_manifest(folder) -> dict | None:
+    """The ``"files"`` listing of ``folder/run.json``, or None when the
+    folder has no ``run.json`` or one without a listing (written by hand or
+    by an older bias_suite)."""
+    meta = Path(folder) / RUN_JSON
+    if not meta.is_file():
+        return None
+    try:
+        doc = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    files = doc.get(MANIFEST_KEY) if isinstance(doc, dict) else None
+    return files if isinstance(files, dict) else None
+
+
+def _remove_stale(folder: Path, keep: set) -> None:
+    """Remove what an earlier run left in ``folder``: the files its
+    ``run.json`` listed and bias_suite's own names, except ``keep``."""
+    old = read_manifest(folder) or {}
+    names = set(OUTPUT_NAMES) | {n for n in old if "/" not in n and n not in ("", ".", "..")}
+    for name in names:
+        p = folder / name
+        if p.resolve() in keep or not p.is_file():
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+    for sub in SUBFOLDERS:
+        d = folder / sub
+        if d.is_dir() and (d / RUN_JSON).exists() and not any(k.parent == d.resolve() for k in keep):
+            # an earlier run's NER part: remove its files, and the folder when nothing else is in it
+            _remove_stale(d, set())
+            remove_temp_files(d)
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+def commit_run_folder(folder, files, metadata: dict) -> Path:
+    """Finish a run folder: remove an earlier run's files, then write
+    ``run.json`` (``metadata`` plus the ``"files"`` listing of ``files``,
+    paths inside ``folder``). ``run.json`` is written last: a folder whose
+    ``run.json`` lists a file holds that run's file."""
+    folder = Path(folder)
+    written = [Path(p) for p in files if p is not None]
+    keep = {p.resolve() for p in written}
+    _remove_stale(folder, keep)
+    listing = {}
+    base = folder.resolve()
+    for p in written:
+        rel = p.resolve().relative_to(base).as_posix()
+        listing[rel] = file_entry(p)
+    meta = dict(metadata)
+    meta[MANIFEST_KEY] = listing
+    return atomic_write_text(folder / RUN_JSON, json.dumps(meta, indent=2, default=str) + "\n")
+
+
+def run_file(folder, *names) -> Path | None:
+    """The first of ``names`` (e.g. ``"scored.parquet", "scored.jsonl"``)
+    that the run of ``folder`` wrote, checked against its ``run.json``;
+    None when the run wrote none of them. A folder without a listing (its
+    files written by hand or by an older bias_suite) gives the first that
+    exists. A listed file that is missing or changed raises
+    :class:`OutputError`: it is not the run's file any more."""
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    for name in names:
+        p = folder / name
+        if manifest is None:
+            if p.is_file():
+                return p
+            continue
+        entry = manifest.get(name)
+        if entry is None:
+            continue
+        if not p.is_file():
+            raise OutputError(f"{p}: listed in {folder / RUN_JSON} but missing; rerun to write the folder again")
+        if isinstance(entry, dict) and entry.get("sha256"):
+            got = file_entry(p)
+            if got["bytes"] != entry.get("bytes") or got["sha256"] != entry["sha256"]:
+                raise OutputError(f"{p}: changed since the run wrote it (size or SHA-256 differ from "
+                                  f"{folder / RUN_JSON}); rerun to write the folder again")
+        return p
+    return None
+
+
+# --------------------------------------------------------------------------
+# results
+# --------------------------------------------------------------------------
+def write_results(results, out_dir, *, metadata: dict | None = None, files=()) -> dict:
+    """Write tidy results as ``results.jsonl`` and ``results.csv``, each
+    atomically. With ``metadata``, the folder becomes this run's: files of
+    an earlier run are removed and ``run.json`` lists the results and the
+    already written ``files``."""
     from ..scoring.scored import write_jsonl
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = ensure_folder(out_dir) if metadata is None else prepare_run_folder(out_dir)  # ".." resolved
     paths = {"jsonl": write_jsonl(results, out_dir / RESULTS_JSONL)}
     with atomic_path(out_dir / RESULTS_CSV) as tmp:
         results.to_csv(tmp, index=False)
     paths["csv"] = out_dir / RESULTS_CSV
     if metadata is not None:
-        paths["metadata"] = atomic_write_text(out_dir / "run.json", json.dumps(metadata, indent=2, default=str) + "\n")
+        paths["metadata"] = commit_run_folder(out_dir, list(files) + [paths["jsonl"], paths["csv"]], metadata)
     return paths
 
 
@@ -64,5 +279,8 @@ def read_results(path):
 
     path = Path(path)
     if path.is_dir():
-        path = path / RESULTS_JSONL
+        found = run_file(path, RESULTS_JSONL)
+        if found is None:
+            raise OutputError(f"{path}: no {RESULTS_JSONL} written by the run of this folder")
+        path = found
     return results_frame(pd.read_json(path, lines=True, dtype=False).to_dict("records"))

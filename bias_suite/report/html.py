@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import RESULTS_CSV, RESULTS_JSONL, atomic_write_text
+from .files import RESULTS_CSV, RESULTS_JSONL, atomic_write_text, run_file
 
 REPORT_NAME = "report.html"
 FAILURES_NAMES = ("failures.jsonl", "inv_failures.jsonl")  # the second is what `bias-suite checklist import` writes
@@ -94,8 +94,8 @@ def read_results_table(path) -> pd.DataFrame:
     from ..metrics.engine import RESULT_COLUMNS, results_frame
 
     path = Path(path)
-    if path.is_dir():
-        path = path / RESULTS_JSONL if (path / RESULTS_JSONL).exists() else path / RESULTS_CSV
+    if path.is_dir():  # the results the folder's run wrote (run.json lists them)
+        path = run_file(path, RESULTS_JSONL, RESULTS_CSV) or path / RESULTS_JSONL
     if not path.exists():
         raise FileNotFoundError(f"no results file at {path} (expected {RESULTS_JSONL} or {RESULTS_CSV})")
     if path.suffix == ".csv":
@@ -144,11 +144,8 @@ def load_report_data(results_dir, *, scored=None, recompute_failures: bool = Tru
             data.metadata = json.loads(meta_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             data.warnings.append(f"run.json could not be read ({e})")
-    if scored is None:
-        for name in ("scored.parquet", "scored.jsonl"):
-            if (folder / name).exists():
-                scored = folder / name
-                break
+    if scored is None:  # only the run's own files: run.json lists them
+        scored = run_file(folder, "scored.parquet", "scored.jsonl")
     if scored is not None:
         try:
             from ..scoring.scored import as_scored
@@ -161,8 +158,8 @@ def load_report_data(results_dir, *, scored=None, recompute_failures: bool = Tru
         except Exception as e:  # a report must not die on an unreadable side file
             data.warnings.append(f"scored examples could not be read ({e}); no per-template drill-down")
     for name in FAILURES_NAMES:
-        fpath = folder / name
-        if fpath.exists():
+        fpath = run_file(folder, name)
+        if fpath is not None:
             try:
                 data.failures = pd.read_json(fpath, lines=True, dtype=False) if fpath.stat().st_size else pd.DataFrame()
                 data.failures_source = name
