@@ -124,4 +124,10 @@ def enrich(folder) -> Path:
                 sents[0] = sents[0] + " <script>alert(1)</script>"
             fh.write(json.dumps({"template": t, "attribute": g["attribute"].iloc[0], "sentences": sents,
                                  "probabilities": list(g["probs"]), "max_diff": 0.3}) + "\n")
+    # the folder is now this helper's output: list its files in run.json, as a run does
+    from bias_suite.report.files import commit_run_folder
+
+    meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    meta.pop("files", None)
+    commit_run_folder(folder, [p for p in folder.iterdir() if p.is_file() and p.name != "run.json"], meta)
     return folder

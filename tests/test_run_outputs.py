@@ -1,0 +1,215 @@
+"""Run folders: determinism, file modes, output-path errors, run.json's
+file listing, stale and temporary files, and the CLI's error lines."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from _report_data import mini_names_suite
+from _tiny_models import make_tiny_classifier
+from bias_suite.cli import app
+from bias_suite.exceptions import OutputError
+from bias_suite.report.files import atomic_write_text, file_mode, read_manifest, run_file
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_FILES = ("examples.jsonl", "scored.jsonl", "scored.parquet", "results.jsonl", "results.csv")
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory):
+    return make_tiny_classifier(tmp_path_factory.mktemp("m") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    return mini_names_suite(tmp_path_factory.mktemp("s"))
+
+
+def _run_args(suite, model, out, *extra):
+    return ["run", str(suite), "--model", str(model), "--out", str(out), "-q", "--no-cache", "--bootstrap", "0",
+            *extra]
+
+
+def _invoke(args):
+    return CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+
+
+def _one_error_line(r, code=2):
+    assert r.exit_code == code, r.output
+    assert "Traceback" not in r.output
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), r.output
+    return lines[0]
+
+
+# ---------------------------------------------------------------- determinism
+def _stable_run_json(path: Path) -> dict:
+    """run.json without what a clock gives (creation time, durations)."""
+    meta = json.loads(path.read_text())
+    meta.pop("created")
+    for k in ("seconds", "predict_seconds"):
+        meta["predictions"].pop(k)
+    return meta
+
+
+def test_run_is_a_function_of_inputs_and_seed_whatever_the_hash_seed(tiny_dir, suite, tmp_path):
+    """Two runs in fresh interpreters with different PYTHONHASHSEED write the
+    same bytes: bootstrap, tuple sampling (few tuples per template) and the
+    INV replay are seeded by --seed alone."""
+    outs = []
+    for h in ("1", "4242"):
+        out = tmp_path / f"hash{h}"
+        env = dict(os.environ, PYTHONHASHSEED=h, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        args = [sys.executable, "-m", "bias_suite.cli", "run", str(suite), "--model", str(tiny_dir), "--out", str(out),
+                "-q", "--no-cache", "--bootstrap", "40", "--max-tuples", "3", "--seed", "7"]
+        p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        outs.append(out)
+    a, b = outs
+    rows = [json.loads(ln) for ln in (a / "results.jsonl").read_text().splitlines()]
+    assert any(r["metric"] == "INV-FailRate" for r in rows)  # the INV replay ran
+    assert any(r["ci_low"] is not None and r["family"] != "bernstein" for r in rows)  # the bootstrap ran
+    for name in RUN_FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert _stable_run_json(a / "run.json") == _stable_run_json(b / "run.json")
+    assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+
+
+# ---------------------------------------------------------------- file modes
+@pytest.mark.parametrize("mask, want", [(0o022, 0o644), (0o077, 0o600)])
+def test_outputs_respect_the_umask(tiny_dir, suite, tmp_path, mask, want):
+    old = os.umask(mask)
+    try:
+        assert file_mode() == want
+        r = _invoke(_run_args(suite, tiny_dir, tmp_path / "o"))
+        assert r.exit_code == 0, r.output
+        assert _invoke(["report", str(tmp_path / "o")]).exit_code == 0
+        single = atomic_write_text(tmp_path / "one.txt", "x")
+    finally:
+        os.umask(old)
+    files = [p for p in (tmp_path / "o").iterdir()] + [single]
+    assert {p.name for p in files} >= set(RUN_FILES) | {"run.json", "report.html"}
+    for p in files:
+        assert stat.S_IMODE(p.stat().st_mode) == want, p
+
+
+def test_atomic_write_keeps_the_old_file_on_failure(tmp_path):
+    from bias_suite.report.files import atomic_path
+
+    target = tmp_path / "f.txt"
+    atomic_write_text(target, "old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("stop")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+# ---------------------------------------------------------------- output paths
+def test_bad_out_paths_are_one_line_errors_before_predicting(tiny_dir, suite, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    line = _one_error_line(_invoke(_run_args(suite, tiny_dir, tmp_path / "afile")))
+    assert "is a file, not a folder" in line
+    line = _one_error_line(_invoke(_run_args(suite, tiny_dir, tmp_path / "afile" / "sub")))
+    assert "afile is a file, not a folder" in line
+    if os.geteuid() == 0:  # root writes anywhere: use a file system nobody may write
+        locked = Path("/proc/bias_suite_out")
+    else:
+        (tmp_path / "ro").mkdir(mode=0o555)
+        locked = tmp_path / "ro" / "out"
+    line = _one_error_line(_invoke(_run_args(suite, tiny_dir, locked)))
+    assert "output folder" in line and str(locked) in line
+    r = _invoke(["report", str(tmp_path), "--out", str(tmp_path / "afile" / "r.html")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_dotdot_leaves_no_stray_folder(tiny_dir, suite, tmp_path):
+    r = _invoke(_run_args(suite, tiny_dir, tmp_path / "nope" / ".." / "out"))
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (tmp_path / "out" / "run.json").is_file()
+    r = _invoke(["report", str(tmp_path / "out"), "--out", str(tmp_path / "gone" / ".." / "r.html")])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "r.html"]
+
+
+def test_debug_shows_the_traceback_and_bugs_say_so(tiny_dir, suite, tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    r = _invoke(["--debug"] + _run_args(suite, tiny_dir, tmp_path / "afile"))
+    assert isinstance(r.exception, OutputError)  # raised: the console script prints its traceback
+
+    def broken(*a, **k):
+        raise KeyError("boom")
+
+    monkeypatch.setattr("bias_suite.run.run", broken)
+    line = _one_error_line(_invoke(_run_args(suite, tiny_dir, tmp_path / "o")), code=1)
+    assert "bug" in line and "KeyError" in line and "--debug" in line
+    r = _invoke(["--debug"] + _run_args(suite, tiny_dir, tmp_path / "o"))
+    assert isinstance(r.exception, KeyError)
+
+
+def test_console_script_prints_no_traceback(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "bias_suite.cli", "report", str(tmp_path / "afile" / "x")],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout
+    assert len([ln for ln in p.stderr.splitlines() if ln.strip()]) == 1, p.stderr
+
+
+# ---------------------------------------------------------------- run folders
+def test_run_json_lists_the_files_and_readers_use_only_those(tiny_dir, suite, tmp_path):
+    out = tmp_path / "o"
+    assert _invoke(_run_args(suite, tiny_dir, out)).exit_code == 0
+    listing = read_manifest(out)
+    assert set(listing) == set(RUN_FILES)
+    for name, entry in listing.items():
+        assert entry["bytes"] == (out / name).stat().st_size and len(entry["sha256"]) == 64
+    earlier_scored = (out / "scored.jsonl").read_bytes()
+    # evaluate into the same folder: the earlier run's examples and scored files go
+    r = _invoke(["evaluate", str(out / "scored.jsonl"), "--out", str(tmp_path / "ev"), "-q"])
+    assert r.exit_code == 0, r.output
+    assert _invoke(["evaluate", str(tmp_path / "ev" / ".." / "o" / "scored.parquet"), "--out", str(out), "-q"]).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "results.jsonl", "run.json"]
+    # a scored file put there later is not the run's: the report ignores it
+    (out / "scored.jsonl").write_bytes(earlier_scored)
+    assert run_file(out, "scored.parquet", "scored.jsonl") is None
+    from bias_suite.report.html import load_report_data
+
+    assert load_report_data(out).scored is None
+    # a listed file that changed is refused, by report and check
+    with open(out / "results.jsonl", "a") as fh:
+        fh.write("\n")
+    line = _one_error_line(_invoke(["report", str(out)]))
+    assert "results.jsonl" in line and "changed since the run wrote it" in line
+    line = _one_error_line(_invoke(["check", str(out), "--fail-if", "FNED>9"]))
+    assert "changed since the run wrote it" in line
+
+
+def test_stale_files_and_interrupted_temp_files_are_removed(tiny_dir, suite, tmp_path):
+    out = tmp_path / "o"
+    assert _invoke(_run_args(suite, tiny_dir, out, "--report")).exit_code == 0
+    (out / "ner").mkdir()
+    for name in ("results.jsonl", "run.json", "scored.jsonl"):  # an earlier mixed run's NER part
+        (out / "ner" / name).write_text("{}\n")
+    (out / ".scored.parquet.k3j4h5g6.tmp").write_bytes(b"\0" * 4096)  # kill -9 while writing
+    (out / "notes.txt").write_text("mine")
+    assert _invoke(_run_args(suite, tiny_dir, out)).exit_code == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(RUN_FILES + ("run.json", "notes.txt"))  # no temp file, no old report, no ner/
+
+
+def test_prepare_removes_temp_files_before_a_run_writes(tmp_path):
+    from bias_suite.report.files import prepare_run_folder
+
+    (tmp_path / ".results.jsonl.abcd_123.tmp").write_text("x")
+    (tmp_path / ".hidden.tmp").write_text("not ours")
+    prepare_run_folder(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden.tmp"]
