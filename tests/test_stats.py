@@ -414,22 +414,54 @@ def test_bernstein_rows_values_by_hand():
     size = get(out, "Bernstein-DemographicParity-SampleSize", **w)
     assert size["value"] == pytest.approx(
         sample_size(0.25, gamma=0.5, variance=ref[3]["variance"]).bound)
-    # EqualOpportunity: unlabelled row dropped (n = 7); annotated rows: y = pos
-    # f: rows 0,1 (yhat 1,1 -> cost 0,0); m: rows 4,5 (yhat 0,1 -> cost 1,0)
+    # EqualOpportunity: the unlabelled row counts in n, annotated 0 (n = 8);
+    # annotated rows: y = pos; f: rows 0,1 (yhat 1,1 -> cost 0,0); m: rows 4,5 (yhat 0,1 -> cost 1,0)
     eo = get(out, "Bernstein-EqualOpportunity", **w)
-    assert eo["n"] == 7 and eo["value"] == pytest.approx(0.0 - 0.5)
-    ref = bernstein_interval([0, 0, 0, 1, 0, 0, 0], [1, 1, 0, -1, -1, 0, 0])
+    assert eo["n"] == 8 and eo["value"] == pytest.approx(0.0 - 0.5)
+    ref = bernstein_interval([0, 0, 1, 0, 1, 0, 0, 0], [1, 1, 0, 0, -1, -1, 0, 0])
     assert eo["ci_low"] == pytest.approx(ref[1])
-    assert ref[3]["gamma"] == pytest.approx(2 / 7)
+    assert ref[3]["gamma"] == pytest.approx(2 / 8)
     # FalsePositiveParity: y = neg rows; f: row 2 (yhat 0, cost 0); m: rows 6,7 (0, 1)
     fpp = get(out, "Bernstein-FalsePositiveParity", **w)
-    assert fpp["n"] == 7 and fpp["value"] == pytest.approx(0.0 - 0.5)
+    assert fpp["n"] == 8 and fpp["value"] == pytest.approx(0.0 - 0.5)
     # class neg mirrors pos for DP: yhat_neg = 1 - yhat_pos
     dpn = get(out, "Bernstein-DemographicParity", attribute="gender", group="f",
               **{"class": "neg"})
     assert dpn["value"] == pytest.approx(0.5 - 0.25)
     # rows: 2 classes x 2 groups x 3 presets x 2
     assert len(out) == 24
+
+
+def test_bernstein_unlabelled_rows_count_in_n_by_hand():
+    """METRICS.md: gamma_A, gamma_B are fractions of all n rows, "rows
+    annotated 0 still count in n"; an unlabelled row is annotated 0 by the
+    presets that need y. Class pos, group f of _scored_classification
+    (argmax: yhat_pos = 1,1,0,1 | 0,1,0,1; labels pos,pos,neg,- | pos,pos,neg,neg)."""
+    out = bernstein_rows(_scored_classification(), presets=["EqualizedOdds"])
+    w = dict(attribute="gender", group="f", **{"class": "pos"})
+    L = math.log(40.0)
+    # EqualOpportunity: +1 rows 0,1 (cost 1 - yhat = 0, 0), -1 rows 4,5 (cost 1, 0), n = 8:
+    # gamma_A = gamma_B = 2/8; delta_hat = (0,0,0,0,-4,0,0,0): mean -0.5, variance 16/8 - 0.25 = 1.75
+    # t = (B + sqrt(B^2 + 8*8*1.75*L)) / 16 with B = (2 / (3 * 0.25)) L
+    B = 8 / 3 * L
+    t = (B + math.sqrt(B * B + 112 * L)) / 16
+    assert t == pytest.approx(2.0261530611580643, rel=1e-12)
+    eo = get(out, "Bernstein-EqualOpportunity", **w)
+    assert (eo["n"], eo["value"]) == (8, pytest.approx(-0.5, abs=1e-12))
+    assert eo["ci_low"] == pytest.approx(-0.5 - t, rel=1e-12) and eo["ci_high"] == pytest.approx(-0.5 + t, rel=1e-12)
+    size = get(out, "Bernstein-EqualOpportunity-SampleSize", **w)  # (2*1.75 + (8/3)*0.5) L / 0.25
+    assert size["n"] == 8 and size["value"] == pytest.approx((3.5 + 4 / 3) * L / 0.25, rel=1e-12)
+    # FalsePositiveParity: +1 row 2 (cost yhat = 0), -1 rows 6,7 (cost 0, 1); the unlabelled row 3
+    # (yhat 1) is not a y = 0 row: annotation 0. gamma = min(1/8, 2/8) = 1/8; delta_hat has one -4.
+    B = 16 / 3 * L
+    t = (B + math.sqrt(B * B + 112 * L)) / 16
+    fpp = get(out, "Bernstein-FalsePositiveParity", **w)
+    assert (fpp["n"], fpp["value"]) == (8, pytest.approx(-0.5, abs=1e-12))
+    assert fpp["ci_high"] == pytest.approx(-0.5 + t, rel=1e-12) and t == pytest.approx(2.997638377498908, rel=1e-12)
+    # dropping unlabelled rows everywhere is still an option: n = 7
+    drop = bernstein_rows(_scored_classification(), presets=["EqualizedOdds"],
+                          demographic_parity_uses_unlabelled=False)
+    assert (drop["n"] == 7).all()
 
 
 def test_bernstein_rows_options():
@@ -475,7 +507,8 @@ def test_bernstein_rows_undefined():
     nolab = df.drop(columns=["label"])
     out = bernstein_rows(nolab)
     eo = out[out["metric"].str.startswith("Bernstein-EqualOpportunity")]
-    assert eo["value"].isna().all() and (eo["n"] == 0).all()
+    assert eo["value"].isna().all() and (eo["n"] == 8).all()  # every row counts, none annotated
+    assert eo["note"].str.contains("no example annotated").all()
     dp = out[out["metric"] == "Bernstein-DemographicParity"]
     assert dp["value"].notna().all()
     # group without a positive-labelled example: EO undefined for that group

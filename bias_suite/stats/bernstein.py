@@ -43,13 +43,15 @@ Judgement calls (documented here because the spec leaves them open)
 * **Undefined.** With no row annotated +1 or no row annotated -1 the
   interval is undefined (value None + note). A sample size for
   delta_bar = 0 does not exist (value None + note).
-* **Unlabelled rows.** DemographicParity's cost 1 - y_hat and annotation
-  need no gold label, so by METRICS.md's rule ("every metric that needs y
-  drops them") its rows keep unlabelled examples. EqualOpportunity and
-  FalsePositiveParity need y to decide the annotation, so they drop
-  unlabelled rows entirely (they do not count in n either). Pass
-  ``demographic_parity_uses_unlabelled=False`` to :func:`bernstein_rows` to
-  drop them everywhere.
+* **Unlabelled rows.** The Bernstein section of METRICS.md counts every row
+  of the attribute in n, "rows annotated 0 still count in n".
+  DemographicParity's cost 1 - y_hat and annotation need no gold label, so
+  unlabelled rows are annotated like the others. EqualOpportunity and
+  FalsePositiveParity annotate only rows whose label says y = 1 (y = 0); an
+  unlabelled row cannot be that, so it is annotated 0: it counts in n (and
+  in gamma_A = n_A / n, gamma_B = n_B / n) with delta_hat = 0, and never as
+  a y = 0 row. Pass ``demographic_parity_uses_unlabelled=False`` to
+  :func:`bernstein_rows` to drop unlabelled rows from every preset.
 * **Per class.** y_hat = [pred = c] and y = [gold = c] one-vs-rest; the group
   t is protected (+1) and every other example of the attribute unprotected
   (-1); C = 1.
@@ -330,17 +332,15 @@ def bernstein_rows(scored: pd.DataFrame, *, confidence: float = 0.95,
             y = (label == c).astype(int)
             for t in groups:
                 protected = groups_arr == t
-                for p in plist:
-                    keep = labelled if (p.needs_labels or
-                                        not demographic_parity_uses_unlabelled) \
-                        else np.ones(len(sub), dtype=bool)
+                for p in plist:  # unlabelled rows count in n, annotated 0 where y decides
+                    keep = np.ones(len(sub), dtype=bool) if demographic_parity_uses_unlabelled else labelled
                     rows.extend(_preset_rows(p, yhat[keep], y[keep], protected[keep],
-                                             attribute, c, t, confidence))
+                                             attribute, c, t, confidence, labelled[keep]))
     return rows_to_frame(rows)
 
 
 def _preset_rows(p: BernsteinPreset, yhat, y, protected, attribute, cls, group,
-                 confidence) -> list[dict]:
+                 confidence, labelled=None) -> list[dict]:
     n = int(yhat.size)
     metric = p.metric
     size_metric = f"{metric}-SampleSize"
@@ -350,7 +350,10 @@ def _preset_rows(p: BernsteinPreset, yhat, y, protected, attribute, cls, group,
                 make_row(size_metric, FAMILY, VIEW, attribute, cls, group, None, n=0,
                          note=note)]
     cost = p.cost(yhat, y)
-    ann = np.where(p.annotated(y, n), np.where(protected, 1, -1), 0)
+    annotated = np.asarray(p.annotated(y, n), dtype=bool)
+    if p.needs_labels and labelled is not None:
+        annotated &= labelled  # an unlabelled row is neither y = 1 nor y = 0: annotation 0
+    ann = np.where(annotated, np.where(protected, 1, -1), 0)
     delta, low, high, info = bernstein_interval(cost, ann, confidence=confidence,
                                                 max_cost=1.0)
     if delta is None:
