@@ -213,3 +213,37 @@ def test_prepare_removes_temp_files_before_a_run_writes(tmp_path):
     (tmp_path / ".hidden.tmp").write_text("not ours")
     prepare_run_folder(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden.tmp"]
+
+
+# ---------------------------------------------------------------- single group
+def test_single_group_comparisons_are_null_with_a_note(tmp_path):
+    """A comparison on an attribute with one group has nothing to compare:
+    FNED against S (= the group itself) would read 0. Null with a note;
+    SubgroupAUC (no comparison) keeps its value; a two-group attribute beside
+    it is untouched."""
+    import pandas as pd
+
+    from bias_suite.metrics import evaluate
+
+    rows = [dict(id=f"g{i}", template=f"t{i % 3}", attribute="gender", group="f", term=f"w{i % 2}", text=f"x{i}",
+                 label=["pos", "neg"][i % 2], probs={"pos": 0.2 + 0.1 * (i % 5), "neg": 0.8 - 0.1 * (i % 5)})
+            for i in range(12)]
+    two = [dict(r, id=f"r{i}", attribute="race", group=["a", "b"][i // 2 % 2]) for i, r in enumerate(rows)]
+    df = pd.DataFrame(rows + two)
+    res = evaluate(df, bootstrap=10)
+    g = res[res["attribute"] == "gender"]
+    fned = g[g["metric"].isin(["FNED", "FPED*", "AvgGF", "CFGap"])]
+    assert len(fned) and fned["value"].isna().all() and fned["verdict"].isna().all() and fned["ci_low"].isna().all()
+    assert (fned["note"] == "needs at least two groups; attribute 'gender' has one ('f')").all()
+    auc = g[g["metric"] == "SubgroupAUC"]
+    assert auc["value"].notna().all()  # an AUC within the group, not a comparison
+    assert not g["value"].fillna(1).eq(0).any()  # no silent 0 anywhere on the single-group attribute
+    r = res[(res["attribute"] == "race") & (res["metric"] == "FNED") & res["group"].isna()]
+    assert r["value"].notna().all()
+    # the files say so too
+    df.to_json(tmp_path / "s.jsonl", orient="records", lines=True)
+    out = _invoke(["evaluate", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "o")])
+    assert out.exit_code == 0, out.output
+    written = [json.loads(ln) for ln in (tmp_path / "o" / "results.jsonl").read_text().splitlines()]
+    fned = [w for w in written if w["attribute"] == "gender" and w["metric"] == "FNED"]
+    assert fned and all(w["value"] is None and "one ('f')" in w["note"] for w in fned)

@@ -226,7 +226,7 @@ def evaluate(
             res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=resolve_metrics(metrics),
                                group_orders={a: group_order(data.frame, a, group_order_override)
                                              for a in select_attributes(data, attributes)})
-        return res
+        return single_group_nulls(res, data.frame, resolve_metrics(metrics), group_order_override)
     specs = resolve_metrics(metrics)
     wanted = select_attributes(data, attributes)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
@@ -245,4 +245,40 @@ def evaluate(
                         max_tuples=max_tuples, group_order_override=group_order_override)
         res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=specs,
                            group_orders={a: group_order(data.frame, a, group_order_override) for a in wanted})
+    return single_group_nulls(res, data.frame, specs, group_order_override)
+
+
+def _compares_groups(spec) -> bool:
+    """Whether a metric's value compares groups (or a group with a
+    background): everything but a VBCM with d = value (SubgroupAUC)."""
+    return not (spec.generalized == "VBCM" and spec.comparison == "value")
+
+
+def single_group_nulls(res: pd.DataFrame, frame: pd.DataFrame, specs, group_order_override=None) -> pd.DataFrame:
+    """On an attribute with a single group a comparison has nothing to
+    compare (a BCM against S = the group itself would read 0): its rows get
+    value, interval and verdict null with a note saying so."""
+    if res.empty:
+        return res
+    names = {s.name for s in specs if _compares_groups(s)}
+    for a in pd.unique(res["attribute"]):
+        groups = group_order(frame, a, group_order_override)
+        if len(groups) >= 2:
+            continue
+        sel = ((res["attribute"] == a) & res["metric"].isin(names)).to_numpy()
+        if not sel.any():
+            continue
+        note = (f"needs at least two groups; attribute {a!r} has one ({groups[0]!r})" if groups
+                else f"needs at least two groups; attribute {a!r} has none")
+        res = res.copy()
+        for c in ("value", "ci_low", "ci_high", "verdict", "note"):
+            if c not in res.columns:
+                continue
+            col = res[c].copy()
+            if c == "note" or col.dtype == object:
+                col = col.astype(object)
+                col[sel] = note if c == "note" else None
+            else:
+                col[sel] = np.nan  # numeric columns keep their dtype; nulls are NaN as elsewhere
+            res[c] = col
     return res
