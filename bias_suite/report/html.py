@@ -851,11 +851,14 @@ def render_metadata(meta: dict, data: ReportData) -> str:
                                                 if v is not None and k != "weights_sha256" and not isinstance(v, (list, dict)))
         if sha:
             pretty["weights sha256"] = sha
+    files = meta.get("files")
+    if isinstance(files, dict) and files:  # the run's own files (run.json lists them)
+        pretty["files"] = ", ".join(sorted(files))
     versions = meta.get("versions")
     if isinstance(versions, dict):
         pretty["versions"] = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
     for k, v in meta.items():
-        if k not in pretty and k not in ("model_fingerprint", "versions") and v is not None:
+        if k not in pretty and k not in ("model_fingerprint", "versions", "files") and v is not None:
             pretty[k] = v if not isinstance(v, (dict, list)) else json.dumps(v, default=str)
     for k, v in pretty.items():
         if v is None or v == "":
