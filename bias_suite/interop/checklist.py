@@ -1530,14 +1530,16 @@ def suite_from_templates(templates, *, attribute_key: str, groups: Mapping[str, 
     (out / "identity_terms").mkdir(parents=True, exist_ok=True)
     ident = {"attribute": attribute, "description": f"{attribute} (from CheckList)", "sources": list(sources),
              "groups": {g: {kind: list(ts)} for g, ts in groups.items()}}
-    (out / "identity_terms" / f"{attribute}.yaml").write_text(yaml.safe_dump(ident, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    from ..report.files import atomic_write_text
+
+    atomic_write_text(out / "identity_terms" / f"{attribute}.yaml", yaml.safe_dump(ident, sort_keys=False, allow_unicode=True))
     ids = list(template_ids) if template_ids else [f"t{i:03d}" for i in range(len(converted))]
     doc = {"suite": name, "task": "classification", "description": description, "classes": list(classes),
            "identity_terms": [f"identity_terms/{attribute}.yaml"],
            "lexicons": {k: [str(x) for x in lexicons[k]] for k in sorted(used)},
            "templates": [{"id": i, "text": t, "label": l} for i, t, l in zip(ids, converted, lab)]}
     path = out / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    atomic_write_text(path, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     return load_suite(path)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import atomic_path
+from .files import atomic_path, ensure_folder
 from .html import CLASS_COLOURS, ReportData, _class_rank, _isnull, _order_unique, group_metric_rows, heatmap_tables, load_report_data
 
 FORMATS = ("png", "svg", "pdf")
@@ -195,8 +195,7 @@ def write_figures(results, out_dir, *, fmt: str = "png", attributes=None, metric
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
     data = results if isinstance(results, ReportData) else load_report_data(results, recompute_failures=False)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(out_dir)  # one clear error for a bad --out; ".." resolved
     res = data.results
     if metrics:
         wanted = {m.lower() for m in metrics}
