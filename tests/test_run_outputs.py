@@ -211,8 +211,21 @@ def test_prepare_removes_temp_files_before_a_run_writes(tmp_path):
 
     (tmp_path / ".results.jsonl.abcd_123.tmp").write_text("x")
     (tmp_path / ".hidden.tmp").write_text("not ours")
+    (tmp_path / ".notes.txt.abcd_123.tmp").write_text("another tool's")
     prepare_run_folder(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden.tmp"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden.tmp", ".notes.txt.abcd_123.tmp"]
+
+
+def test_a_folder_that_is_no_run_folder_keeps_files_with_our_names(tiny_dir, suite, tmp_path):
+    """Without a run.json the folder is not an earlier run's: a user's own
+    report.html or results.csv there stays (results.* are overwritten)."""
+    (tmp_path / "report.html").write_text("mine")
+    (tmp_path / "failures.jsonl").write_text("mine")
+    assert _invoke(_run_args(suite, tiny_dir, tmp_path)).exit_code == 0
+    assert (tmp_path / "report.html").read_text() == "mine" and (tmp_path / "failures.jsonl").exists()
+    assert run_file(tmp_path, "failures.jsonl") is None  # not the run's: the report does not read it
+    assert _invoke(_run_args(suite, tiny_dir, tmp_path)).exit_code == 0  # a run folder now: its files go, not mine
+    assert (tmp_path / "failures.jsonl").exists() and not (tmp_path / "report.html").exists()
 
 
 # ---------------------------------------------------------------- single group

@@ -42,7 +42,7 @@ OUTPUT_NAMES = ("examples.jsonl", "scored.jsonl", "scored.parquet", RESULTS_JSON
                 "failures.jsonl", "inv_failures.jsonl", "report.html", RUN_JSON)
 SUBFOLDERS = ("ner",)
 
-_TMP_RE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # tempfile.mkstemp's names in atomic_path
+_TMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")  # atomic_path's temp names (tempfile.mkstemp)
 _UMASK_LOCK = threading.Lock()
 
 
@@ -136,14 +136,16 @@ def ensure_folder(path) -> Path:
 
 
 def remove_temp_files(folder) -> list[Path]:
-    """Remove the temporary files an interrupted atomic write left in
-    ``folder`` (and its ``ner/``); returns them."""
+    """Remove the temporary files an interrupted atomic write of a run's
+    file left in ``folder`` (and its ``ner/``); returns them."""
     removed = []
     for d in [Path(folder)] + [Path(folder) / s for s in SUBFOLDERS]:
         if not d.is_dir():
             continue
+        ours = set(OUTPUT_NAMES) | set(read_manifest(d) or ())
         for p in d.iterdir():
-            if _TMP_RE.match(p.name) and p.is_file():
+            m = _TMP_RE.match(p.name)
+            if m and m.group("name") in ours and p.is_file():
                 with contextlib.suppress(FileNotFoundError):
                     p.unlink()
                     removed.append(p)
@@ -183,10 +185,16 @@ def read_manifest(folder) -> dict | None:
 
 
 def _remove_stale(folder: Path, keep: set) -> None:
-    """Remove what an earlier run left in ``folder``: the files its
-    ``run.json`` listed and bias_suite's own names, except ``keep``."""
-    old = read_manifest(folder) or {}
-    names = set(OUTPUT_NAMES) | {n for n in old if "/" not in n and n not in ("", ".", "..")}
+    """Remove what an earlier run left in ``folder``, except ``keep``: the
+    files its ``run.json`` listed and its ``report.html`` (a run.json from
+    before the listings: every name bias_suite writes; no run.json: nothing)."""
+    if not (folder / RUN_JSON).is_file():  # not a run folder: leave files with our names alone
+        return
+    old = read_manifest(folder)
+    if old is None:
+        names = set(OUTPUT_NAMES)
+    else:
+        names = {n for n in old if "/" not in n and n not in ("", ".", "..")} | {"report.html"}
     for name in names:
         p = folder / name
         if p.resolve() in keep or not p.is_file():
