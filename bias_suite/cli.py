@@ -10,6 +10,9 @@
     bias-suite report RESULTS_DIR         self-contained HTML report
     bias-suite plot RESULTS_DIR --out D   publication figures (png/svg/pdf)
     bias-suite check RESULTS_DIR ...      thresholds on existing results (exit 3)
+
+Errors are one line (exit 2; an unexpected one, a bug, exits 1);
+``bias-suite --debug COMMAND ...`` shows the traceback instead.
 """
 from __future__ import annotations
 
@@ -72,6 +75,8 @@ def _app_options(
 ):
     """Behavioural bias testing for NLP models."""
     _DEBUG["on"] = bool(debug)
+
+
 models_app = typer.Typer(no_args_is_help=True, help="Build and list the offline default models.")
 app.add_typer(models_app, name="models")
 cache_app = typer.Typer(no_args_is_help=True, help="The prediction cache: what is stored, and clearing it.")
@@ -101,7 +106,6 @@ def _fail(e: Exception, code: int = 2):
     """Print a BiasSuiteError as one error line and exit (with --debug: raise it)."""
     if _DEBUG["on"]:
         raise e
-
     # messages quote user text (labels, groups, file names): never read it as markup
     err_console.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)

@@ -159,10 +159,10 @@ def run(
     loaded = [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded:
         raise BiasSuiteError("no suites given")
-    if out_dir is not None:  # a bad --out fails now, not after the predictions
+    if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .report.files import prepare_run_folder
 
-        prepare_run_folder(out_dir)
+        prepare_run_folder(out_dir, create=False)
     if any(s.task == "sequence_labelling" for s in loaded):  # NER suites: bias_suite.run_sequence
         from .run_sequence import run_mixed
 

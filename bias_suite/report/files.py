@@ -112,26 +112,33 @@ def atomic_write_text(path, text: str, encoding: str = "utf-8") -> Path:
 # --------------------------------------------------------------------------
 # run folders
 # --------------------------------------------------------------------------
+def check_folder(path) -> Path:
+    """The folder ``path`` names (``..`` and links resolved), checked
+    without creating anything: it, or the nearest part of it that exists,
+    must be a writable folder; else one :class:`OutputError` says why."""
+    shown = Path(path)
+    target = Path(os.path.realpath(Path(path).expanduser()))
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputError(f"output folder {shown}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "not writable" if existing == target else f"cannot create it in {existing}"
+        raise OutputError(f"output folder {shown}: {what} (permission denied)")
+    return target
+
+
 def ensure_folder(path) -> Path:
     """Create ``path`` (and its parents) as a writable folder, or raise one
     :class:`OutputError` saying why not. ``..`` is resolved first, so that
     ``a/../b`` never leaves an empty ``a`` behind."""
-    shown = Path(path)
-    target = Path(os.path.realpath(Path(path).expanduser()))
-    if target.exists() and not target.is_dir():
-        raise OutputError(f"output folder {shown}: {target} is a file, not a folder")
-    if not target.exists():
-        parent = target.parent
-        while not parent.exists() and parent != parent.parent:
-            parent = parent.parent
-        if not parent.is_dir():
-            raise OutputError(f"output folder {shown}: {parent} is a file, not a folder")
+    target = check_folder(path)
+    if not target.is_dir():
         try:
             target.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise OutputError(f"output folder {shown}: cannot create it ({_os_reason(e)})") from e
-    if not os.access(target, os.W_OK | os.X_OK):
-        raise OutputError(f"output folder {shown}: not writable (permission denied)")
+            raise OutputError(f"output folder {Path(path)}: cannot create it ({_os_reason(e)})") from e
     return target
 
 
@@ -152,11 +159,13 @@ def remove_temp_files(folder) -> list[Path]:
     return removed
 
 
-def prepare_run_folder(path) -> Path:
-    """Check an output folder before a run spends time on it: create it,
-    make sure it is writable and remove leftover temporary files."""
-    target = ensure_folder(path)
-    remove_temp_files(target)
+def prepare_run_folder(path, *, create: bool = True) -> Path:
+    """Make ``path`` ready for a run: a writable folder (created unless
+    ``create=False``, which only checks, e.g. before a run spends time on
+    predictions) without the temporary files of an interrupted write."""
+    target = ensure_folder(path) if create else check_folder(path)
+    if target.is_dir():
+        remove_temp_files(target)
     return target
 
 
