@@ -138,6 +138,9 @@ def test_dotdot_leaves_no_stray_folder(tiny_dir, suite, tmp_path):
     r = _invoke(["report", str(tmp_path / "out"), "--out", str(tmp_path / "gone" / ".." / "r.html")])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "r.html"]
+    # a run that fails before writing creates no output folder
+    line = _one_error_line(_invoke(_run_args(suite, tmp_path / "no_model", tmp_path / "new" / "o")))
+    assert "no_model" in line and not (tmp_path / "new").exists()
 
 
 def test_debug_shows_the_traceback_and_bugs_say_so(tiny_dir, suite, tmp_path, monkeypatch):
