@@ -459,7 +459,9 @@ def evaluate(
             if verdicts is not None:  # the first rows are evaluate's, in order
                 res["verdict"] = pd.concat([verdicts, pd.Series([None] * (len(res) - len(verdicts)), dtype=object)], ignore_index=True).to_numpy(dtype=object)
             res = add_verdicts(res, confidence=confidence, group_orders=_group_orders(group_order))
-        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence})
+        inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
+        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence},
+                      files=inside)
     except BiasSuiteError as e:
         _fail(e)
     if not quiet:

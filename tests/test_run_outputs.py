@@ -179,7 +179,8 @@ def test_run_json_lists_the_files_and_readers_use_only_those(tiny_dir, suite, tm
     # evaluate into the same folder: the earlier run's examples and scored files go
     r = _invoke(["evaluate", str(out / "scored.jsonl"), "--out", str(tmp_path / "ev"), "-q"])
     assert r.exit_code == 0, r.output
-    assert _invoke(["evaluate", str(tmp_path / "ev" / ".." / "o" / "scored.parquet"), "--out", str(out), "-q"]).exit_code == 0
+    (tmp_path / "copy.parquet").write_bytes((out / "scored.parquet").read_bytes())
+    assert _invoke(["evaluate", str(tmp_path / "ev" / ".." / "copy.parquet"), "--out", str(out), "-q"]).exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == ["results.csv", "results.jsonl", "run.json"]
     # a scored file put there later is not the run's: the report ignores it
     (out / "scored.jsonl").write_bytes(earlier_scored)
@@ -194,6 +195,15 @@ def test_run_json_lists_the_files_and_readers_use_only_those(tiny_dir, suite, tm
     assert "results.jsonl" in line and "changed since the run wrote it" in line
     line = _one_error_line(_invoke(["check", str(out), "--fail-if", "FNED>9"]))
     assert "changed since the run wrote it" in line
+
+
+def test_evaluate_in_place_keeps_its_input(tiny_dir, suite, tmp_path):
+    out = tmp_path / "o"
+    assert _invoke(_run_args(suite, tiny_dir, out)).exit_code == 0
+    assert _invoke(["evaluate", str(out / "scored.jsonl"), "--out", str(out), "-q"]).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "results.jsonl", "run.json", "scored.jsonl"]
+    assert set(read_manifest(out)) == {"results.csv", "results.jsonl", "scored.jsonl"}
+    assert run_file(out, "scored.parquet", "scored.jsonl") == out / "scored.jsonl"
 
 
 def test_stale_files_and_interrupted_temp_files_are_removed(tiny_dir, suite, tmp_path):
