@@ -232,7 +232,10 @@ def commit_run_folder(folder, files, metadata: dict) -> Path:
     listing = {}
     base = folder.resolve()
     for p in written:
-        rel = p.resolve().relative_to(base).as_posix()
+        try:
+            rel = p.resolve().relative_to(base).as_posix()
+        except ValueError:  # not in the folder: not the folder's file
+            continue
         listing[rel] = file_entry(p)
     meta = dict(metadata)
     meta[MANIFEST_KEY] = listing
