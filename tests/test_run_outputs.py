@@ -51,35 +51,40 @@ def _one_error_line(r, code=2):
 
 # ---------------------------------------------------------------- determinism
 def _stable_run_json(path: Path) -> dict:
-    """run.json without what a clock gives (creation time, durations)."""
+    """run.json without what a clock or the cache state gives (creation
+    time; the prediction statistics: durations, cached/computed counts)."""
     meta = json.loads(path.read_text())
     meta.pop("created")
-    for k in ("seconds", "predict_seconds"):
-        meta["predictions"].pop(k)
+    meta.pop("predictions")
     return meta
 
 
 def test_run_is_a_function_of_inputs_and_seed_whatever_the_hash_seed(tiny_dir, suite, tmp_path):
-    """Two runs in fresh interpreters with different PYTHONHASHSEED write the
-    same bytes: bootstrap, tuple sampling (few tuples per template) and the
-    INV replay are seeded by --seed alone."""
+    """Runs in fresh interpreters with different PYTHONHASHSEED, with a cold
+    cache, a warm cache and no cache, write the same bytes: predictions,
+    bootstrap, tuple sampling (few tuples per template) and the INV replay
+    depend on the inputs and --seed alone."""
     outs = []
-    for h in ("1", "4242"):
+    for h, cache in (("1", ["--cache-dir", str(tmp_path / "cache")]), ("4242", ["--cache-dir", str(tmp_path / "cache")]),
+                     ("99", ["--no-cache"])):
         out = tmp_path / f"hash{h}"
         env = dict(os.environ, PYTHONHASHSEED=h, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         args = [sys.executable, "-m", "bias_suite.cli", "run", str(suite), "--model", str(tiny_dir), "--out", str(out),
-                "-q", "--no-cache", "--bootstrap", "40", "--max-tuples", "3", "--seed", "7"]
+                "-q", "--bootstrap", "40", "--max-tuples", "3", "--seed", "7", *cache]
         p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stderr
         outs.append(out)
-    a, b = outs
+    stats = [json.loads((o / "run.json").read_text())["predictions"] for o in outs]
+    assert stats[0]["computed"] > 0 and stats[1]["computed"] == 0 and stats[1]["cached"] == stats[0]["computed"]
+    a = outs[0]
     rows = [json.loads(ln) for ln in (a / "results.jsonl").read_text().splitlines()]
     assert any(r["metric"] == "INV-FailRate" for r in rows)  # the INV replay ran
     assert any(r["ci_low"] is not None and r["family"] != "bernstein" for r in rows)  # the bootstrap ran
-    for name in RUN_FILES:
-        assert (a / name).read_bytes() == (b / name).read_bytes(), name
-    assert _stable_run_json(a / "run.json") == _stable_run_json(b / "run.json")
-    assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+    for b in outs[1:]:
+        for name in RUN_FILES:
+            assert (a / name).read_bytes() == (b / name).read_bytes(), (b.name, name)
+        assert _stable_run_json(a / "run.json") == _stable_run_json(b / "run.json")
+        assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
 
 
 # ---------------------------------------------------------------- file modes
