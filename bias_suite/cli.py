@@ -37,8 +37,6 @@ def _one_line(text: str) -> str:
 
 def _report_exception(e: BaseException) -> int:
     """Print ``e`` as one line on stderr; return the exit code."""
-    from rich.markup import escape
-
     if isinstance(e, (BiasSuiteError, OSError)):
         msg, code = _one_line(e), EXIT_ERROR
         if not isinstance(e, BiasSuiteError):
