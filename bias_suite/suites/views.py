@@ -22,6 +22,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..exceptions import MetricError
+
 
 def _first_appearance(values) -> list:
     return list(pd.unique(pd.Series(values, dtype=object)))
@@ -29,15 +31,21 @@ def _first_appearance(values) -> list:
 
 def group_order(table: pd.DataFrame, attribute: str, override: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """Groups of ``attribute`` in order of first appearance, or as given in
-    ``override[attribute]`` (which must list exactly the attribute's groups)."""
+    ``override[attribute]``: the groups it names come first, in its order, and
+    the attribute's other groups follow in their own order (so
+    ``{"religion": ["muslim", "christian"]}`` makes muslim − christian the
+    first pair of a seven-group attribute). Naming a group the attribute does
+    not have, or a group twice, is an error."""
     present = _first_appearance(table.loc[table["attribute"] == attribute, "group"])
     if override and attribute in override:
-        wanted = list(override[attribute])
-        if sorted(wanted) != sorted(present):
-            raise ValueError(
-                f"group order for attribute {attribute!r} must list exactly its groups {present}, got {wanted}"
-            )
-        return wanted
+        wanted = [str(g) for g in override[attribute]]
+        unknown = [g for g in wanted if g not in present]
+        twice = sorted({g for g in wanted if wanted.count(g) > 1})
+        if unknown or twice:
+            what = (f"names groups the attribute does not have: {unknown}" if unknown
+                    else f"names {twice} more than once")
+            raise MetricError(f"group order for attribute {attribute!r} {what}; its groups are {present}")
+        return wanted + [g for g in present if g not in wanted]
     return present
 
 
