@@ -49,6 +49,15 @@ def _report_exception(e: BaseException) -> int:
     return code
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing at exit after a closed
+    pipe does not raise again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 class _Group(typer.core.TyperGroup):
     """The top-level group: no traceback reaches the user unless --debug."""
 
@@ -57,6 +66,9 @@ class _Group(typer.core.TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException, KeyboardInterrupt):  # exits, usage errors
             raise
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, like other tools
+            _silence_stdout()
+            raise typer.Exit(141) from None
         except Exception as e:
             if _DEBUG["on"]:
                 raise
@@ -632,6 +644,9 @@ def main():  # console-script entry point
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(141)
 
 
 if __name__ == "__main__":
