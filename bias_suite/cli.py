@@ -2,6 +2,7 @@
 
     bias-suite expand SUITE...            suites -> examples
     bias-suite run SUITE... --model M     expand, predict, score, metrics, summary
+    bias-suite run TABLE --model M        the same on an examples table (CSV/JSONL/Parquet/...)
     bias-suite evaluate SCORED --out DIR  metrics on your own predictions
     bias-suite metrics                    the registry of named metrics
     bias-suite sample-size ...            Bernstein sample size to claim a bias
@@ -213,9 +214,21 @@ def validate(
 
 @app.command()
 def run(
-    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
     model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder or a hub id."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Examples table format: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension)."),
+    text_column: Optional[str] = typer.Option(None, "--text-column", help="Table column of the sentences (default text).", rich_help_panel="Examples table"),
+    group_column: Optional[str] = typer.Option(None, "--group-column", help="Column of the groups (default group); the attribute comes from --attribute-name-column, else is this column's name.", rich_help_panel="Examples table"),
+    attribute_name_column: Optional[str] = typer.Option(None, "--attribute-name-column", help="Column naming each row's attribute (default attribute, when present).", rich_help_panel="Examples table"),
+    attribute_column: Optional[List[str]] = typer.Option(None, "--attribute-column", help="A column whose values are the groups of the attribute named after it (repeatable: one attribute each; empty cells leave the row out of it).", rich_help_panel="Examples table"),
+    template_column: Optional[List[str]] = typer.Option(None, "--template-column", help="Counterfactual template id column (default template, when present; repeatable: the values are joined). Without one, only group metrics.", rich_help_panel="Examples table"),
+    term_column: Optional[str] = typer.Option(None, "--term-column", help="Column of the identity term (default term, when present).", rich_help_panel="Examples table"),
+    label_column: Optional[str] = typer.Option(None, "--label-column", help="Column of the gold labels (default label, when present).", rich_help_panel="Examples table"),
+    id_column: Optional[str] = typer.Option(None, "--id-column", help="Column of unique row ids (default id, when present; else FILE:LINE).", rich_help_panel="Examples table"),
+    label_map: Optional[List[str]] = typer.Option(None, "--label-map", help="VALUE=CLASS,... : label values of the table -> model classes (e.g. anger=negative,joy=positive).", rich_help_panel="Examples table"),
+    side: Optional[Path] = typer.Option(None, "--side", help="CoNLL: side file (CSV/JSONL) with sentence, attribute, group, [template], start/end or term.", rich_help_panel="Examples table"),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of the examples table.", rich_help_panel="Examples table"),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
     metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
     max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
@@ -248,9 +261,11 @@ def run(
     from .run import run as run_
 
     try:
-        rules = _gate_rules(suites, fail_if, fail_on_verdict)
-        res = _with_example_limit(max_examples, run_)(
-            suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
+        table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_column,
+                            template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
+        rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
+        res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
+            table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
             cache=(cache_dir if cache_dir is not None else True) if cache else False,
@@ -308,6 +323,28 @@ def _with_example_limit(max_examples: int, fn):
             return fn(suites, *args, **kwargs)
 
     return call
+
+
+def _read_table(suites, fmt, text, group, attribute_name, attribute_columns, template, term, label, id_, label_map,
+                side, encoding, quiet):
+    """The examples table when the run's input is one (else None); mapping
+    options without a table are an error."""
+    from .suites.tables import Columns, is_examples_table, parse_mapping, read_examples
+
+    mapping = {"--text-column": text, "--group-column": group, "--attribute-name-column": attribute_name,
+               "--attribute-column": attribute_columns, "--template-column": template, "--term-column": term,
+               "--label-column": label, "--id-column": id_, "--label-map": label_map, "--side": side}
+    if not any(is_examples_table(s, fmt) for s in suites):
+        given = [k for k, v in mapping.items() if v]
+        if given:
+            raise BiasSuiteError(f"{', '.join(given)} apply to an examples table; {suites} are suites")
+        return None
+    if len(suites) != 1:
+        raise BiasSuiteError(f"give either suites or one examples table, got {suites}")
+    cols = Columns(text=text, group=group, attribute_name=attribute_name, attribute_columns=attribute_columns or (),
+                   template=template or None, term=term, label=label, id=id_)
+    return read_examples(suites[0], format=fmt, columns=cols, label_map=parse_mapping(label_map), encoding=encoding,
+                         side=side, progress=not quiet)
 
 
 def _engine(name: str, address, num_workers, quiet):

@@ -60,3 +60,13 @@ class OutputError(BiasSuiteError, OSError):
     """An output file or folder cannot be written (a file where a folder is
     expected, no permission, disk full), or a run folder's files no longer
     match the listing in its ``run.json``."""
+
+
+class ExamplesFormatError(ScoredFormatError):
+    """An examples table (CSV, TSV, JSONL, Parquet, a ``datasets`` folder or a
+    CoNLL file given to ``bias-suite run``) cannot be read as examples.
+
+    ``str(err)`` reads ``FILE:ROW: field 'COLUMN': message`` (rows are line
+    numbers for text files, the header being line 1 of CSV/TSV; 1-based row
+    numbers for Parquet and ``datasets`` folders).
+    """

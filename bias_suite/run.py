@@ -156,13 +156,25 @@ def run(
     engine : "local", "ray" or an engine object (:mod:`bias_suite.predict.engines`).
     dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs).
     """
-    loaded = [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
-    if not loaded:
+    table = _examples_table(suites, attributes)  # an examples table instead of suites (bias_suite.suites.tables)
+    loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
+    if not loaded and table is None:
         raise BiasSuiteError("no suites given")
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .report.files import prepare_run_folder
 
         prepare_run_folder(out_dir, create=False)
+    if table is not None and not table.has_template:  # each row its own template: group view only
+        metrics, significance, invariance = _group_view_only(metrics), False, False
+    if table is not None and table.task == "sequence_labelling":
+        from .run_sequence import run_sequence
+
+        return run_sequence(
+            [], model, out_dir, metrics=metrics, max_tuples=max_tuples, seed=seed, device=device,
+            batch_size=batch_size, significance=significance, progress=progress, trust_remote_code=trust_remote_code,
+            cache=cache, engine=engine, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
+            bootstrap=bootstrap, confidence=confidence, table=table,
+        )
     if any(s.task == "sequence_labelling" for s in loaded):  # NER suites: bias_suite.run_sequence
         from .run_sequence import run_mixed
 
@@ -172,17 +184,21 @@ def run(
             confidence=confidence, bernstein=bernstein, progress=progress, trust_remote_code=trust_remote_code,
             cache=cache, engine=engine, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
         )
-    examples = expand_suites(loaded, attributes=attributes)
+    examples = expand_suites(loaded, attributes=attributes) if table is None else table.frame
     if examples.empty:
         raise BiasSuiteError("the suites expand to no examples (check --attribute)")
     predictor, model_name = load_predictor(
         model, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code, dtype=dtype
     )
     _check_classes(loaded, predictor.class_names, class_map)
+    if table is not None:
+        from .suites.tables import check_labels
+
+        check_labels(table, predictor.class_names, class_map)
     pstats: list = []
     scored = predict_examples(examples, predictor, class_map=class_map, cache=cache, engine=engine, progress=progress,
                               stats=pstats)
-    group_order = {a: t.groups for s in loaded for a, t in s.identity.items()}
+    group_order = {a: t.groups for s in loaded for a, t in s.identity.items()} if table is None else table.group_order()
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples),
                        bootstrap=bootstrap, confidence=confidence)  # bootstrap > 0: intervals and metric verdicts
     parts = [results]
@@ -211,6 +227,7 @@ def run(
         "model_fingerprint": getattr(predictor, "fingerprint", lambda: None)(),
         "classes": list(scored.classes),
         "suites": [{"name": s.name, "path": s.path} for s in loaded],
+        **({"examples_table": table.describe()} if table is not None else {}),
         "examples": int(len(examples)),
         "distinct_texts": int(examples["text"].nunique()),
         "max_tuples": max_tuples,
@@ -250,3 +267,36 @@ def _present(order: dict, examples: pd.DataFrame) -> dict:
         if present:
             out[a] = [g for g in groups if g in present]
     return out
+
+
+def _examples_table(suites, attributes):
+    """The :class:`~bias_suite.suites.tables.ExamplesTable` when ``suites`` is
+    one (or a DataFrame of examples, or one path to a table file), else None."""
+    from .suites.tables import ExamplesTable, is_examples_table, read_examples
+
+    if isinstance(suites, (str, Path)) and is_examples_table(suites):
+        suites = [suites]
+    if isinstance(suites, (ExamplesTable, pd.DataFrame)):
+        suites = [suites]
+    items = list(suites) if not isinstance(suites, (str, Path)) else [suites]
+    tables = [s for s in items if isinstance(s, (ExamplesTable, pd.DataFrame))
+              or isinstance(s, (str, Path)) and is_examples_table(s)]
+    if not tables:
+        return None
+    if len(items) != 1:
+        raise BiasSuiteError("give either suites or one examples table, not both or several tables")
+    t = tables[0]
+    if isinstance(t, pd.DataFrame):
+        from .suites.tables import from_frame
+
+        t = from_frame(t)
+    elif not isinstance(t, ExamplesTable):
+        t = read_examples(t)
+    return t.select(attributes)
+
+
+def _group_view_only(metrics):
+    """The group-view metrics among ``metrics`` (all of them when None)."""
+    from .metrics.engine import resolve_metrics
+
+    return [m for m in resolve_metrics(metrics) if m.view == "group"]

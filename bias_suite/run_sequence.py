@@ -78,21 +78,24 @@ def tag_examples(examples, tagger, *, cache=False, engine="local", progress=Fals
 def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, max_tuples=100, seed=0,
                  device="auto", batch_size=64, significance=True, progress=True, trust_remote_code=False,
                  cache=True, engine="local", dtype=None, invariance=True, inv_threshold=0.1, bootstrap=200,
-                 confidence=0.95):
-    """Expand NER suites, tag, score, evaluate; returns a ``RunResult``."""
+                 confidence=0.95, table=None):
+    """Expand NER suites (or take the examples of ``table``, an NER
+    :class:`~bias_suite.suites.tables.ExamplesTable`), tag, score, evaluate;
+    returns a ``RunResult``."""
     from .metrics.engine import evaluate, results_frame
     from .metrics.sequence import sequence_significance_tests
     from .run import RunResult, _present
     from .suites.expansion import expand_suites
 
-    examples = expand_suites(suites, attributes=attributes)
+    examples = expand_suites(suites, attributes=attributes) if table is None else table.frame
     if examples.empty:
         raise BiasSuiteError("the sequence-labelling suites expand to no examples (check --attribute)")
     tagger, model_name = load_tagger(model, device=device, batch_size=batch_size, progress=progress,
                                      trust_remote_code=trust_remote_code, dtype=dtype)
     pstats: list = []
     scored = tag_examples(examples, tagger, cache=cache, engine=engine, progress=progress, stats=pstats)
-    order = _present({a: t.groups for s in suites for a, t in s.identity.items()}, examples)
+    order = _present({a: t.groups for s in suites for a, t in s.identity.items()} if table is None
+                     else table.group_order(), examples)
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
                        bootstrap=bootstrap, confidence=confidence)  # bootstrap > 0: intervals and metric verdicts
     parts = [results]
@@ -119,6 +122,7 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
         "tag_names": list(tagger.tag_names),
         "classes": list(scored.types),
         "suites": [{"name": s.name, "path": s.path} for s in suites],
+        **({"examples_table": table.describe()} if table is not None else {}),
         "examples": int(len(examples)),
         "distinct_texts": int(examples["text"].nunique()),
         "max_tuples": max_tuples,
