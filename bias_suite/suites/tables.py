@@ -223,10 +223,11 @@ def _iter_csv(path: Path, sep: str, usecols, encoding: str, chunk_rows: int):
     cols = usecols(names)
     co = pcsv.ConvertOptions(column_types={c: pa.string() for c in cols}, include_columns=cols,
                              strings_can_be_null=False, quoted_strings_can_be_null=False)
-    reader = pcsv.open_csv(path, read_options=ro, parse_options=po, convert_options=co)
-    line = 2
+    reader, line = None, 2
     while True:
         try:
+            if reader is None:  # opening reads (and converts) the first block
+                reader = pcsv.open_csv(path, read_options=ro, parse_options=po, convert_options=co)
             batch = reader.read_next_batch()
         except StopIteration:
             return
@@ -459,12 +460,12 @@ def _to_examples(df: pd.DataFrame, rows: np.ndarray, r: dict, path: Path, stem: 
     if bad is not None:
         raise ExamplesFormatError("empty text", file=path, row=int(rows[bad]), field=r["text"])
     if r["template"]:
-        parts = [_strings(df[c]) for c in r["template"]]
-        for c, p in zip(r["template"], parts):
-            bad = _first(np.array([v is None or not v.strip() for v in p], dtype=bool))
-            if bad is not None:
-                raise ExamplesFormatError("empty template id", file=path, row=int(rows[bad]), field=c)
-        template = parts[0] if len(parts) == 1 else np.array(["|".join(t) for t in zip(*parts)], dtype=object)
+        parts = [_strings(df[c]) for c in r["template"]]  # several columns: joined, empty parts allowed
+        empty = np.logical_and.reduce([np.array([v is None or not v.strip() for v in p], dtype=bool) for p in parts])
+        bad = _first(empty)
+        if bad is not None:
+            raise ExamplesFormatError("empty template id", file=path, row=int(rows[bad]), field=", ".join(r["template"]))
+        template = parts[0] if len(parts) == 1 else np.array(["|".join(v or "" for v in t) for t in zip(*parts)], dtype=object)
     else:
         template = np.array([f"{stem}:{i}" for i in rows], dtype=object)
     term = _strings(df[r["term"]]) if r["term"] else np.full(len(df), None, dtype=object)
@@ -488,7 +489,9 @@ def _to_examples(df: pd.DataFrame, rows: np.ndarray, r: dict, path: Path, stem: 
             frames.append(_frame(idk, template[keep], np.full(int(keep.sum()), c, dtype=object), g[keep], term[keep],
                                  text[keep], label[keep], stem))
             rowparts.append(rows[keep])
-        return pd.concat(frames, ignore_index=True), np.concatenate(rowparts), skipped
+        frame, rows_out = pd.concat(frames, ignore_index=True), np.concatenate(rowparts)
+        order = np.argsort(rows_out, kind="stable")  # row by row, attributes in column order: chunk size has no effect
+        return frame.iloc[order].reset_index(drop=True), rows_out[order], skipped
     group = _strings(df[r["group"]])
     bad = _first(np.array([v is None or not v.strip() for v in group], dtype=bool))
     if bad is not None:
@@ -697,7 +700,7 @@ def _side_marks(side: Path, cols: Columns, encoding: str) -> dict:
         vals = {role: _strings(df[c]) if c in df.columns else np.full(len(df), None, dtype=object) for role, c in names.items()}
         for j, row in enumerate(rows):
             try:
-                k = int(vals["sentence"][j])
+                k = _token_index(vals["sentence"][j])
             except (TypeError, ValueError):
                 raise ExamplesFormatError(f"expected a sentence index, got {vals['sentence'][j]!r}", file=side,
                                           row=int(row), field=names["sentence"]) from None
@@ -707,13 +710,22 @@ def _side_marks(side: Path, cols: Columns, encoding: str) -> dict:
                 if not vals[role][j]:
                     raise ExamplesFormatError(f"empty {role}", file=side, row=int(row), field=names[role])
             span = None
-            if vals["start"][j] is not None and vals["end"][j] is not None:
+            if vals["start"][j] and vals["end"][j]:
                 try:
-                    span = (int(vals["start"][j]), int(vals["end"][j]))
+                    span = tuple(_token_index(vals[c][j]) for c in ("start", "end"))
                 except ValueError:
-                    raise ExamplesFormatError("start/end must be token indices", file=side, row=int(row), field="start") from None
+                    raise ExamplesFormatError(f"start/end must be token indices, got {vals['start'][j]!r}, "
+                                              f"{vals['end'][j]!r}", file=side, row=int(row), field="start") from None
             elif not vals["term"][j]:
                 raise ExamplesFormatError("no span: give start/end or the term", file=side, row=int(row), field=names["term"])
             out[k] = {"attribute": vals["attribute"][j], "group": vals["group"][j], "template": vals["template"][j] or None,
                       "span": span, "term": vals["term"][j], "row": int(row)}
     return out
+
+
+def _token_index(v) -> int:
+    """An integer index written as ``3`` or ``3.0``."""
+    f = float(v)
+    if not f.is_integer() or f < 0:
+        raise ValueError(v)
+    return int(f)
