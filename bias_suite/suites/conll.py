@@ -1,0 +1,182 @@
+"""NER examples from CoNLL-2003 style files (see :func:`read_conll`)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ExamplesFormatError
+from .table_formats import CHUNK_ROWS, Columns, ExamplesTable, _chunks, _strings, _token_index, detect_format
+
+_NO_GROUP = ("", "O", "-", "_")  # group column: tokens outside the identity span
+
+def _conll_sentences(path: Path, encoding: str) -> Iterator[tuple[int, list[list[str]]]]:
+    """(first line, rows of columns) per sentence; ``-DOCSTART-`` lines skipped."""
+    sent, start = [], None
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                s = raw.decode(encoding).rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise ExamplesFormatError(f"cannot decode the line: byte 0x{raw[e.start]:02x} at column {e.start + 1} "
+                                          f"is not valid {encoding}; convert the file, or pass --encoding",
+                                          file=path, row=lineno) from None
+            if lineno == 1:
+                s = s.lstrip("\ufeff")
+            if not s.strip():
+                if sent:
+                    yield start, sent
+                sent, start = [], None
+                continue
+            parts = s.split()
+            if parts[0] == "-DOCSTART-":
+                continue
+            if len(parts) < 2:
+                raise ExamplesFormatError(f"expected a token and a tag, got {s!r}", file=path, row=lineno)
+            if start is None:
+                start = lineno
+            sent.append(parts)
+    if sent:
+        yield start, sent
+
+
+def read_conll(path, *, side=None, columns: Columns | None = None, group_column: int | None = None,
+               attribute: str | None = None, encoding: str = "utf-8") -> ExamplesTable:
+    """NER examples from a CoNLL-2003 style file: a token and its tag per
+    line (the token first, the NER tag last; columns in between are
+    ignored), sentences separated by blank lines, ``-DOCSTART-`` skipped. Tags
+    may be BIO or BILOU.
+
+    The identity span is marked either
+
+    - by a side file (CSV/TSV/JSONL) with one row per marked sentence:
+      ``sentence`` (0-based index among the file's sentences), ``attribute``,
+      ``group``, ``template`` (optional), and ``start``/``end`` (token range,
+      end exclusive) or ``term`` (the span's words, found in the sentence);
+      the column names follow ``columns`` for group/attribute/template/term;
+    - or by a group column in the CoNLL file itself (``group_column``, the
+      token column index, default: the last column when lines have 3+ columns
+      and no side file): the group on the identity tokens, ``O``/``-``/``_``
+      elsewhere; the tag is then the column before it. The attribute is
+      ``attribute`` (default ``"identity"``); no templates (group view only).
+
+    Sentences without a mark are left out.
+    """
+    from ..scoring.bilou import to_bilou
+
+    path = Path(path)
+    cols = columns or Columns()
+    sents = list(_conll_sentences(path, encoding))
+    if not sents:
+        raise ExamplesFormatError("no sentences", file=path)
+    marks = _side_marks(Path(side), cols, encoding) if side is not None else None
+    recs, rows = [], []
+    for k, (line, sent) in enumerate(sents):
+        tokens = [p[0] for p in sent]
+        if marks is None:
+            gc = group_column if group_column is not None else len(sent[0]) - 1
+            if len(sent[0]) < 3:
+                raise ExamplesFormatError("no group column: lines have only a token and a tag; give a side file "
+                                          "(--side) marking the identity spans", file=path, row=line)
+            tag_col = gc - 1  # the NER tag is the column before the group column
+            g = [p[gc] if len(p) > gc else "O" for p in sent]
+            marked = [i for i, v in enumerate(g) if v not in _NO_GROUP]
+            if not marked:
+                continue
+            s, e = marked[0], marked[-1] + 1
+            groups = set(g[s:e])
+            if marked != list(range(s, e)) or len(groups) != 1:
+                raise ExamplesFormatError("the group column must mark one contiguous span with one group per sentence",
+                                          file=path, row=line + s, field=f"column {gc + 1}")
+            raw_tags = [p[tag_col] for p in sent]
+            mark = {"attribute": attribute or cols.attribute_name or "identity", "group": groups.pop(), "template": None, "span": (s, e),
+                    "row": line + s}
+        else:
+            if k not in marks:
+                continue
+            mark = marks[k]
+            raw_tags = [p[-1] for p in sent]
+            if mark["span"] is None:
+                words = mark["term"].split()
+                hits = [i for i in range(len(tokens) - len(words) + 1) if tokens[i:i + len(words)] == words]
+                if not hits:
+                    raise ExamplesFormatError(f"term {mark['term']!r} does not occur in sentence {k} ({' '.join(tokens)!r})",
+                                              file=side, row=mark["row"], field=cols.term or "term")
+                mark["span"] = (hits[0], hits[0] + len(words))
+            s, e = mark["span"]
+            if not 0 <= s < e <= len(tokens):
+                raise ExamplesFormatError(f"span [{s}, {e}) is outside sentence {k} of {len(tokens)} tokens",
+                                          file=side, row=mark["row"], field="start")
+        try:
+            tags = to_bilou(raw_tags)
+        except ValueError as err:
+            raise ExamplesFormatError(str(err), file=path, row=line) from None
+        s, e = mark["span"]
+        term = mark.get("term") or " ".join(tokens[s:e])
+        tpl = mark["template"] or f"{path.stem}:{k}"
+        recs.append({"id": f"{path.stem}:{k}", "template": tpl, "attribute": mark["attribute"], "group": mark["group"],
+                     "term": term, "text": " ".join(tokens), "label": None, "suite": path.stem, "source_template": tpl,
+                     "slot": None, "tokens": tokens, "tags": tags, "term_span": [s, e]})
+        rows.append(line)
+    if not recs:
+        raise ExamplesFormatError("no sentence has an identity mark", file=side or path)
+    frame = pd.DataFrame.from_records(recs)
+    has_template = marks is not None and any(m["template"] for m in marks.values())
+    return ExamplesTable(frame, str(path), "conll", np.asarray(rows), None, has_template, "sequence_labelling", {},
+                         len(sents), len(sents) - len(recs))
+
+
+def _side_marks(side: Path, cols: Columns, encoding: str) -> dict:
+    """sentence index -> {attribute, group, template, span, term, row} from a side file."""
+    fmt = detect_format(side)
+    if fmt not in ("csv", "tsv", "jsonl"):
+        raise ExamplesFormatError("the side file must be CSV, TSV or JSONL", file=side)
+    if not side.exists():
+        raise ExamplesFormatError("no such file", file=side)
+    names = {"sentence": "sentence", "attribute": cols.attribute_name or "attribute", "group": cols.group or "group",
+             "template": cols.template if isinstance(cols.template, str) else (list(cols.template or []) or ["template"])[0],
+             "term": cols.term or "term", "start": "start", "end": "end"}
+    keep = []
+
+    def usecols(found):
+        for role in ("sentence", "attribute", "group"):
+            if names[role] not in found:
+                raise ExamplesFormatError(f"no column {names[role]!r} for the {role}; the file has {list(found)}",
+                                          file=side, row=1, field=names[role])
+        if not ({"start", "end"} <= set(found) or names["term"] in found):
+            raise ExamplesFormatError(f"give the span as 'start'/'end' columns or a {names['term']!r} column; "
+                                      f"the file has {list(found)}", file=side, row=1)
+        keep[:] = [c for c in names.values() if c in found]
+        return keep
+
+    out = {}
+    it = _chunks(side, fmt, usecols, encoding, CHUNK_ROWS)
+    next(it)
+    for start, df in it:
+        rows = np.asarray(start) if isinstance(start, np.ndarray) else np.arange(start, start + len(df))
+        vals = {role: _strings(df[c]) if c in df.columns else np.full(len(df), None, dtype=object) for role, c in names.items()}
+        for j, row in enumerate(rows):
+            try:
+                k = _token_index(vals["sentence"][j])
+            except (TypeError, ValueError):
+                raise ExamplesFormatError(f"expected a sentence index, got {vals['sentence'][j]!r}", file=side,
+                                          row=int(row), field=names["sentence"]) from None
+            if k in out:
+                raise ExamplesFormatError(f"sentence {k} is marked twice", file=side, row=int(row), field=names["sentence"])
+            for role in ("attribute", "group"):
+                if not vals[role][j]:
+                    raise ExamplesFormatError(f"empty {role}", file=side, row=int(row), field=names[role])
+            span = None
+            if vals["start"][j] and vals["end"][j]:
+                try:
+                    span = tuple(_token_index(vals[c][j]) for c in ("start", "end"))
+                except ValueError:
+                    raise ExamplesFormatError(f"start/end must be token indices, got {vals['start'][j]!r}, "
+                                              f"{vals['end'][j]!r}", file=side, row=int(row), field="start") from None
+            elif not vals["term"][j]:
+                raise ExamplesFormatError("no span: give start/end or the term", file=side, row=int(row), field=names["term"])
+            out[k] = {"attribute": vals["attribute"][j], "group": vals["group"][j], "template": vals["template"][j] or None,
+                      "span": span, "term": vals["term"][j], "row": int(row)}
+    return out
