@@ -12,12 +12,13 @@ EXPECT = {
     "quickstart.ipynb": ("result rows", "report: report.html", "ok"),
     "custom_metric.ipynb": ("FNR-Range", "by hand", "ok"),
     "bring_your_own_predictions.ipynb": ("exit code: 3", "ok"),
+    "bring_your_own_data.ipynb": ("--label-map", "examples.jsonl", "ok"),
 }
 
 
 def test_the_notebooks_are_there():
     names = {p.name for p in NOTEBOOKS}
-    assert {"quickstart.ipynb", "custom_metric.ipynb", "bring_your_own_predictions.ipynb"} <= names
+    assert {"quickstart.ipynb", "custom_metric.ipynb", "bring_your_own_predictions.ipynb", "bring_your_own_data.ipynb"} <= names
 
 
 def _text(nb) -> str:
