@@ -340,3 +340,46 @@ def test_conll_with_a_group_column_runs(tmp_path):
     assert res.exit_code == 0, res.output
     out = pd.read_json(tmp_path / "o" / "results.jsonl", lines=True)
     assert set(out["attribute"].dropna()) == {"name"} and set(out["view"].dropna()) <= {"group"}
+
+
+def test_an_interrupted_table_run_resumes_from_the_cache(tmp_path):
+    eec_like().to_csv(tmp_path / "eec.csv", index=False)
+    t = read_examples(tmp_path / "eec.csv", columns=EEC_COLUMNS, label_map=LABELS)
+
+    class Interrupted(LenPredictor):
+        calls = 0
+        batch_size = 4  # chunks of 32 texts: 3 of 6 chunks done before the interrupt
+
+        def predict_proba(self, texts):
+            Interrupted.calls += 1
+            if Interrupted.calls > 3:
+                raise KeyboardInterrupt
+            return super().predict_proba(texts)
+
+    from bias_suite.predict import runner
+
+    chunk = runner.BATCHES_PER_CHUNK * Interrupted.batch_size  # texts per chunk, one predictor call each
+    with pytest.raises(KeyboardInterrupt):
+        run(t, Interrupted(), None, cache=tmp_path / "cache", progress=False, bootstrap=0)
+    res = run(t, LenPredictor(), tmp_path / "o", cache=tmp_path / "cache", progress=False, bootstrap=0)
+    p = res.metadata["predictions"]
+    assert p["cached"] == 3 * chunk and p["computed"] == p["distinct"] - 3 * chunk > 0
+
+
+def test_cli_runs_what_expand_writes_without_flags(tmp_path):
+    from _tiny_models import make_tiny_classifier
+
+    model = make_tiny_classifier(tmp_path / "tiny")
+    ex = tmp_path / "examples.jsonl"
+    assert runner.invoke(app, ["expand", "sentiment_gender", "sentiment_religion", "--out", str(ex)]).exit_code == 0
+    res = runner.invoke(app, ["run", str(ex), "--model", str(model), "--out", str(tmp_path / "o"), "--no-cache",
+                              "--bootstrap", "0", "--quiet", "-a", "religion"])
+    assert res.exit_code == 0, res.output
+    got = pd.read_json(tmp_path / "o" / "results.jsonl", lines=True)
+    assert set(got["attribute"].dropna()) == {"religion"} and "CFGap" in set(got["metric"])
+
+
+def test_attribute_columns_exclude_a_group_column(tmp_path):
+    eec_like().to_csv(tmp_path / "eec.csv", index=False)
+    e = _err(read_examples, tmp_path / "eec.csv", text="Sentence", attribute_columns=["Gender"], group="Race")
+    assert e.field == "Race" and "not both" in str(e)

@@ -55,6 +55,11 @@ class Columns:
 
         out = {"text": need(self.text or "text", "text")}
         if self.attribute_columns:
+            both = [n for n in (self.group, self.attribute_name) if n is not None]
+            if both:
+                raise ExamplesFormatError(f"give either attribute columns {list(self.attribute_columns)} or a group "
+                                          f"column (with an attribute-name column), not both (also given: {both})",
+                                          file=source, field=both[0])
             out["attribute_columns"] = [need(c, "attribute") for c in self.attribute_columns]
             out["group"] = None
             out["attribute_name"] = None
