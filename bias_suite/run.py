@@ -299,4 +299,9 @@ def _group_view_only(metrics):
     """The group-view metrics among ``metrics`` (all of them when None)."""
     from .metrics.engine import resolve_metrics
 
-    return [m for m in resolve_metrics(metrics) if m.view == "group"]
+    specs = resolve_metrics(metrics)
+    kept = [m for m in specs if m.view == "group"]
+    if not kept:
+        raise BiasSuiteError(f"{[m.name for m in specs]} need counterfactual templates and the examples table has "
+                             "no template column (--template-column); ask for group metrics")
+    return kept

@@ -254,6 +254,9 @@ def test_a_table_without_templates_gets_the_group_view_only(tmp_path):
     assert views <= {"group"} and "FNED" in set(res.results["metric"])
     assert not res.results["metric"].str.contains("Wilcoxon|Friedman|INV").any()
     assert set(res.examples["attribute"]) == {"identity"}
+    with pytest.raises(BiasSuiteError, match="--template-column"):
+        run(read_examples(tmp_path / "tweets.parquet", text="tweet", group="identity"), LenPredictor(), None,
+            metrics="CFGap", cache=False)
 
 
 def test_rerun_uses_the_prediction_cache_and_dedups(tmp_path):

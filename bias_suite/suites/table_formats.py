@@ -145,7 +145,7 @@ def is_examples_table(path, format: str | None = None) -> bool:
     p = Path(str(path))
     if p.suffix.lower() in (".yaml", ".yml"):
         return False
-    return p.suffix.lower() in _EXTENSIONS or (p.is_dir() and (p / "state.json").exists())
+    return p.suffix.lower() in _EXTENSIONS or (p.is_dir() and any((p / f).exists() for f in ("state.json", "dataset_dict.json")))
 
 
 def parse_mapping(specs, option: str = "--label-map") -> dict:
