@@ -219,8 +219,9 @@ def run(
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Examples table format: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension)."),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="Table column of the sentences (default text).", rich_help_panel="Examples table"),
-    group_column: Optional[str] = typer.Option(None, "--group-column", help="Column of the groups (default group); the attribute comes from --attribute-name-column, else is this column's name.", rich_help_panel="Examples table"),
+    group_column: Optional[str] = typer.Option(None, "--group-column", help="Column of the groups (default group); the attribute comes from --attribute-name-column or --attribute-name, else is this column's name.", rich_help_panel="Examples table"),
     attribute_name_column: Optional[str] = typer.Option(None, "--attribute-name-column", help="Column naming each row's attribute (default attribute, when present).", rich_help_panel="Examples table"),
+    attribute_name: Optional[str] = typer.Option(None, "--attribute-name", help="One attribute name for the whole table (with --group-column, or a CoNLL group column; default: the group column's name, CoNLL: identity).", rich_help_panel="Examples table"),
     attribute_column: Optional[List[str]] = typer.Option(None, "--attribute-column", help="A column whose values are the groups of the attribute named after it (repeatable: one attribute each; empty cells leave the row out of it).", rich_help_panel="Examples table"),
     template_column: Optional[List[str]] = typer.Option(None, "--template-column", help="Counterfactual template id column (default template, when present; repeatable: the values are joined). Without one, only group metrics.", rich_help_panel="Examples table"),
     term_column: Optional[str] = typer.Option(None, "--term-column", help="Column of the identity term (default term, when present).", rich_help_panel="Examples table"),
@@ -261,7 +262,7 @@ def run(
     from .run import run as run_
 
     try:
-        table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_column,
+        table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
         rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
@@ -325,13 +326,14 @@ def _with_example_limit(max_examples: int, fn):
     return call
 
 
-def _read_table(suites, fmt, text, group, attribute_name, attribute_columns, template, term, label, id_, label_map,
+def _read_table(suites, fmt, text, group, attribute_name, attribute, attribute_columns, template, term, label, id_, label_map,
                 side, encoding, quiet):
     """The examples table when the run's input is one (else None); mapping
     options without a table are an error."""
     from .suites.tables import Columns, is_examples_table, parse_mapping, read_examples
 
     mapping = {"--text-column": text, "--group-column": group, "--attribute-name-column": attribute_name,
+               "--attribute-name": attribute,
                "--attribute-column": attribute_columns, "--template-column": template, "--term-column": term,
                "--label-column": label, "--id-column": id_, "--label-map": label_map, "--side": side}
     if not any(is_examples_table(s, fmt) for s in suites):
@@ -341,7 +343,7 @@ def _read_table(suites, fmt, text, group, attribute_name, attribute_columns, tem
         return None
     if len(suites) != 1:
         raise BiasSuiteError(f"give either suites or one examples table, got {suites}")
-    cols = Columns(text=text, group=group, attribute_name=attribute_name, attribute_columns=attribute_columns or (),
+    cols = Columns(text=text, group=group, attribute_name=attribute_name, attribute=attribute, attribute_columns=attribute_columns or (),
                    template=template or None, term=term, label=label, id=id_)
     return read_examples(suites[0], format=fmt, columns=cols, label_map=parse_mapping(label_map), encoding=encoding,
                          side=side, progress=not quiet)

@@ -118,6 +118,7 @@ def test_datasets_folder_class_labels_read_as_names(tmp_path):
     t = read_examples(tmp_path / "tweets", group="identity")
     assert list(t.frame["label"]) == ["negative", "positive", "positive"]
     assert list(t.frame["attribute"]) == ["identity"] * 3  # no attribute column: the group column names it
+    assert set(read_examples(tmp_path / "tweets", group="identity", attribute="religion").frame["attribute"]) == {"religion"}
     assert not t.has_template
     datasets.DatasetDict({"train": ds}).save_to_disk(str(tmp_path / "dd"))
     with pytest.raises(ExamplesFormatError, match="one split folder"):
@@ -339,7 +340,7 @@ def test_conll_with_a_group_column_runs(tmp_path):
     assert not t.has_template
     model = make_tiny_token_classifier(tmp_path / "tagger")
     res = runner.invoke(app, ["run", str(tmp_path / "g.conll"), "--model", str(model), "--out", str(tmp_path / "o"),
-                              "--no-cache", "--bootstrap", "0", "--quiet", "--attribute-name-column", "name"])
+                              "--no-cache", "--bootstrap", "0", "--quiet", "--attribute-name", "name"])
     assert res.exit_code == 0, res.output
     out = pd.read_json(tmp_path / "o" / "results.jsonl", lines=True)
     assert set(out["attribute"].dropna()) == {"name"} and set(out["view"].dropna()) <= {"group"}

@@ -91,7 +91,7 @@ def read_conll(path, *, side=None, columns: Columns | None = None, group_column:
                 raise ExamplesFormatError("the group column must mark one contiguous span with one group per sentence",
                                           file=path, row=line + s, field=f"column {gc + 1}")
             raw_tags = [p[tag_col] for p in sent]
-            mark = {"attribute": attribute or cols.attribute_name or "identity", "group": groups.pop(), "template": None, "span": (s, e),
+            mark = {"attribute": attribute or cols.attribute or "identity", "group": groups.pop(), "template": None, "span": (s, e),
                     "row": line + s}
         else:
             if k not in marks:

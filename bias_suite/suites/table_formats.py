@@ -29,7 +29,8 @@ class Columns:
 
     text: str | None = None
     group: str | None = None
-    attribute_name: str | None = None
+    attribute_name: str | None = None   # column naming each row's attribute
+    attribute: str | None = None        # or one attribute name for the whole file
     attribute_columns: Sequence[str] = ()
     template: Sequence[str] | str | None = None
     term: str | None = None
@@ -66,7 +67,9 @@ class Columns:
         else:
             out["attribute_columns"] = []
             out["group"] = need(self.group or "group", "group (or give attribute columns)")
-            out["attribute_name"] = opt(self.attribute_name, "attribute", "attribute")
+            out["attribute_name"] = (opt(self.attribute_name, "attribute", "attribute") if self.attribute is None
+                                     else self.attribute_name and need(self.attribute_name, "attribute"))
+        out["attribute"] = self.attribute
         tpl = [self.template] if isinstance(self.template, str) else list(self.template or [])
         out["template"] = [need(c, "template id") for c in tpl] if tpl else (["template"] if "template" in found else [])
         out["term"] = opt(self.term, "term", "term")

@@ -63,13 +63,13 @@ def read_examples(path, *, format: str | None = None, columns: Columns | None = 
     the row (line for text files, 1-based row for Parquet/datasets) and the column.
     """
     path = Path(path)
-    cols = columns if columns is not None else Columns(**{k: v for k, v in column_kw.items() if k != "attribute"})
+    cols = columns if columns is not None else Columns(**column_kw)
     if not path.exists():
         raise ExamplesFormatError("no such file or folder", file=path)
     fmt = detect_format(path, format)
     label_map = dict(label_map or {})
     if fmt == "conll":
-        return read_conll(path, side=side, columns=cols, encoding=encoding, attribute=column_kw.get("attribute"))
+        return read_conll(path, side=side, columns=cols, encoding=encoding)
     resolved = {}
 
     def usecols(names):
@@ -175,8 +175,8 @@ def _to_examples(df: pd.DataFrame, rows: np.ndarray, r: dict, path: Path, stem: 
         bad = _first(np.array([v is None or not v.strip() for v in attr], dtype=bool))
         if bad is not None:
             raise ExamplesFormatError("empty attribute", file=path, row=int(rows[bad]), field=r["attribute_name"])
-    else:
-        attr = np.full(len(df), r["group"], dtype=object)
+    else:  # one attribute for the file: given, else the group column's name
+        attr = np.full(len(df), r.get("attribute") or r["group"], dtype=object)
     return _frame(ids, template, attr, group, term, text, label, stem), rows, 0
 
 
