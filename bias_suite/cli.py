@@ -217,7 +217,7 @@ def run(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
     model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder or a hub id."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Examples table format: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Examples table format: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension).", rich_help_panel="Examples table"),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="Table column of the sentences (default text).", rich_help_panel="Examples table"),
     group_column: Optional[str] = typer.Option(None, "--group-column", help="Column of the groups (default group); the attribute comes from --attribute-name-column or --attribute-name, else is this column's name.", rich_help_panel="Examples table"),
     attribute_name_column: Optional[str] = typer.Option(None, "--attribute-name-column", help="Column naming each row's attribute (default attribute, when present).", rich_help_panel="Examples table"),
