@@ -142,7 +142,11 @@ def run(
 
     Parameters
     ----------
-    suites : suite paths, bundled suite names or :class:`Suite` objects.
+    suites : suite paths, bundled suite names or :class:`Suite` objects; or
+        one examples table instead: a table file's path (CSV, TSV, JSONL,
+        Parquet, ``datasets`` folder, CoNLL; default columns), an
+        :class:`~bias_suite.suites.tables.ExamplesTable` from ``read_examples``
+        (any column mapping) or a DataFrame of examples.
     model : a default model name ("default-sentiment"), a local folder, a hub
         id, a predictor object or a callable (with ``class_names``).
     out_dir : folder for ``examples.*``, ``scored.*``, ``results.*`` and
@@ -274,11 +278,7 @@ def _examples_table(suites, attributes):
     one (or a DataFrame of examples, or one path to a table file), else None."""
     from .suites.tables import ExamplesTable, is_examples_table, read_examples
 
-    if isinstance(suites, (str, Path)) and is_examples_table(suites):
-        suites = [suites]
-    if isinstance(suites, (ExamplesTable, pd.DataFrame)):
-        suites = [suites]
-    items = list(suites) if not isinstance(suites, (str, Path)) else [suites]
+    items = [suites] if isinstance(suites, (str, Path, ExamplesTable, pd.DataFrame)) else list(suites)
     tables = [s for s in items if isinstance(s, (ExamplesTable, pd.DataFrame))
               or isinstance(s, (str, Path)) and is_examples_table(s)]
     if not tables:
