@@ -76,8 +76,20 @@ def bare_loop(model_dir, texts, batch_size=64):
     return go
 
 
+def verdict_kind(v) -> str:
+    """One of the three verdicts ("bias detected", "no evidence", "too little
+    data") without the figures the verdict text quotes; "" for none."""
+    if not isinstance(v, str):
+        return ""
+    for kind in ("bias detected", "no evidence", "too little data"):
+        if v.startswith(kind):
+            return kind
+    return v
+
+
 def compare_results(a, b) -> dict:
-    """Largest value change per metric and the rows whose verdict differs."""
+    """Largest value change per metric and the rows whose verdict (of the
+    three kinds) differs."""
     a, b = a.reset_index(drop=True), b.reset_index(drop=True)
     if len(a) != len(b) or not a[KEYS].astype(str).equals(b[KEYS].astype(str)):
         raise SystemExit("the two evaluations produced different result rows")
@@ -89,12 +101,14 @@ def compare_results(a, b) -> dict:
     verdict_b = b["verdict"] if "verdict" in b else None
     changed = []
     if verdict_a is not None and verdict_b is not None:
-        diff = verdict_a.fillna("").astype(str) != verdict_b.fillna("").astype(str)
-        for i in np.flatnonzero(diff.to_numpy()):
-            changed.append({**{k: a.at[i, k] for k in KEYS}, "fp32": a.at[i, "verdict"], "int8": b.at[i, "verdict"],
+        ka, kb = verdict_a.map(verdict_kind), verdict_b.map(verdict_kind)
+        for i in np.flatnonzero((ka != kb).to_numpy()):
+            changed.append({**{k: a.at[i, k] for k in KEYS}, "fp32": ka[i], "int8": kb[i],
                             "value_fp32": float(va[i]), "value_int8": float(vb[i])})
     n_verdicts = int(verdict_a.notna().sum()) if verdict_a is not None else 0
-    return {"rows": int(len(a)), "rows_with_verdict": n_verdicts, "verdict_changes": len(changed),
+    kinds = verdict_a.dropna().map(verdict_kind).value_counts().to_dict() if verdict_a is not None else {}
+    return {"rows": int(len(a)), "rows_with_verdict": n_verdicts, "verdicts_fp32": kinds,
+            "verdict_changes": len(changed),
             "changed": changed, "max_abs_value_change_per_metric": per_metric}
 
 

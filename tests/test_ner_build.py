@@ -53,7 +53,13 @@ def test_default_ner_reduced_build(tmp_path, vader_sdist_path, monkeypatch):
     m = json.loads((p / "metrics.json").read_text())
     assert m["training"]["steps"] == 2 and m["held_out"]["n"] == 8
     assert set(m["held_out"]["span_scores"]) == {"PER", "LOC", "ORG", "MISC", "micro"}
-    assert "Held-out exact-span scores" in (p / "README.md").read_text()
+    card = (p / "README.md").read_text()
+    assert "Held-out exact-span scores" in card
+    micro = m["held_out"]["span_scores"]["micro"]
+    f1 = "–" if micro["f1"] is None else f"{micro['f1']:.3f}"
+    assert f"| micro | " in card and f" {f1} | {micro['support']} |" in card      # the held-out scores
+    assert m["build_seconds"] > 0 and f"in {m['build_seconds']:.0f} s ({m['build_cpu_seconds']:.0f} CPU-seconds" in card
+    assert m["recipe"] == dm.current_recipe("default-ner") and m["training"]["frozen_layers"] == 3
     tagger = TransformerCrfTagger.from_pretrained(p, device="cpu", progress=False)
     tags, probs = tagger.predict([["Emma", "lives", "in", "Bosnia", "and", "Herzegovina", "."]])
     assert all(allowed_transition(a, b) for a, b in zip([None] + tags[0], tags[0] + [None])) and probs[0].shape == (7, 17)

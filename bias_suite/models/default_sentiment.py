@@ -4,8 +4,9 @@ on the VADER human ratings (:mod:`bias_suite.models.vader`).
 
 The recipe is built for a 2-core CPU: length-bucketed batches padded to
 their longest sentence, word embeddings and the lower encoder layers frozen
-(they run without gradients), one pass over the training split. About
-two minutes on two cores.
+(they run without gradients and without dropout), three quarters of a pass
+over the training split at a higher learning rate. About 150 CPU-seconds:
+two minutes or less on two cores.
 
 torch, transformers and scikit-learn are imported inside the functions.
 """
@@ -35,10 +36,10 @@ __all__ = ["build_default_sentiment", "RECIPE"]
 log = logging.getLogger(__name__)
 
 def build_default_sentiment(
-    out_dir: str | os.PathLike | None = None, *, epochs: float = 1.0,
+    out_dir: str | os.PathLike | None = None, *, epochs: float = 0.75,
     max_train: int | None = None, max_eval: int | None = None, seed: int = 0,
     neutral_band: float = 1.0, batch_size: int = 32, max_length: int = 64,
-    lr: float = 1e-4, weight_decay: float = 0.01, warmup: float = 0.06,
+    lr: float = 2e-4, weight_decay: float = 0.01, warmup: float = 0.06,
     frozen_layers: int = 4, threads: int | None = 2, force: bool = False, progress: bool = True,
     download_dir: str | os.PathLike | None = None,
 ) -> Path:
