@@ -376,3 +376,14 @@ def test_stale_recipe_is_rebuilt_old_folder_kept_until_then(tmp_path, monkeypatc
     assert dm.ensure_model("default-sentiment") == out and len(calls) == 1   # current now: no rebuild
     item = [m for m in list_models() if m["name"] == "default-sentiment"][0]
     assert item["built"] and item["current"]
+    from typer.testing import CliRunner
+
+    from bias_suite.cli import app
+
+    res = CliRunner().invoke(app, ["models", "list"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if "default-sentiment" in x)
+    assert "yes" in line
+    (out / "metrics.json").write_text(json.dumps({"recipe": "default-sentiment-old"}))
+    res = CliRunner().invoke(app, ["models", "list"], env={"COLUMNS": "250"})
+    assert "old recipe" in next(x for x in res.output.splitlines() if "default-sentiment" in x)
