@@ -19,7 +19,6 @@ KNOWN_CYCLES: list[set[str]] = [
     {"metrics.engine", "metrics.sequence", "report.files", "scoring.scored", "scoring.sequence",
      "stats._common", "stats.bernstein", "stats.bootstrap", "stats.significance", "stats.verdicts"},
     {"suites.expansion", "suites.loader", "suites.sequence"},
-    {"models.default", "models.default_ner"},
     {"run", "run_sequence"},
     {"predict.engines", "predict.ray_engine"},
     {"cli", "interop.cli"},
