@@ -158,7 +158,8 @@ def run(
         :class:`~bias_suite.predict.PredictionCache`; a second run of the same
         suites and model makes no forward passes, an interrupted one resumes.
     engine : "local", "ray" or an engine object (:mod:`bias_suite.predict.engines`).
-    dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs).
+    dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs;
+        "int8": dynamic int8 quantization on the CPU).
     """
     table = _examples_table(suites, attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]

@@ -81,3 +81,20 @@ def test_prediction_cache_keeps_int8_apart(tmp_path):
     assert s8.to_dict()["computed"] == len(TEXTS)       # not answered from the float32 store
     again, s8b = predict(HFClassifier(path, device="cpu", progress=False, dtype="int8"), TEXTS, cache=cache)
     assert s8b.to_dict()["computed"] == 0 and np.array_equal(again, p8)
+
+
+def test_cli_dtype_int8(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from bias_suite.cli import app
+
+    path = make_tiny_classifier(tmp_path / "tiny")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["run", "sentiment_religion", "--model", str(path), "--out", str(out), "-q",
+                                   "--bootstrap", "0", "--dtype", "int8", "--cache-dir", str(tmp_path / "cache")])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((out / "run.json").read_text())
+    meta = meta.get("metadata", meta)
+    assert meta["model_fingerprint"]["dtype"] == "int8"
