@@ -1,4 +1,4 @@
-"""int8 against float32 CPU inference on the default models and the bundled suites.
+"""int8 and bf16 against float32 CPU inference on the default models and the bundled suites.
 
 For ``default-sentiment`` on the bundled sentiment suites and ``default-ner``
 on the bundled NER suites, in one run:
@@ -7,17 +7,20 @@ on the bundled NER suites, in one run:
    the bare float32 loop a user would write (``tokenizer(batch,
    padding=True)`` then ``model(**batch)``, suite order, batch 64; classifier
    only), the float32 predictor (``HFClassifier`` / ``TransformerCrfTagger``:
-   length-sorted batches) and the same predictor with ``dtype="int8"``
-   (dynamic int8 quantization of every linear layer). Best of ``--repeat``.
-2. **agreement** of int8 with float32: argmax (classifier) or tag (tagger)
+   length-sorted batches) and the same predictor with each of ``--dtypes``:
+   ``int8`` (dynamic int8 quantization of every linear layer) and ``bf16``
+   (bfloat16 weights; fast only on CPUs with native bf16 arithmetic, e.g.
+   AMX or AVX512-BF16). Best of ``--repeat``.
+2. **agreement** with float32: argmax (classifier) or tag (tagger)
    agreement, max and mean ``|Δp|`` over all probabilities.
 3. **what the results move**: the whole evaluation (metrics, bootstrap
    intervals and verdicts, significance tests, Bernstein rows, INV) is run
-   on the float32 and on the int8 predictions; the largest change of each
-   metric's value and every row whose ``verdict`` differs are reported.
+   on the float32 and on the other predictions; the largest change of each
+   metric's value and every row whose verdict (bias detected / no evidence /
+   too little data) differs are reported.
 
     python benchmarks/quantized.py [--threads 2] [--repeat 2] [--bootstrap 200] [--no-ner]
-                                   [--json results/benchmarks/quantized.json]
+                                   [--dtypes int8,bf16] [--json results/benchmarks/quantized.json]
 
 The default models are built first if they are not cached. Run it on a
 quiet machine: throughput figures are wall-clock.
@@ -103,8 +106,8 @@ def compare_results(a, b) -> dict:
     if verdict_a is not None and verdict_b is not None:
         ka, kb = verdict_a.map(verdict_kind), verdict_b.map(verdict_kind)
         for i in np.flatnonzero((ka != kb).to_numpy()):
-            changed.append({**{k: a.at[i, k] for k in KEYS}, "fp32": ka[i], "int8": kb[i],
-                            "value_fp32": float(va[i]), "value_int8": float(vb[i])})
+            changed.append({**{k: a.at[i, k] for k in KEYS}, "fp32": ka[i], "other": kb[i],
+                            "value_fp32": float(va[i]), "value_other": float(vb[i])})
     n_verdicts = int(verdict_a.notna().sum()) if verdict_a is not None else 0
     kinds = verdict_a.dropna().map(verdict_kind).value_counts().to_dict() if verdict_a is not None else {}
     return {"rows": int(len(a)), "rows_with_verdict": n_verdicts, "verdicts_fp32": kinds,
@@ -121,32 +124,32 @@ def bench_sentiment(args) -> dict:
     examples = expand_suites(suites)
     texts = list(dict.fromkeys(examples["text"]))
     fp32 = HFClassifier(path, device="cpu", progress=False)
-    int8 = HFClassifier(path, device="cpu", progress=False, dtype="int8")
-    fp32.model, int8.model  # load (and quantize) before timing
+    fp32.model  # load before timing
     print(f"sentiment: {len(examples)} examples, {len(texts)} distinct texts", flush=True)
     t_bare, _ = best_of(args.repeat, bare_loop(str(path), texts))
     t32, p32 = best_of(args.repeat, lambda: fp32.predict_proba(texts))
-    t8, p8 = best_of(args.repeat, lambda: int8.predict_proba(texts))
-    d = np.abs(p8 - p32)
-    out = {
-        "examples": int(len(examples)), "distinct_texts": len(texts),
-        "texts_per_second": {"bare_fp32_loop": round(len(texts) / t_bare, 1),
-                             "fp32_predictor": round(len(texts) / t32, 1),
-                             "int8_predictor": round(len(texts) / t8, 1)},
-        "speedup_int8_vs_bare_fp32_loop": round(t_bare / t8, 2),
-        "speedup_int8_vs_fp32_predictor": round(t32 / t8, 2),
-        "argmax_agreement": round(float(np.mean(p8.argmax(1) == p32.argmax(1))), 5),
-        "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6),
-    }
-    print(json.dumps(out, indent=1), flush=True)
-    table32 = dict(zip(texts, p32))
-    table8 = dict(zip(texts, p8))
+    out = {"examples": int(len(examples)), "distinct_texts": len(texts),
+           "texts_per_second": {"bare_fp32_loop": round(len(texts) / t_bare, 1),
+                                "fp32_predictor": round(len(texts) / t32, 1)}}
     names = fp32.class_names
-    res = {}
-    for tag, table in (("fp32", table32), ("int8", table8)):
-        pred = CallablePredictor(lambda xs, t=table: np.stack([t[x] for x in xs]), names)
-        res[tag] = run(suites, pred, None, cache=False, progress=False, bootstrap=args.bootstrap).results
-    out["evaluation"] = compare_results(res["fp32"], res["int8"])
+
+    def evaluate(probs):
+        table = dict(zip(texts, probs))
+        pred = CallablePredictor(lambda xs: np.stack([table[x] for x in xs]), names)
+        return run(suites, pred, None, cache=False, progress=False, bootstrap=args.bootstrap).results
+
+    ref = evaluate(p32)
+    for dt in args.dtypes:
+        other = HFClassifier(path, device="cpu", progress=False, dtype=dt)
+        other.model  # load (and quantize) before timing
+        t, p = best_of(args.repeat, lambda: other.predict_proba(texts))
+        d = np.abs(p - p32)
+        out["texts_per_second"][f"{dt}_predictor"] = round(len(texts) / t, 1)
+        out[dt] = {"speedup_vs_bare_fp32_loop": round(t_bare / t, 2), "speedup_vs_fp32_predictor": round(t32 / t, 2),
+                   "argmax_agreement": round(float(np.mean(p.argmax(1) == p32.argmax(1))), 5),
+                   "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6)}
+        print(dt, json.dumps(out[dt]), flush=True)
+        out[dt]["evaluation"] = compare_results(ref, evaluate(p))
     return out
 
 
@@ -171,27 +174,29 @@ def bench_ner(args) -> dict:
     seqs = list(dict.fromkeys(tuple(t) for t in examples["tokens"]))
     lists = [list(t) for t in seqs]
     fp32 = TransformerCrfTagger(path, device="cpu", progress=False)
-    int8 = TransformerCrfTagger(path, device="cpu", progress=False, dtype="int8")
     print(f"ner: {len(examples)} examples, {len(seqs)} distinct token lists", flush=True)
     t32, (tags32, pr32) = best_of(args.repeat, lambda: fp32.predict(lists))
-    t8, (tags8, pr8) = best_of(args.repeat, lambda: int8.predict(lists))
     flat32 = np.concatenate([np.asarray(t) for t in tags32])
-    flat8 = np.concatenate([np.asarray(t) for t in tags8])
-    d = np.concatenate([np.abs(np.asarray(a) - np.asarray(b)).ravel() for a, b in zip(pr32, pr8)])
-    out = {
-        "examples": int(len(examples)), "distinct_token_lists": len(seqs),
-        "token_lists_per_second": {"fp32_tagger": round(len(seqs) / t32, 1), "int8_tagger": round(len(seqs) / t8, 1)},
-        "speedup_int8_vs_fp32_tagger": round(t32 / t8, 2),
-        "tag_agreement": round(float(np.mean(flat32 == flat8)), 5),
-        "sequences_identical": round(float(np.mean([a == b for a, b in zip(tags32, tags8)])), 5),
-        "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6),
-    }
-    print(json.dumps(out, indent=1), flush=True)
-    res = {}
-    for tag, (tags, probs) in (("fp32", (tags32, pr32)), ("int8", (tags8, pr8))):
+    out = {"examples": int(len(examples)), "distinct_token_lists": len(seqs),
+           "token_lists_per_second": {"fp32_tagger": round(len(seqs) / t32, 1)}}
+
+    def evaluate(tags, probs):
         tagger = _Lookup(fp32.tag_names, dict(zip(seqs, zip(tags, probs))))
-        res[tag] = run_sequence(suites, tagger, None, cache=False, progress=False, bootstrap=args.bootstrap).results
-    out["evaluation"] = compare_results(res["fp32"], res["int8"])
+        return run_sequence(suites, tagger, None, cache=False, progress=False, bootstrap=args.bootstrap).results
+
+    ref = evaluate(tags32, pr32)
+    for dt in args.dtypes:
+        other = TransformerCrfTagger(path, device="cpu", progress=False, dtype=dt)
+        t, (tags, probs) = best_of(args.repeat, lambda: other.predict(lists))
+        flat = np.concatenate([np.asarray(x) for x in tags])
+        d = np.concatenate([np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)).ravel()
+                            for a, b in zip(pr32, probs)])
+        out["token_lists_per_second"][f"{dt}_tagger"] = round(len(seqs) / t, 1)
+        out[dt] = {"speedup_vs_fp32_tagger": round(t32 / t, 2), "tag_agreement": round(float(np.mean(flat32 == flat)), 5),
+                   "sequences_identical": round(float(np.mean([a == b for a, b in zip(tags32, tags)])), 5),
+                   "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6)}
+        print(dt, json.dumps(out[dt]), flush=True)
+        out[dt]["evaluation"] = compare_results(ref, evaluate(tags, probs))
     return out
 
 
@@ -201,6 +206,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--bootstrap", type=int, default=200)
     ap.add_argument("--no-ner", action="store_true")
+    ap.add_argument("--dtypes", default="int8,bf16", type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
+                    help="dtypes compared with float32 (default: int8,bf16)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     import torch
@@ -212,10 +219,11 @@ def main(argv=None):
     if not args.no_ner:
         report["ner"] = bench_ner(args)
     for part in ("sentiment", "ner"):
-        ev = report.get(part, {}).get("evaluation")
-        if ev:
-            print(f"{part}: {ev['verdict_changes']} verdict change(s) of {ev['rows_with_verdict']}; "
-                  f"largest value change per metric: {ev['max_abs_value_change_per_metric']}")
+        for dt in args.dtypes:
+            ev = report.get(part, {}).get(dt, {}).get("evaluation")
+            if ev:
+                print(f"{part} {dt}: {ev['verdict_changes']} verdict change(s) of {ev['rows_with_verdict']}; "
+                      f"largest value change per metric: {ev['max_abs_value_change_per_metric']}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")

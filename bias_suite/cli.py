@@ -250,7 +250,7 @@ def run(
     engine: str = typer.Option("local", "--engine", help="Where predictions run: local, or ray (Ray Data actor pool; needs ray[data])."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Existing Ray cluster ('auto' or ray://host:port); default: start a local Ray."),
     num_workers: Optional[int] = typer.Option(None, "--num-workers", help="Ray predictor actors (default: one per GPU, else one per CPU)."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models and taggers: float32, bf16 or fp16 (half precision is for GPUs), or int8 (dynamic int8 quantization on the CPU: faster, probabilities move slightly; see docs/scale.md)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models and taggers: float32 (default), bf16 (GPUs, and CPUs with native bf16 such as AMX), fp16 (GPUs) or int8 (dynamic int8 quantization on the CPU). Faster, but probabilities move; see docs/scale.md."),
     invariance: bool = typer.Option(True, "--invariance/--no-invariance", help="Add CheckList INV fail rates over the counterfactual templates."),
     inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="INV fails when any class probability moves by more than this (classification; NER: any tag outside the identity changes)."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
