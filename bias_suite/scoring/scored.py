@@ -81,6 +81,43 @@ def _first_bad(mask: np.ndarray) -> int | None:
     return int(idx[0]) if idx.size else None
 
 
+def _is_null(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _is_number(v) -> bool:
+    """A JSON number: int or float (numpy's too), never a bool or a string."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _show(v, limit: int = 60) -> str:
+    """``repr`` of a value cut to ``limit`` characters (a 400-digit number or a
+    huge list stays readable in an error line)."""
+    try:
+        text = repr(v)
+    except Exception:  # pragma: no cover - repr of exotic objects
+        text = f"<{type(v).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_string_columns(df: pd.DataFrame, columns, source, *, nullable: bool = False, nonempty: bool = True) -> None:
+    """Every value of ``columns`` (those present) is a string (non-empty
+    unless ``nonempty=False``; null allowed when ``nullable``); else one
+    :class:`ScoredFormatError` naming the first bad row."""
+    for col in columns:
+        if col not in df.columns:
+            continue
+        vals = df[col].to_numpy(dtype=object)
+        ok = np.fromiter(((isinstance(v, str) and (v != "" or not nonempty)) or (nullable and _is_null(v))
+                          for v in vals), dtype=bool, count=len(vals))
+        i = _first_bad(~ok)
+        if i is not None:
+            v = vals[i]
+            what = "a string or null" if nullable else ("a non-empty string" if nonempty else "a string")
+            got = "missing or null" if _is_null(v) else f"got {type(v).__name__} {_show(v)}"
+            raise ScoredFormatError(f"expected {what}, {got}", **_where(source, _row_number(df, i)), field=col)
+
+
 def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
     """Validate a classification scored-examples table and make it columnar.
 
@@ -100,16 +137,8 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
             hint = " (sequence-labelling files have 'tokens'/'tags' instead)" if col == "probs" else ""
             raise ScoredFormatError(f"missing column{hint}", file=source, row=_row_number(df, 0), field=col)
 
-    for col in ("id", "template", "attribute", "group"):
-        vals = df[col]
-        bad = vals.isna().to_numpy() | ~vals.map(lambda v: isinstance(v, str) and v != "").to_numpy()
-        i = _first_bad(bad)
-        if i is not None:
-            v = vals.iat[i]
-            got = "missing or null" if v is None or (isinstance(v, float) and v != v) else f"got {v!r}"
-            raise ScoredFormatError(
-                f"expected a non-empty string, {got}", **_where(source, _row_number(df, i)), field=col
-            )
+    check_string_columns(df, ("id", "template", "attribute", "group", "term"), source)
+    check_string_columns(df, ("text",), source, nullable=True, nonempty=False)
     dup = df["id"].duplicated().to_numpy()
     i = _first_bad(dup)
     if i is not None:
@@ -121,7 +150,11 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
         raise ScoredFormatError(
             f"expected an object class -> probability, got {first!r}", **_where(source, _row_number(df, 0)), field="probs"
         )
-    classes = tuple(str(k) for k in first.keys())
+    bad_key = next((k for k in first if not isinstance(k, str) or k == ""), None)
+    if bad_key is not None:
+        raise ScoredFormatError(f"class names must be non-empty strings, got {_show(bad_key)}",
+                                **_where(source, _row_number(df, 0)), field="probs")
+    classes = tuple(first.keys())
     kset = set(classes)
     # Same class set on every row (checked on the key tuples, cheap).
     keys = probs_col.map(lambda d: tuple(d.keys()) if isinstance(d, dict) else None)
@@ -135,19 +168,18 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
             **_where(source, _row_number(df, i)),
             field="probs",
         )
+    values = [[d[c] for c in classes] for d in probs_col]
+    for i, row in enumerate(values):
+        for c, v in zip(classes, row):
+            if not _is_number(v):
+                raise ScoredFormatError(f"probability of class {c!r} is not a number: {type(v).__name__} {_show(v)}",
+                                        **_where(source, _row_number(df, i)), field="probs")
     try:
-        P = np.array([[d[c] for c in classes] for d in probs_col], dtype=np.float64)
-    except (TypeError, ValueError):
-        for i, d in enumerate(probs_col):
-            for c in classes:
-                v = d[c]
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise ScoredFormatError(
-                        f"probability of class {c!r} is not a number: {v!r}",
-                        **_where(source, _row_number(df, i)),
-                        field="probs",
-                    )
-        raise
+        P = np.array(values, dtype=np.float64)
+    except OverflowError:  # an integer too large for a float
+        i = next(i for i, row in enumerate(values) if any(abs(v) > 1e308 for v in row))
+        raise ScoredFormatError(f"probabilities must be finite numbers in [0, 1], got {_show(probs_col.iat[i])}",
+                                **_where(source, _row_number(df, i)), field="probs") from None
     return _finish(df, P, classes, source)
 
 
@@ -171,12 +203,18 @@ def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source) -> ScoredDa
     index = {c: k for k, c in enumerate(classes)}
     n = len(df)
     if "label" in df.columns:
-        labels = df["label"].astype(object).where(df["label"].notna(), None)
-        y = labels.map(lambda v: -1 if v is None else index.get(v, -2)).to_numpy(dtype=np.int64)
+        labels = pd.Series([None if _is_null(v) else v for v in df["label"].to_numpy(dtype=object)],
+                           index=df.index, dtype=object)
+        y = labels.map(lambda v: -1 if v is None else (index.get(v, -2) if isinstance(v, str) else -3)
+                          ).to_numpy(dtype=np.int64)
+        i = _first_bad(y == -3)
+        if i is not None:
+            raise ScoredFormatError(f"expected a class name (a string) or null, got {type(labels.iat[i]).__name__} "
+                                    f"{_show(labels.iat[i])}", **_where(source, _row_number(df, i)), field="label")
         i = _first_bad(y == -2)
         if i is not None:
             raise ScoredFormatError(
-                f"unknown class {labels.iat[i]!r}; classes are {list(classes)}",
+                f"unknown class {_show(labels.iat[i])}; classes are {list(classes)}",
                 **_where(source, _row_number(df, i)),
                 field="label",
             )
@@ -185,12 +223,18 @@ def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source) -> ScoredDa
         y = np.full(n, -1, dtype=np.int64)
     yhat = P.argmax(axis=1).astype(np.int64)  # argmax keeps the first of tied maxima
     if "pred" in df.columns:
-        preds = df["pred"].astype(object).where(df["pred"].notna(), None)
-        given = preds.map(lambda v: -1 if v is None else index.get(v, -2)).to_numpy(dtype=np.int64)
+        preds = pd.Series([None if _is_null(v) else v for v in df["pred"].to_numpy(dtype=object)],
+                          index=df.index, dtype=object)
+        given = preds.map(lambda v: -1 if v is None else (index.get(v, -2) if isinstance(v, str) else -3)
+                          ).to_numpy(dtype=np.int64)
+        i = _first_bad(given == -3)
+        if i is not None:
+            raise ScoredFormatError(f"expected a class name (a string) or null, got {type(preds.iat[i]).__name__} "
+                                    f"{_show(preds.iat[i])}", **_where(source, _row_number(df, i)), field="pred")
         i = _first_bad(given == -2)
         if i is not None:
             raise ScoredFormatError(
-                f"unknown class {preds.iat[i]!r}; classes are {list(classes)}",
+                f"unknown class {_show(preds.iat[i])}; classes are {list(classes)}",
                 **_where(source, _row_number(df, i)),
                 field="pred",
             )
@@ -224,7 +268,11 @@ def as_scored(data, *, source: str | None = None) -> ScoredData:
     if isinstance(data, (str, Path)):
         return read_scored(data)
     if isinstance(data, list):
-        data = pd.DataFrame(data)
+        bad = next((i for i, r in enumerate(data) if not isinstance(r, dict)), None)
+        if bad is not None:
+            raise ScoredFormatError(f"expected one object (dict) per example, got {type(data[bad]).__name__}",
+                                    file=source, row=bad + 1)
+        data = pd.DataFrame(data, dtype=object) if data else pd.DataFrame()
     if isinstance(data, pd.DataFrame) and is_sequence_table(data):
         from .sequence import check_sequence_scored
 
@@ -235,20 +283,30 @@ def as_scored(data, *, source: str | None = None) -> ScoredData:
 # ----------------------------------------------------------------- reading
 def _read_jsonl(path: Path) -> pd.DataFrame:
     records, lines = [], []
-    with open(path, "r", encoding="utf-8") as fh:
+    with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
-            s = raw.strip()
+            try:
+                s = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as e:
+                raise ScoredFormatError(f"not UTF-8 text (byte {e.start + 1} of the line is {raw[e.start:e.start + 1]!r}); "
+                                        "JSON Lines files are UTF-8", file=path, row=lineno) from None
             if not s:
                 continue
             try:
                 obj = json.loads(s)
             except json.JSONDecodeError as e:
                 raise ScoredFormatError(f"invalid JSON ({e.msg} at column {e.colno})", file=path, row=lineno) from None
+            except RecursionError:
+                raise ScoredFormatError("invalid JSON: nested too deeply", file=path, row=lineno) from None
+            except ValueError as e:  # e.g. an integer with more digits than Python converts
+                raise ScoredFormatError(f"invalid JSON ({e})", file=path, row=lineno) from None
             if not isinstance(obj, dict):
                 raise ScoredFormatError(f"expected a JSON object, got {type(obj).__name__}", file=path, row=lineno)
             records.append(obj)
             lines.append(lineno)
-    df = pd.DataFrame.from_records(records)
+    # object columns: values stay what JSON made them (no int64/float inference, which
+    # would overflow on huge integers or turn a string column with nulls into floats)
+    df = pd.DataFrame(records, dtype=object) if records else pd.DataFrame()
     df["__line__"] = lines
     return df
 
@@ -260,15 +318,25 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         table = pq.read_table(path)
     except Exception as e:  # pyarrow raises several types for broken files
         raise ScoredFormatError(f"cannot read Parquet: {e}", file=path) from None
-    df = table.to_pandas()
+    try:
+        df = table.to_pandas()
+    except Exception as e:
+        raise ScoredFormatError(f"cannot read Parquet columns: {e}", file=path) from None
     if "probs" in df.columns:
-        # Parquet stores probs as a struct (dict) or as a list of (key, value) pairs (map).
-        df["probs"] = df["probs"].map(lambda v: dict(v) if isinstance(v, (list, np.ndarray)) else v)
+        # Parquet stores probs as a struct (dict) or as a map (a list of (key, value) pairs);
+        # anything else is left as it is for the checks to name
+        df["probs"] = df["probs"].map(_pairs_to_dict)
     if "tag_probs" in df.columns:
         df["tag_probs"] = df["tag_probs"].map(
-            lambda seq: None if seq is None else [dict(t) if isinstance(t, (list, np.ndarray)) else t for t in seq]
+            lambda seq: seq if not isinstance(seq, (list, np.ndarray)) else [_pairs_to_dict(t) for t in seq]
         )
     return df
+
+
+def _pairs_to_dict(v):
+    if isinstance(v, (list, np.ndarray)) and all(isinstance(p, tuple) and len(p) == 2 for p in v):
+        return dict(v)
+    return v
 
 
 def read_table(path) -> pd.DataFrame:

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..exceptions import ScoredFormatError
 from .bilou import is_valid_tag, span_counts, tag_type, to_bilou
-from .scored import PROB_TOLERANCE, _first_bad, _row_number
+from .scored import PROB_TOLERANCE, _first_bad, _is_number, _row_number, _show, check_string_columns
 
 __all__ = ["SequenceData", "check_sequence_scored", "sequence_scored_from_predictions", "tag_class_matrix"]
 
@@ -169,12 +169,8 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
     def err(msg, i, fld):
         raise ScoredFormatError(msg, file=source, row=_row_number(df, i), field=fld)
 
-    for col in ("id", "template", "attribute", "group"):
-        vals = df[col]
-        bad = ~vals.map(lambda v: isinstance(v, str) and v != "").to_numpy()
-        i = _first_bad(bad)
-        if i is not None:
-            err(f"expected a non-empty string, got {vals.iat[i]!r}", i, col)
+    check_string_columns(df, ("id", "template", "attribute", "group", "term"), source)
+    check_string_columns(df, ("text",), source, nullable=True, nonempty=False)
     i = _first_bad(df["id"].duplicated().to_numpy())
     if i is not None:
         err(f"duplicate id {df['id'].iat[i]!r}", i, "id")
@@ -185,10 +181,10 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
     for i in range(n):
         toks = _as_list(tok_col[i])
         if not isinstance(toks, list) or not toks:
-            err(f"expected a non-empty list of tokens, got {tok_col[i]!r}", i, "tokens")
+            err(f"expected a non-empty list of tokens, got {_show(tok_col[i])}", i, "tokens")
         for j, t in enumerate(toks):
             if not isinstance(t, str) or t == "":
-                err(f"token {j} must be a non-empty string, got {t!r}", i, "tokens")
+                err(f"token {j} must be a non-empty string, got {_show(t)}", i, "tokens")
         L = len(toks)
         tokens.append(toks)
         for name, col, out, nullable in (("tags", tag_col, gold, True), ("pred_tags", pred_col, pred, False)):
@@ -200,12 +196,12 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
                 err("expected a list of tags, got null", i, name)
             v = _as_list(v)
             if not isinstance(v, list):
-                err(f"expected a list of tags, got {v!r}", i, name)
+                err(f"expected a list of tags, got {_show(v)}", i, name)
             if len(v) != L:
                 err(f"{len(v)} tags for {L} tokens", i, name)
             for j, t in enumerate(v):
                 if not is_valid_tag(t):
-                    err(f"malformed tag {t!r} at token {j}: expected 'O' or B-/I-/L-/U- followed by a type", i, name)
+                    err(f"malformed tag {_show(t)} at token {j}: expected 'O' or B-/I-/L-/U- followed by a type", i, name)
             out.append(to_bilou(v))
 
     # term spans
@@ -219,7 +215,7 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
             v = _as_list(v)
             ok = isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v)
             if not ok or not (0 <= v[0] < v[1] <= len(tokens[i])):
-                err(f"expected [start, end) token indices with 0 <= start < end <= {len(tokens[i])}, got {col[i]!r}", i, "term_span")
+                err(f"expected [start, end) token indices with 0 <= start < end <= {len(tokens[i])}, got {_show(col[i])}", i, "term_span")
             spans_arr[i] = v
 
     # token probabilities
@@ -229,10 +225,10 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         first = _as_list(col[0])
         if not isinstance(first, list) or not first or not isinstance(first[0], dict) or not first[0]:
             err(f"expected a list of objects tag -> probability, one per token, got {col[0]!r}", 0, "tag_probs")
-        tag_names = tuple(str(k) for k in first[0].keys())
+        tag_names = tuple(first[0].keys())
         for t in tag_names:
             if not is_valid_tag(t):
-                err(f"malformed tag name {t!r} in tag_probs", 0, "tag_probs")
+                err(f"malformed tag name {_show(t)} in tag_probs", 0, "tag_probs")
         kset = set(tag_names)
         tag_probs = []
         for i in range(n):
@@ -246,10 +242,14 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
                 if not isinstance(d, dict) or (tuple(d.keys()) != tag_names and set(d.keys()) != kset):
                     got = list(d.keys()) if isinstance(d, dict) else d
                     err(f"token {j}: mixed tag sets: expected tags {list(tag_names)} (from the first row), got {got!r}", i, "tag_probs")
+                bad = next((t for t in tag_names if not _is_number(d[t])), None)
+                if bad is not None:
+                    err(f"token {j}: the probability of {bad!r} must be a number, got {type(d[bad]).__name__} "
+                        f"{_show(d[bad])}", i, "tag_probs")
                 try:
-                    rows.append([float(d[t]) if not isinstance(d[t], bool) else float("nan") for t in tag_names])
-                except (TypeError, ValueError):
-                    err(f"token {j}: probabilities must be numbers, got {d!r}", i, "tag_probs")
+                    rows.append([float(d[t]) for t in tag_names])
+                except OverflowError:
+                    err(f"token {j}: probabilities must be finite numbers in [0, 1], got {_show(d)}", i, "tag_probs")
             P = np.asarray(rows, dtype=np.float64)
             if not np.isfinite(P).all() or (P < -1e-9).any() or (P > 1 + 1e-9).any():
                 j = int(np.flatnonzero(~(np.isfinite(P) & (P >= -1e-9) & (P <= 1 + 1e-9)).all(axis=1))[0])
