@@ -338,7 +338,13 @@ class TransformerCrfTagger:
         self.progress = bool(progress)
         self.path = None
         if isinstance(model, (str, os.PathLike)):
-            self.path = Path(model).expanduser().resolve()
+            from .locate import locate_model
+
+            where, local = locate_model(model, kind="tagger", progress=progress)
+            if not local:
+                raise ModelError(f"TransformerCrfTagger loads a folder saved by save_pretrained; {str(model)!r} is "
+                                 "not one (a hub token classifier loads with HFTokenClassifier)")
+            self.path = Path(where)
             self.model, self.tokenizer, cfg = _load(self.path)
             self.max_length = int(cfg.get("max_length", self.max_length)) if max_length == 128 else self.max_length
         else:

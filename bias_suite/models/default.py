@@ -19,6 +19,7 @@ from bias_suite.exceptions import ModelError
 from bias_suite.models.building import bucketed_batches as _bucketed_batches  # noqa: F401 (compatibility)
 from bias_suite.models.building import build_atomically, built_recipe, is_built  # noqa: F401
 from bias_suite.models.default_sentiment import build_default_sentiment
+from bias_suite.models.locate import register_default
 from bias_suite.models.vader import (VADER_COUNTS, _normalise, label_of, load_vader_sentences,  # noqa: F401
                                      merge_duplicates, minilm_encoder_dir, vader_sdist)
 
@@ -49,6 +50,10 @@ _DESCRIPTIONS = {
     "default-ner": "NER tagger (PER/LOC/ORG/MISC, BILOU): MiniLM-L6 + CRF trained on "
                    "spaCy en_core_web_sm silver labels of the VADER sentences",
 }
+
+
+register_default("default-sentiment", "classifier", lambda progress=True: ensure_model("default-sentiment", progress=progress))
+register_default("default-ner", "tagger", lambda progress=True: ensure_model("default-ner", progress=progress))
 
 
 def current_recipe(name: str) -> str:

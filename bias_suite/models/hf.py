@@ -165,13 +165,10 @@ class HFClassifier:
                 f"HFClassifier needs torch and transformers ({e}); install them"
             ) from None
 
-        self.model_id = str(model)
-        local = Path(model).expanduser()
-        self.is_local = local.is_dir()
-        if self.is_local:
-            self.model_id = str(local.resolve())
-        elif isinstance(model, Path) or (os.sep in str(model) and str(model).startswith((".", os.sep, "~"))):
-            raise ModelError(f"model folder {str(model)!r} does not exist")
+        from .locate import locate_model
+
+        self.model_id, self.is_local = locate_model(model, kind="classifier", progress=progress)
+        local = Path(self.model_id)
         self.revision = revision
         self.batch_size = batch_size
         self.progress = bool(progress)

@@ -78,13 +78,9 @@ class HFTokenClassifier:
             from transformers import AutoModelForTokenClassification
         except ImportError as e:  # pragma: no cover
             raise ModelError(f"HFTokenClassifier needs torch and transformers ({e})") from None
-        self.model_id = str(model)
-        local = Path(model).expanduser()
-        self.is_local = local.is_dir()
-        if self.is_local:
-            self.model_id = str(local.resolve())
-        elif isinstance(model, Path) or str(model).startswith((".", os.sep, "~")):
-            raise ModelError(f"model folder {str(model)!r} does not exist")
+        from .locate import locate_model
+
+        self.model_id, self.is_local = locate_model(model, kind="tagger", progress=progress)
         self._torch_dtype, self.quantized, self.device = resolve_dtype_device(dtype, device)
         self.batch_size = batch_size
         self.max_length = int(max_length)
