@@ -263,6 +263,8 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
     themselves. Cost: B evaluations of each attribute (about 0.07 s each for
     the bundled NER suites).
     """
+    from tqdm.auto import tqdm
+
     from ..metrics.engine import evaluate
     from ..metrics.sequence import evaluate_sequence
     from ..suites.views import counterfactual_view
@@ -285,7 +287,9 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
         W = weights[a]
         vals: dict = {}
         base_tpl = fr["template"].to_numpy(dtype=object)[rows].astype(str)
-        for b in range(B):
+        # each NER resample is evaluated again (seconds per attribute at B = 200): show it on a terminal
+        for b in tqdm(range(B), desc=f"intervals for {a} (NER: every resample evaluated)", unit="resample",
+                      disable=None, leave=False):
             reps = W[b][codes]
             pick = np.repeat(np.arange(len(rows)), reps)
             copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
