@@ -239,6 +239,7 @@ def run(
     class_map: Optional[List[str]] = typer.Option(None, help="SUITE_CLASS=MODEL_CLASS, repeatable."),
     trust_remote_code: bool = typer.Option(False, help="Allow model code from the model folder/hub (off by default)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
+    detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
     report: bool = typer.Option(False, "--report", help="Also write the HTML report (OUT/report.html)."),
     fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="Exit 3 when a value meets this condition, e.g. 'BPSN<0.9' (repeatable)."),
     fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on-verdict", help="Exit 3 when this metric has a 'bias detected' verdict (repeatable; '*' for any)."),
@@ -255,10 +256,9 @@ def run(
     inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="INV fails when any class probability moves by more than this (classification; NER: any tag outside the identity changes)."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
-    """Expand suites, run the model, compute metrics, print the per-group summary and write results.
+    """Expand suites, run the model, compute metrics, print a one-screen summary and write results.
 
     Thresholds (the suites' `thresholds:` and --fail-if/--fail-on-verdict) make the run exit with code 3 and a list of violations."""
-    from .report.terminal import print_summary
     from .run import run as run_
 
     try:
@@ -279,28 +279,27 @@ def run(
         console.print("[yellow]interrupted[/]: finished predictions are in the prediction cache; "
                       "run the same command again to resume" if cache else "[yellow]interrupted[/]")
         raise typer.Exit(130)
-    for part in (res, getattr(res, "sequence", None)):
-        st = (part.metadata or {}).get("predictions") if part is not None else None
+    parts = [(p, d) for p, d in ((res, out), (getattr(res, "sequence", None), out / "ner")) if p is not None]
+    used = 0
+    for part, _ in parts:
+        st = (part.metadata or {}).get("predictions")
         if st:
-            console.print(escape(f"predictions ({part.model}): {_pred_summary(st)}"))
-    if not quiet:
-        from .report.sequence_terminal import print_sequence_summary
+            console.print(f"predictions ({escape(str(part.model))}): {escape(_pred_summary(st))}", highlight=False)
+            used += 1
+    files = []
+    for part, d in parts:
+        files.append(f"{d}/results.csv")
+        if report and (d / "results.jsonl").exists():
+            from .report.html import write_html_report
 
-        for part in (res, getattr(res, "sequence", None)):  # a run mixing tasks has its NER part in res.sequence
-            if part is not None and part.scored.task == "classification":
-                print_summary(part.results, part.scored, console=console)
-            elif part is not None:
-                print_sequence_summary(part.results, part.scored, console=console)
-    console.print(escape(f"model {res.model}: {len(res.examples)} examples, {res.results.shape[0]} result rows → {out}/results.jsonl, results.csv"))
-    if getattr(res, "sequence", None) is not None:
-        s = res.sequence
-        console.print(escape(f"model {s.model}: {len(s.examples)} NER examples, {s.results.shape[0]} result rows → {out}/ner/results.jsonl, results.csv"))
-    if report:
-        from .report.html import write_html_report
-
-        console.print(escape(f"report → {write_html_report(out)}"))
-        if getattr(res, "sequence", None) is not None and (out / "ner" / "results.jsonl").exists():
-            console.print(escape(f"report → {write_html_report(out / 'ner')}"))
+            files.append(str(write_html_report(d)))
+    if not report:
+        files.append(f"bias-suite report {out}")
+    title = " · ".join(f"{p.model}: {len(p.examples)} {'NER ' if p.scored.task != 'classification' else ''}examples, "
+                       f"{len(p.results)} result rows" for p, _ in parts)
+    _print_results([(p.results, p.scored, "NER" if p.scored.task != "classification" else "") for p, _ in parts],
+                   title=title, files=files, intervals=(res.metadata or {}).get("intervals"), quiet=quiet,
+                   detail=detail, used=used)
     if rules:
         import pandas as pd
 
@@ -308,22 +307,28 @@ def run(
         _gate(pd.concat(parts, ignore_index=True), rules)
 
 
-def _with_example_limit(max_examples: int, fn):
-    """``fn(suites, ...)`` run under an expansion limit of ``max_examples``,
-    after every suite passed validate's checks: a bad or oversized suite is
-    refused before any prediction (also the NER part of a mixed run)."""
-    from .suites import check_size, example_limit, find_suite, load_suite, validate_suite
+def _print_results(parts, *, title: str, files: list, intervals=None, quiet: bool = False, detail: bool = False,
+                   used: int = 0, attributes=None) -> None:
+    """The one-screen headline of ``parts`` [(results, scored, label)]; the
+    per-group tables first with ``--detail``; one line with ``--quiet``."""
+    from .report.headline import MAX_LINES, HeadlineInput, combine_results, print_headline
 
-    def call(suites, *args, **kwargs):
-        loaded = [load_suite(find_suite(s)) for s in suites]
-        for task in dict.fromkeys(s.task for s in loaded):  # classification and NER parts expand separately
-            check_size([s for s in loaded if s.task == task], attributes=kwargs.get("attributes"), max_examples=max_examples)
-        for s in loaded:
-            validate_suite(s, attributes=kwargs.get("attributes"), max_examples=float("inf"))
-        with example_limit(max_examples):
-            return fn(suites, *args, **kwargs)
+    if quiet:
+        console.print(escape(title) + " → " + escape(", ".join(files)), highlight=False, soft_wrap=True)
+        return
+    if detail:
+        from .report.sequence_terminal import print_sequence_summary
+        from .report.terminal import print_summary
 
-    return call
+        for results, scored, _ in parts:
+            if scored.task == "classification":
+                print_summary(results, scored, console=console, attributes=attributes)
+            else:
+                print_sequence_summary(results, scored, console=console, attributes=attributes)
+    combined = combine_results([(label, results) for results, _, label in parts])
+    inp = HeadlineInput(combined, scored=[s for _, s, _ in parts], intervals=intervals, files=files,
+                        detail_hint=not detail, title=title)
+    print_headline(inp, console=console, max_lines=MAX_LINES - used)
 
 
 def _read_table(suites, fmt, text, group, attribute_name, attribute, attribute_columns, template, term, label, id_, label_map,
@@ -471,7 +476,8 @@ def evaluate(
     bootstrap: int = typer.Option(0, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
+    detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
 ):
     """Compute every applicable metric on a scored-examples file (bring your own predictions)."""
     import pandas as pd
@@ -479,7 +485,6 @@ def evaluate(
     from .metrics import evaluate as evaluate_
     from .metrics.engine import results_frame
     from .report.files import write_results
-    from .report.terminal import print_summary
     from .scoring.scored import read_scored
 
     try:
@@ -513,14 +518,19 @@ def evaluate(
                       files=inside)
     except BiasSuiteError as e:
         _fail(e)
-    if not quiet:
-        if data.task == "classification":
-            print_summary(res, data, console=console)
-        else:
-            from .report.sequence_terminal import print_sequence_summary
+    _print_results([(res, data, "")], title=f"{scored}: {len(data)} examples, {len(res)} result rows",
+                   files=[f"{out}/results.csv", f"bias-suite report {out}"], intervals=_intervals_of(out),
+                   quiet=quiet, detail=detail, attributes=attribute)
 
-            print_sequence_summary(res, data, console=console, attributes=attribute)
-    console.print(escape(f"{len(res)} result rows → {out}/results.jsonl, results.csv"))
+
+def _intervals_of(folder: Path):
+    """The ``intervals`` entry of a results folder's run.json (None if absent)."""
+    import json
+
+    try:
+        return json.loads((folder / "run.json").read_text(encoding="utf-8")).get("intervals")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 @app.command("metrics")

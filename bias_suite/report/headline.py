@@ -1,0 +1,563 @@
+"""The headline: one screen that says who is affected, in which direction
+and by how much.
+
+:func:`headline_renderables` turns a tidy results frame (any task: the
+renderer reads only the result columns of FORMATS.md and the verdict
+columns ``verdict``, ``threshold``, ``baseline``, ``effect`` and ``reason``)
+into rich renderables, in this order:
+
+1. an overview grid, attributes x metric topics: the worst verdict of each
+   cell and its largest effect in units of tau (``|value - b| / tau``);
+2. the top findings ranked by effect (metric, who, value and interval, tau,
+   effect, verdict) with the reason sentence under each;
+3. a legend: what each metric of the findings means and what higher means,
+   and how colour and marks read;
+4. for runs with scored examples: the template with the largest probability
+   gap for the class of the top finding, as one counterfactual sentence pair
+   with its probabilities;
+5. the counts per verdict, how the error rate across cells is controlled,
+   and where the full tables are.
+
+:func:`print_headline` fits it to ``max_lines`` (60 by default) at the
+console's width by showing fewer findings and attributes, so the headline is
+one screen for any input. Colour is size (:mod:`bias_suite.report.theme`);
+with no terminal (a pipe, a file) rich writes no escape codes.
+"""
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import theme
+
+__all__ = ["HeadlineInput", "headline_renderables", "print_headline", "combine_results", "worst_pair", "MAX_LINES"]
+
+MAX_LINES = 60
+JUDGED = ("material", "inconclusive", "small")  # verdicts worth a finding line
+
+
+@dataclass
+class HeadlineInput:
+    """What the headline is made of.
+
+    results : tidy results frame (several tasks may be concatenated with
+        :func:`combine_results`).
+    scored : scored examples (classification ``ScoredData`` or sequence
+        ``SequenceData``), a list of them, or None; used for the worst
+        counterfactual pair.
+    intervals : how the error rate across cells is controlled (run metadata
+        ``"intervals"``: confidence, method, bootstrap), or None.
+    files : where the full tables are, e.g. ["results/results.csv", "results/report.html"].
+    detail_hint : say that ``--detail`` prints the full tables.
+    title : first line (model, examples).
+    """
+
+    results: pd.DataFrame
+    scored: object = None
+    intervals: dict | None = None
+    files: Sequence[str] = field(default_factory=list)
+    detail_hint: bool = True
+    title: str | None = None
+
+
+# ----------------------------------------------------------------- data
+def _summary():
+    try:
+        from ..stats import summary
+    except ImportError:
+        from . import _contract as summary
+    return summary
+
+
+def combine_results(parts: Sequence[tuple]) -> pd.DataFrame:
+    """Concatenate (label, results) parts of one run. When there are several
+    parts, attributes are suffixed with their label ("nationality (NER)")
+    wherever a label is given, so that tasks stay apart in the grid."""
+    frames = []
+    several = len([p for p in parts if p[1] is not None]) > 1
+    for label, res in parts:
+        if res is None or len(res) == 0:
+            continue
+        r = res.copy()
+        if several and label:
+            r["attribute"] = r["attribute"].map(lambda a: a if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a} ({label})")
+        frames.append(r)
+    if not frames:
+        return parts[0][1] if parts else pd.DataFrame()
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _isnull(v) -> bool:
+    if v is None or v is pd.NA:
+        return True
+    try:
+        return isinstance(v, float) and math.isnan(v)
+    except TypeError:
+        return False
+
+
+def _has_verdicts(res: pd.DataFrame) -> bool:
+    return "verdict" in res.columns and res["verdict"].isin(theme.VERDICTS).any()
+
+
+def _metric_text(metric: str) -> tuple[str, str]:
+    """(meaning, direction) of a metric from the registry; empty when unknown."""
+    try:
+        from ..metrics.catalog import REGISTRY
+
+        spec = REGISTRY.get(metric)
+    except Exception:  # the registry must never break a printout
+        spec = None
+    if spec is None:
+        return "", ""
+    return (getattr(spec, "meaning", "") or getattr(spec, "description", "") or ""), (getattr(spec, "direction", "") or "")
+
+
+# ----------------------------------------------------------------- formatting
+def num(v, digits: int = 3) -> str:
+    """A value for the terminal: 3 decimals below 10, fewer above; '–' when missing."""
+    if _isnull(v):
+        return "–"
+    x = float(v)
+    if not math.isfinite(x):
+        return "∞" if x > 0 else "−∞"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    s = f"{x:.{digits}f}"
+    return s[1:] if s.startswith("-") and float(s) == 0 else s
+
+
+def effect_text(e) -> str:
+    """An effect in units of tau: '2.4', '12', '>99'; '–' when missing."""
+    if _isnull(e):
+        return "–"
+    x = float(e)
+    if not math.isfinite(x) or x >= 99.5:
+        return ">99"
+    return f"{x:.1f}" if x < 9.95 else f"{x:.0f}"
+
+
+def who(r) -> str:
+    """'gender: female', 'gender: female vs male', 'gender' (+ ' · class')."""
+    a = r.get("attribute")
+    g = r.get("group")
+    c = r.get("class")
+    s = "" if _isnull(a) else str(a)
+    if not _isnull(g):
+        g = str(g).replace("|", " vs ")
+        s = f"{s}: {g}" if s else g
+    if not _isnull(c) and c != "all":
+        s += f" · {c}"
+    return s
+
+
+def _interval(r) -> str:
+    lo, hi = r.get("ci_low"), r.get("ci_high")
+    if _isnull(lo) or _isnull(hi):
+        return ""
+    return f"[{num(lo)}, {num(hi)}]"
+
+
+# ----------------------------------------------------------------- blocks
+def _title(text: str):
+    from rich.text import Text
+
+    return Text(text, style="bold")
+
+
+def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = None):
+    """The attributes x topics grid of :func:`bias_suite.stats.summary.overview`."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    topics = list(pd.unique(ov["topic"]))
+    order = (ov.assign(_s=ov["verdict"].map(theme.severity), _e=-ov["effect"].astype(float).fillna(-1))
+             .groupby("attribute", sort=False)[["_s", "_e"]].min().sort_values(["_s", "_e"], kind="stable"))
+    attrs = list(order.index)
+    hidden = 0
+    if max_rows is not None and len(attrs) > max_rows:
+        hidden = len(attrs) - max_rows
+        attrs = attrs[:max_rows]
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False, collapse_padding=True)
+    t.add_column("attribute", overflow="fold", max_width=22)
+    for tp in topics:
+        t.add_column(str(tp), justify="left", overflow="fold")
+    cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
+    for a in attrs:
+        row = [Text(str(a))]
+        for tp in topics:
+            r = cells.get((a, tp))
+            if r is None:
+                row.append(Text(""))
+                continue
+            v = r.get("verdict")
+            word = theme.VERDICT_SHORT.get(v, str(v)) if compact else str(v)
+            cell = Text(word, style=theme.VERDICT_STYLES.get(v, ""))
+            if not _isnull(r.get("effect")):
+                cell.append(" ")
+                cell.append(effect_text(r["effect"]), style=theme.effect_style(r["effect"]))
+            row.append(cell)
+        t.add_row(*row)
+    if hidden:
+        t.add_row(Text(f"… {hidden} more", style=theme.MUTED), *[""] * len(topics))
+    return t
+
+
+def findings_table(fd: pd.DataFrame):
+    """Top findings, two lines each: verdict, metric, who and effect; then
+    value [interval], tau and the reason (wrapped under the text)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table.grid(padding=(0, 1))
+    t.add_column(justify="right")  # rank
+    t.add_column(justify="right")  # effect
+    t.add_column()  # the finding
+    recs = fd.to_dict("records")
+    wm = min(16, max((len(str(r["metric"])) for r in recs), default=0))
+    for k, r in enumerate(recs, 1):
+        v = r.get("verdict")
+        body = Text(f"{str(v):<12} ", style=theme.VERDICT_STYLES.get(v, ""))
+        body.append(f"{str(r['metric']):<{wm}} ", style="bold")
+        body.append(who(r))
+        iv = _interval(r)
+        tau = r.get("threshold")
+        second = Text("\n" + num(r.get("value")) + (f" {iv}" if iv else ""), style="")
+        if not _isnull(tau):
+            second.append(f"  τ = {float(tau):g}", style=theme.MUTED)
+        reason = r.get("reason")
+        if not _isnull(reason) and str(reason).strip():
+            second.append(f"  {reason}", style=theme.MUTED)
+        body.append_text(second)
+        t.add_row(Text(f"{k}"), Text(effect_text(r.get("effect")) + "×", style=theme.effect_style(r.get("effect"))), body)
+    return t
+
+
+def _scale_line():
+    from rich.text import Text
+
+    s = Text("colour = size in units of τ (|value − b| / τ): ", style=theme.MUTED)
+    for label, col in zip(theme.bin_labels(), theme.EFFECT_COLOURS):
+        s.append(f" {label} ", style=f"{'#ffffff' if col in ('#b35806', '#e08214') else '#111111'} on {col}")
+        s.append(" ")
+    return s
+
+
+def legend_lines(metrics: Sequence[str], *, compact: bool) -> list:
+    """One line per metric: meaning; direction. Plus the verdict key when compact."""
+    from rich.text import Text
+
+    out = []
+    for m in metrics:
+        meaning, direction = _metric_text(m)
+        if not meaning and not direction:
+            continue
+        line = Text(f"{m}: ", style="bold")
+        line.append(meaning.rstrip(". ") + (f"; {direction}" if direction else ""))
+        out.append(line)
+    if compact:
+        out.append(Text("grid: " + " · ".join(f"{theme.VERDICT_SHORT[v]} {v}" for v in theme.VERDICTS), style=theme.MUTED))
+    return out
+
+
+# ----------------------------------------------------------------- worst pair
+def _example_probs(scored, cls) -> np.ndarray | None:
+    """Per example: probability of class ``cls`` (classification) or the mean
+    probability of entity type ``cls`` over the identity term (sequence)."""
+    classes = list(getattr(scored, "classes", ()))
+    if getattr(scored, "task", "classification") == "classification":
+        if cls not in classes or getattr(scored, "probs", None) is None:
+            return None
+        return np.asarray(scored.probs)[:, classes.index(cls)]
+    tp = getattr(scored, "type_probs", None)
+    pc = list(getattr(scored, "prob_classes", ()) or [])
+    if tp is None or cls not in pc:
+        return None
+    k = pc.index(cls)
+    out = np.full(len(scored.frame), np.nan)
+    for i, (s, e) in enumerate(scored.term_span):
+        if 0 <= s < e and tp[i] is not None:
+            out[i] = float(np.mean(np.asarray(tp[i])[s:e, k]))
+    return out
+
+
+def _texts(scored) -> np.ndarray:
+    fr = scored.frame
+    if "text" in fr.columns and fr["text"].notna().all():
+        return fr["text"].astype(str).to_numpy()
+    toks = getattr(scored, "tokens", None)
+    if toks is not None:
+        return np.asarray([" ".join(t) for t in toks], dtype=object)
+    return fr["id"].astype(str).to_numpy()
+
+
+def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = None) -> dict | None:
+    """The counterfactual pair with the largest probability gap for ``cls``.
+
+    Within each template of ``attribute``, two examples of different groups
+    differ only in the identity term; the pair (one example of each of two
+    groups, same template) whose probabilities of ``cls`` differ most is
+    returned as {"template", "class", "gap", "rows": [(group, text, p), (group, text, p)]}.
+    ``groups`` restricts it: one group (that group against any other) or two
+    (that pair). None when the data has no such pair."""
+    if scored is None:
+        return None
+    fr = scored.frame
+    p = _example_probs(scored, cls)
+    if p is None:
+        return None
+    m = (fr["attribute"] == attribute).to_numpy() & np.isfinite(p)
+    if not m.any():
+        return None
+    df = pd.DataFrame({"template": fr["template"].to_numpy()[m], "group": fr["group"].to_numpy()[m],
+                       "p": p[m], "row": np.flatnonzero(m)})
+    hi = df.loc[df.groupby(["template", "group"], sort=False)["p"].idxmax()]
+    lo = df.loc[df.groupby(["template", "group"], sort=False)["p"].idxmin()]
+    pairs = hi.merge(lo, on="template", suffixes=("_a", "_b"))
+    pairs = pairs[pairs["group_a"] != pairs["group_b"]]
+    groups = [g for g in (groups or []) if not _isnull(g)]
+    if len(groups) == 1:
+        pairs = pairs[(pairs["group_a"] == groups[0]) | (pairs["group_b"] == groups[0])]
+    elif len(groups) >= 2:
+        pairs = pairs[pairs["group_a"].isin(groups[:2]) & pairs["group_b"].isin(groups[:2])]
+    if pairs.empty:
+        return None
+    gap = pairs["p_a"] - pairs["p_b"]
+    best = pairs.loc[gap.idxmax()]
+    texts = _texts(scored)
+    rows = [(best["group_a"], texts[int(best["row_a"])], float(best["p_a"])),
+            (best["group_b"], texts[int(best["row_b"])], float(best["p_b"]))]
+    return {"template": best["template"], "class": cls, "gap": float(best["p_a"] - best["p_b"]), "rows": rows}
+
+
+def _strip_label(attribute: str, scored_attrs) -> str:
+    """'nationality (NER)' -> 'nationality' when only the bare name is in the scored data."""
+    if attribute in scored_attrs:
+        return attribute
+    base = attribute.rsplit(" (", 1)[0]
+    return base if base in scored_attrs else attribute
+
+
+def worst_template_block(fd: pd.DataFrame, scored) -> list:
+    """The worst counterfactual pair for the class of the top finding that
+    the scored examples can show (lines of rich Text)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    scoreds = [s for s in (scored if isinstance(scored, (list, tuple)) else [scored]) if s is not None]
+    if not scoreds or fd.empty:
+        return []
+    for r in fd.to_dict("records"):
+        for s in scoreds:
+            attrs = set(pd.unique(s.frame["attribute"]))
+            a = _strip_label(str(r["attribute"]), attrs)
+            if a not in attrs:
+                continue
+            classes = [c for c in ([r.get("class")] if r.get("class") not in (None, "all") else []) + list(s.classes)]
+            g = r.get("group")
+            groups = [] if _isnull(g) else str(g).split("|")
+            for c in classes[:1] if r.get("class") not in (None, "all") else classes:
+                wp = worst_pair(s, a, c, groups)
+                if wp is None:
+                    continue
+                kind = "probability" if getattr(s, "task", "classification") == "classification" else "probability at the identity term"
+                head = Text.assemble(("Worst counterfactual pair: ", "bold"), f"template {wp['template']}, {kind} of ",
+                                     (str(c), "bold"), f" differs by {abs(wp['gap']):.3f}")
+                g = Table.grid(padding=(0, 1))
+                g.add_column(justify="right")
+                g.add_column(style=theme.MUTED)
+                g.add_column()
+                for grp, text, p in wp["rows"]:
+                    g.add_row(Text(f"p={p:.3f}", style="bold"), Text(str(grp)), Text(str(text)))
+                out = [head, g]
+                return out
+    return []
+
+
+# ----------------------------------------------------------------- footer
+def _counts_line(counts: dict):
+    """'12 material · 30 inconclusive · ...' (zero counts left out, except material)."""
+    from rich.text import Text
+
+    t = Text("")
+    parts = [(f"{int(counts.get(v, 0))} {v}", theme.VERDICT_STYLES.get(v, "")) for v in theme.VERDICTS
+             if v == "material" or counts.get(v, 0)]
+    for k, (s, st) in enumerate(parts):
+        if k:
+            t.append(" · ")
+        t.append(s, style=st)
+    return t
+
+
+def _intervals_line(iv: dict | None):
+    from rich.text import Text
+
+    if not iv:
+        return None
+    conf = iv.get("confidence")
+    method = iv.get("method")
+    B = iv.get("bootstrap")
+    s = "error control: "
+    if method:
+        s += str(method)
+    bits = []
+    if conf is not None:
+        bits.append(f"{float(conf):.0%} intervals")
+    if B:
+        bits.append(f"B = {B} template resamples")
+    if bits:
+        s += (" (" + ", ".join(bits) + ")") if method else ", ".join(bits)
+    return Text(s, style=theme.MUTED)
+
+
+def _where_line(files, detail_hint: bool):
+    from rich.text import Text
+
+    bits = []
+    if detail_hint:
+        bits.append("--detail")
+    bits += [str(f) for f in files]
+    if not bits:
+        return None
+    return Text("full tables: " + " · ".join(bits), style=theme.MUTED)
+
+
+# ----------------------------------------------------------------- assembly
+def _distinct(fd: pd.DataFrame) -> pd.DataFrame:
+    """The largest finding per (attribute, group, class, topic): one line
+    per affected group and kind of metric, so the list shows who is affected
+    rather than one group through every related metric."""
+    if fd.empty:
+        return fd
+    topic = fd["topic"] if "topic" in fd.columns else fd["metric"].map(_topic_of)
+    key = pd.DataFrame({"a": fd["attribute"].astype(str), "g": fd["group"].astype(str), "c": fd["class"].astype(str),
+                        "t": topic.astype(str)})
+    return fd[~key.duplicated()]
+
+
+def _topic_of(metric) -> str:
+    try:
+        from ..metrics.catalog import REGISTRY
+
+        return getattr(REGISTRY.get(metric), "topic", None) or str(metric)
+    except Exception:
+        return str(metric)
+
+
+def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
+                         compact: bool = False, legend: bool = True, worst: bool = True, colour: bool = True) -> list:
+    """The headline as a list of rich renderables (see the module doc).
+
+    ``top`` findings, at most ``max_attributes`` grid rows (worst first),
+    ``compact`` verdict words in the grid, the metric ``legend`` and the
+    ``worst`` counterfactual pair; ``colour``: add the colour-scale line."""
+    from rich.text import Text
+
+    res = inp.results
+    out: list = []
+    blank = Text("")
+    if inp.title:
+        out.append(_title(inp.title))
+    if res is None or len(res) == 0:
+        return out + [Text("no results")]
+    if not _has_verdicts(res):
+        out.append(Text("These results carry no verdicts: run with --bootstrap > 0 for intervals and verdicts.",
+                        style=theme.WARN))
+        where = _where_line(inp.files, inp.detail_hint)
+        return out + ([where] if where is not None else [])
+    sm = _summary()
+    out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
+            overview_table(sm.overview(res), compact=compact, max_rows=max_attributes)]
+    fd = sm.findings(res)
+    fd = fd[fd["verdict"].isin(JUDGED)]
+    distinct = _distinct(fd)
+    shown = distinct.head(top)
+    if top and not shown.empty:
+        out += [blank, _title(f"Top findings by effect: the largest per group and topic ({len(fd)} not negligible)"),
+                findings_table(shown)]
+    elif not fd.empty:
+        out.append(Text(f"{len(fd)} findings are not negligible."))
+    else:
+        out.append(Text("No finding above negligible: every judged value is within its threshold, or undefined."))
+    if legend:
+        lines = legend_lines(list(pd.unique(shown["metric"])) if top else [], compact=compact)
+        if colour:
+            lines.append(_scale_line())
+        out += [blank] + lines if lines else []
+    if worst and inp.scored is not None:
+        wt = worst_template_block(distinct if not distinct.empty else sm.findings(res), inp.scored)
+        out += [blank] + wt if wt else []
+    out += [blank, _counts_line(sm.verdict_counts(res))]
+    iv = inp.intervals
+    if iv is None and hasattr(sm, "multiplicity"):
+        try:
+            iv = sm.multiplicity(res)
+        except Exception:  # a printout must not die on metadata
+            iv = None
+    for line in (_intervals_line(iv), _where_line(inp.files, inp.detail_hint)):
+        if line is not None:
+            out.append(line)
+    return out
+
+
+def _render(renderables: list, width: int) -> str:
+    from rich.console import Console
+
+    buf = io.StringIO()
+    c = Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    for r in renderables:
+        c.print(r)
+    return buf.getvalue()
+
+
+def _lines(renderables: list, width: int) -> int:
+    return _render(renderables, width).count("\n")
+
+
+def _grid_fits(inp: HeadlineInput, width: int) -> bool:
+    """Whether the overview grid with full verdict words fits ``width``."""
+    from rich.console import Console
+
+    t = overview_table(_summary().overview(inp.results), compact=False)
+    return Console(file=io.StringIO(), width=10_000, color_system=None).measure(t).maximum <= width
+
+
+def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, colour: bool = True) -> list:
+    """The richest headline that fits ``max_lines`` at ``width`` columns:
+    fewer findings first, then fewer grid rows, then no legend or example."""
+    if inp.results is None or len(inp.results) == 0 or not _has_verdicts(inp.results):
+        return headline_renderables(inp, colour=colour)
+    compact = not _grid_fits(inp, width)
+    for top in (10, 8, 6, 5, 4, 3, 2, 1):
+        r = headline_renderables(inp, top=top, compact=compact, colour=colour)
+        if _lines(r, width) <= max_lines:
+            return r
+    n_attr = int(inp.results.loc[inp.results["verdict"].isin(theme.VERDICTS), "attribute"].nunique())
+    cap = n_attr
+    while cap > 1:
+        cap = cap // 2
+        for top in (5, 3, 1):
+            r = headline_renderables(inp, top=top, max_attributes=max(cap, 1), compact=compact, colour=colour)
+            if _lines(r, width) <= max_lines:
+                return r
+    return headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=False, colour=colour)
+
+
+def print_headline(inp: HeadlineInput, *, console=None, max_lines: int = MAX_LINES) -> int:
+    """Print the headline fitted to ``max_lines`` at the console's width;
+    return the number of lines it took."""
+    from .terminal import make_console
+
+    console = console or make_console()
+    rend = fit_headline(inp, console.width, max_lines, colour=console.color_system is not None)
+    for r in rend:
+        console.print(r)
+    return _lines(rend, console.width)
