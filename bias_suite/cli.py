@@ -76,7 +76,27 @@ class _Group(typer.core.TyperGroup):
             raise typer.Exit(_report_exception(e)) from None
 
 
-app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True,
+# Plain (click) help: option names are never cut and descriptions wrap to the
+# terminal's width; -h works as well as --help.
+_HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class _Command(typer.core.TyperCommand):
+    """Plain help with the options grouped by their help panel."""
+
+    def format_options(self, ctx, formatter):
+        panels: dict = {}
+        for p in self.get_params(ctx):
+            rec = p.get_help_record(ctx)
+            if rec is not None:
+                default = "Arguments" if p.param_type_name == "argument" else "Options"
+                panels.setdefault(getattr(p, "rich_help_panel", None) or default, []).append(rec)
+        for name in sorted(panels, key=lambda k: (k != "Arguments", k != "Options")):
+            with formatter.section(name):
+                formatter.write_dl(panels[name])
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP,
                   help="Behavioural bias testing for NLP models.")
 
 
@@ -88,13 +108,13 @@ def _app_options(
     _DEBUG["on"] = bool(debug)
 
 
-models_app = typer.Typer(no_args_is_help=True, help="Build and list the offline default models.")
+models_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP, help="Build and list the offline default models.")
 app.add_typer(models_app, name="models")
-cache_app = typer.Typer(no_args_is_help=True, help="The prediction cache: what is stored, and clearing it.")
+cache_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP, help="The prediction cache: what is stored, and clearing it.")
 app.add_typer(cache_app, name="cache")
 from .interop.cli import checklist_app  # noqa: E402  (light: imports checklist only inside its commands)
 
-app.add_typer(checklist_app, name="checklist")
+app.add_typer(checklist_app, name="checklist", short_help="CheckList interop: export suites, import predictions.")
 
 
 class _LazyConsole:
@@ -146,7 +166,7 @@ def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
     return out
 
 
-@app.command()
+@app.command(short_help="Expand suites into examples (counts, a sample, or a file).")
 def expand(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the examples (.jsonl or .parquet)."),
@@ -212,7 +232,7 @@ def validate(
                       highlight=False)
 
 
-@app.command()
+@app.command(cls=_Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
 def run(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
     model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder or a hub id."),
@@ -406,7 +426,7 @@ def _gate(results, rules) -> None:
     raise typer.Exit(EXIT_VIOLATIONS)
 
 
-@app.command()
+@app.command(short_help="Write the self-contained HTML report of a results folder.")
 def report(
     results_dir: Path = typer.Argument(..., help="A results folder (results.jsonl, run.json, scored.*)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="HTML file (default RESULTS_DIR/report.html)."),
@@ -422,7 +442,7 @@ def report(
     console.print(escape(f"report → {path}"))
 
 
-@app.command()
+@app.command(short_help="Write publication figures (png, svg or pdf).")
 def plot(
     results_dir: Path = typer.Argument(..., help="A results folder (results.jsonl, run.json)."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the figures."),
@@ -443,7 +463,7 @@ def plot(
     console.print(escape(f"{len(paths)} figures → {out}"))
 
 
-@app.command()
+@app.command(short_help="Check thresholds on existing results (exit 3 on a violation).")
 def check(
     results_dir: Path = typer.Argument(..., help="A results folder (results.jsonl)."),
     fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="e.g. 'BPSN<0.9' (repeatable)."),
@@ -463,7 +483,7 @@ def check(
     _gate(results, rules)
 
 
-@app.command()
+@app.command(short_help="Metrics and verdicts on your own scored predictions.")
 def evaluate(
     scored: Path = typer.Argument(..., help="Scored examples (.jsonl or .parquet)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder for results.jsonl/results.csv."),
@@ -533,7 +553,7 @@ def _intervals_of(folder: Path):
         return None
 
 
-@app.command("metrics")
+@app.command("metrics", short_help="List the registered metrics.")
 def metrics_cmd(markdown: bool = typer.Option(False, help="Print as a Markdown table.")):
     """List the registered metrics: generalized metric, phi, d, N, beta, source."""
     from rich.table import Table
@@ -553,7 +573,7 @@ def metrics_cmd(markdown: bool = typer.Option(False, help="Print as a Markdown t
     console.print(t)
 
 
-@app.command("sample-size")
+@app.command("sample-size", short_help="Examples needed to claim a bias (Bernstein bound).")
 def sample_size_cmd(
     bias: float = typer.Option(..., help="The bias delta to claim (absolute value is used)."),
     confidence: float = typer.Option(0.95, help="Confidence rho."),
