@@ -1,8 +1,9 @@
 """Results folders for the report, plot and gating tests.
 
 ``make_results(folder)`` runs bundled suites with the tiny test classifier
-(real model, real metrics); ``enrich(folder)`` adds what newer runs may
-carry: Bernstein rows, a ``verdict`` column, an ``invariance`` family row and
+(real model, real metrics); ``enrich(folder)`` adds Bernstein rows, verdicts on
+some of them (``verdict``, ``threshold``, ``baseline``, ``effect``,
+``reason``), an ``invariance`` family row and
 a ``failures.jsonl`` file (with HTML-looking text, to check escaping).
 """
 from __future__ import annotations
@@ -93,20 +94,30 @@ def enrich(folder) -> Path:
     scored = read_scored(folder / "scored.jsonl")
     res = pd.concat([res, bernstein_rows(scored.to_frame())], ignore_index=True)
 
-    def verdict(r):
+    def judge(r):  # (verdict, threshold, reason) for a few rows, in the verdict vocabulary
         m = str(r["metric"])
         if m.startswith("Bernstein-") and not m.endswith("SampleSize"):
-            return f"bias detected (higher for {r['group']})" if (r["ci_low"] or 0) > 0 else "too little data (need ~12000)"
+            return ("material", 0.05, f"higher for {r['group']}") if (r["ci_low"] or 0) > 0 else \
+                ("inconclusive", 0.05, "interval too wide (need ~12000 examples)")
         if m == "CFGap" and r["group"] is not None:
-            return f"bias detected (higher for {r['group'].split('|')[0]})" if r["value"] > 0.15 else "no evidence of bias"
-        if m.endswith("-p-holm"):
-            return "bias detected" if r["value"] < 0.05 else "no evidence of bias"
+            return ("material", 0.05, f"higher for {r['group'].split('|')[0]}") if r["value"] > 0.15 else \
+                ("negligible", 0.05, "interval within the threshold")
         return None
 
-    res["verdict"] = [verdict(r) for r in res.to_dict("records")]
+    for col in ("verdict", "threshold", "baseline", "effect", "reason"):
+        if col not in res.columns:
+            res[col] = None
+    res = res.astype({c: object for c in ("verdict", "threshold", "baseline", "effect", "reason")})
+    for i, r in zip(res.index, res.to_dict("records")):
+        j = judge(r)
+        if j is not None:
+            v, tau, why = j
+            res.loc[i, ["verdict", "threshold", "baseline", "effect", "reason"]] = \
+                [v, tau, 0.0, None if r["value"] is None else abs(float(r["value"])) / tau, why]
     inv = [
         {"metric": "INV-FailureRate", "family": "invariance", "view": "counterfactual", "attribute": a, "class": "all",
-         "group": None, "value": 0.25, "ci_low": None, "ci_high": None, "n": 8, "note": None, "verdict": "bias detected"}
+         "group": None, "value": 0.25, "ci_low": None, "ci_high": None, "n": 8, "note": None, "verdict": "material",
+         "threshold": 0.1, "baseline": 0.0, "effect": 2.5, "reason": "a quarter of the INV cases fail"}
         for a in pd.unique(res["attribute"])
     ]
     res = pd.concat([res, pd.DataFrame(inv)], ignore_index=True)

@@ -72,30 +72,70 @@ def test_report_fetches_nothing(results_dir):
     assert "default-src 'none'" in html  # CSP: the browser refuses any fetch
 
 
-def test_row_scaling_uses_the_row_maximum_and_ignores_the_accumulated_value():
-    res = results_frame([
-        _row("FNED", "BCM", "g", "pos", "a", 0.1),
-        _row("FNED", "BCM", "g", "pos", "b", -0.4),
-        _row("FNED", "BCM", "g", "pos", None, 5.0),
+def _judged(row, baseline, threshold, verdict, reason="r"):
+    v = row["value"]
+    row.update(baseline=baseline, threshold=threshold, verdict=verdict, reason=reason,
+               effect=None if v is None else abs(v - baseline) / threshold)
+    return row
+
+
+def _judged_frame(rows):
+    from bias_suite.report.html import with_extra_columns
+
+    return with_extra_columns(results_frame(rows), pd.DataFrame(rows))
+
+
+def test_heatmap_colour_is_the_distance_from_the_no_bias_value_in_tau():
+    """Colour means size: (value - b) / tau on the binned diverging scale,
+    the same in every row; AUCs of 0.995 and 0.996 around b = 0.995 stay
+    white while a gap of 8 tau is full blue."""
+    from bias_suite.report import theme
+
+    res = _judged_frame([
+        _judged(_row("FNED", "BCM", "g", "pos", "a", 0.1), 0.0, 0.05, "material"),
+        _judged(_row("FNED", "BCM", "g", "pos", "b", -0.4), 0.0, 0.05, "material"),
+        _judged(_row("FNED", "BCM", "g", "pos", None, 0.01), 0.0, 0.05, "negligible"),
+        _judged(_row("SubgroupAUC", "VBCM", "g", "pos", "a", 0.995), 0.995, 0.02, "negligible"),
+        _judged(_row("SubgroupAUC", "VBCM", "g", "pos", "b", 0.996), 0.995, 0.02, "negligible"),
         _row("BPSN", "VBCM", "g", "pos", "a", 0.8),
         _row("BPSN", "VBCM", "g", "pos", "b", None, note="undefined: no negatives"),
         _row("CFGap", "PCM", "g", "pos", "a|b", 0.2, view="counterfactual"),
-        _row("CFGap", "PCM", "g", "pos", None, 0.2, view="counterfactual"),
     ])
     hms = {h.kind: h for h in heatmap_tables(res, "g", ["pos"])}
     g = hms["group"]
     assert g.columns == ["a", "b"]
-    assert [r[0] for r in g.rows] == ["FNED", "BPSN"]
-    np.testing.assert_allclose(g.scaled[0], [0.25, -1.0])
-    np.testing.assert_allclose(g.scaled[1, 0], 1.0)
-    assert np.isnan(g.scaled[1, 1]) and np.isnan(g.accumulated[1])
-    assert g.accumulated[0] == 5.0
-    assert hms["pair"].columns == ["a|b"]
+    assert [r[0] for r in g.rows] == ["FNED", "SubgroupAUC", "BPSN"]
+    np.testing.assert_allclose(g.distance[0], [2.0, -8.0])
+    np.testing.assert_allclose(g.distance[1], [0.0, 0.05], atol=1e-9)
+    assert np.isnan(g.distance[2]).all()  # not judged: no colour
+    np.testing.assert_allclose(g.accumulated_distance[0], 0.2)
     html = render_report(load_report_data_from_frame(res))
-    # the accumulated cell carries no colour, the extreme cell the full colour
-    acc = re.search(r'<td class="acc"[^>]*>5\.000</td>', html)
-    assert acc and "style" not in acc.group(0)
-    assert 'style="background:rgb(33,102,172);color:#fff"' in html  # -0.4 is the row's extreme: full blue
+    cells = re.findall(r'<td class="cell"( style="[^"]*")? title="[^"]*">([^<]*)', html)
+    style = {v: st for st, v in cells}
+    assert theme.DIVERGING_COLOURS[7] in style["0.100"]  # +2 tau: the 2-4 bin above b
+    assert theme.DIVERGING_COLOURS[0] in style["−0.400"]  # -8 tau: full blue
+    assert theme.DIVERGING_COLOURS[4] in style["0.995"] and theme.DIVERGING_COLOURS[4] in style["0.996"]
+    assert style["0.800"] == ""  # no threshold: uncoloured
+    # verdict marks in the cells, tooltips with b, tau and the meaning of the metric
+    assert re.search(r'>0\.100<span class="mark m-material"', html)
+    assert "no-bias value b = 0.0000, threshold τ = 0.0500" in html
+
+
+def test_first_screen_is_the_overview_and_the_findings():
+    rows = [_judged(_row("FNED", "BCM", "gender", "neg", "female", 0.3), 0.0, 0.05, "material", "FNR higher for 'female'"),
+            _judged(_row("FNED", "BCM", "gender", "neg", "male", 0.01), 0.0, 0.05, "negligible"),
+            _judged(_row("CFGap", "PCM", "religion", "pos", "a|b", 0.08, view="counterfactual"), 0.0, 0.05, "inconclusive"),
+            _row("FNED", "BCM", "gender", "neg", None, 0.2)]
+    html = render_report(load_report_data_from_frame(_judged_frame(rows)))
+    main = html.split("<main>", 1)[1]
+    # the overview comes first, before any attribute section
+    assert main.index('id="overview"') < main.index('id="findings"') < main.index('class="attribute"')
+    assert 'id="legend"' in main and main.index('id="legend"') < main.index('id="overview-grid"')
+    assert "1 material · 1 inconclusive · 1 negligible" in re.sub(r"<[^>]+>", "", main.split('class="counts">', 1)[1].split("</p>")[0])
+    findings = main.split('class="findings"', 1)[1].split("</table>")[0]
+    assert findings.index("gender: female · neg") < findings.index("religion: a vs b · pos")  # by effect
+    assert "FNR higher for &#x27;female&#x27;" in findings and "negligible" not in findings
+    assert "bias detected" not in html
 
 
 def load_report_data_from_frame(res):
@@ -130,11 +170,11 @@ def test_verdicts_bernstein_invariance_and_failures(rich_dir):
     data = load_report_data(rich_dir)
     assert data.has_verdicts and data.failures is not None
     html = write_html_report(rich_dir).read_text(encoding="utf-8")
-    assert 'class="data verdicts"' in html and "v-bias" in html and "bias detected (higher for" in html
+    assert 'class="data verdicts"' in html and "v-material" in html and "higher for" in html
     assert 'class="data bernstein"' in html and "DemographicParity" in html and "n needed" in html
     assert "Invariance (INV) tests" in html and "INV-FailureRate" in html and 'class="data failures"' in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html  # escaped
-    assert "●" in html  # heatmap cells with a "bias detected" verdict are marked
+    assert '<span class="mark m-material" aria-label="material">●</span>' in html  # material cells are marked
 
 
 def test_report_degrades_without_side_files(results_dir, tmp_path):

@@ -49,7 +49,7 @@ def test_vector_formats_keep_labels(results_dir, tmp_path, fmt):
     if fmt == "svg":
         text = data.decode()
         assert "FNED (positive)" in text and "accumulated" not in text and "acc." in text and "female" in text
-        assert "value ÷ row max |value|" in text
+        assert "(value − b) / τ" in text
     else:
         assert data.startswith(b"%PDF")
 

@@ -3,9 +3,11 @@
 ``write_figures(results_dir, out_dir, fmt="png")`` writes, per attribute,
 
 - ``<attribute>_heatmap_groups.<fmt>``: metrics × groups, raw values in the
-  cells, colour = value ÷ the row's largest absolute value (diverging, red
-  positive, blue negative), the accumulated value in an uncoloured last
-  column, with a colour bar;
+  cells, colour = distance from the metric's no-bias value b in units of its
+  threshold tau, ``(value - b) / tau``, on the binned diverging scale of
+  :mod:`bias_suite.report.theme` (blue below b, red above), the verdict mark
+  after the value, the accumulated value in the last column, with a colour
+  bar;
 - ``<attribute>_heatmap_pairs.<fmt>``: the same for pairwise metrics;
 - ``<attribute>_groups_<metric>.<fmt>``: per-group point charts of each
   vector-valued metric (VBCM, BCM parts, Bernstein deltas), one marker per
@@ -23,8 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import theme
+from .data import ReportData, _class_rank, _isnull, _order_unique, group_metric_rows, heatmap_tables, load_report_data
 from .files import atomic_path, ensure_folder
-from .html import CLASS_COLOURS, ReportData, _class_rank, _isnull, _order_unique, group_metric_rows, heatmap_tables, load_report_data
 
 FORMATS = ("png", "svg", "pdf")
 COLUMN_WIDTH_IN = 3.4
@@ -65,7 +68,7 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    from matplotlib.colors import Normalize
+    from matplotlib.colors import BoundaryNorm, ListedColormap
 
     R, C = hm.values.shape
     labels = [f"{m} ({c})" if c != "all" else m for m, c, _ in hm.rows]
@@ -81,19 +84,24 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
         fig = plt.figure(figsize=(fig_w, fig_h))
         ax = fig.add_axes([left_in / fig_w, 0.25 / fig_h, col_in * (C + 1) / fig_w, R * cell_h / fig_h])
         cax = fig.add_axes([(left_in + col_in * (C + 1) + 0.12) / fig_w, 0.25 / fig_h, 0.09 / fig_w, R * cell_h / fig_h])
-        scaled = np.ma.masked_invalid(np.column_stack([hm.scaled, np.full(R, np.nan)]))
-        cmap = plt.get_cmap("RdBu_r").with_extremes(bad="white")
-        im = ax.imshow(scaled, cmap=cmap, norm=Normalize(-1, 1), aspect="auto", interpolation="nearest")
-        row_max = hm.row_max
+        dist = np.column_stack([hm.distance, hm.accumulated_distance])
+        top = 2 * theme.EFFECT_BINS[-1]
+        bounds = [-top] + [-b for b in reversed(theme.EFFECT_BINS)] + list(theme.EFFECT_BINS) + [top]
+        cmap = ListedColormap(theme.DIVERGING_COLOURS).with_extremes(bad="white")
+        im = ax.imshow(np.ma.masked_invalid(np.clip(dist, -top, top)), cmap=cmap, norm=BoundaryNorm(bounds, cmap.N),
+                       aspect="auto", interpolation="nearest")
+        absmax = np.nanmax(np.abs(np.where(np.isnan(hm.values), 0.0, hm.values)), axis=1, initial=0.0)
         for i in range(R):
-            dec = _decimals(max(row_max[i] if not _isnull(row_max[i]) else 0, abs(hm.accumulated[i]) if not _isnull(hm.accumulated[i]) else 0))
-            for j in range(C):
-                v = hm.values[i, j]
-                s = hm.scaled[i, j]
-                ink = "white" if (not _isnull(s) and abs(s) > 0.6) else "black"
-                ax.text(j, i, _fmt_cell(v, dec), ha="center", va="center", fontsize=FONT_PT - 1, color=ink)
-            if (i, -1) in hm.cells:
-                ax.text(C, i, _fmt_cell(hm.accumulated[i], dec), ha="center", va="center", fontsize=FONT_PT - 1, fontweight="bold")
+            dec = _decimals(max(absmax[i], abs(hm.accumulated[i]) if not _isnull(hm.accumulated[i]) else 0))
+            for j in list(range(C)) + [-1]:
+                rec = hm.cells.get((i, j))
+                if j == -1 and rec is None:
+                    continue
+                v = hm.values[i, j] if j >= 0 else hm.accumulated[i]
+                mark = theme.VERDICT_MARKS.get(rec.get("verdict"), "") if rec is not None else ""
+                ink = theme.signed_ink(dist[i, j if j >= 0 else C])
+                ax.text(j if j >= 0 else C, i, _fmt_cell(v, dec) + mark, ha="center", va="center", fontsize=FONT_PT - 1,
+                        color=ink, fontweight="bold" if j == -1 else "normal")
         ax.set_xticks(range(C + 1))
         ax.set_xticklabels(cols, rotation=45, ha="left", rotation_mode="anchor")
         ax.xaxis.tick_top()
@@ -111,7 +119,8 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
         for spine in ax.spines.values():
             spine.set_linewidth(0.6)
         cb = fig.colorbar(im, cax=cax)
-        cb.set_label("value ÷ row max |value|", fontsize=FONT_PT - 1)
+        cb.set_label("(value − b) / τ", fontsize=FONT_PT - 1)
+        cb.set_ticks(bounds[1:-1])
         cb.ax.tick_params(labelsize=FONT_PT - 1.5, length=2)
         cb.outline.set_linewidth(0.5)
     return fig
@@ -133,7 +142,7 @@ def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width
         offs = (np.arange(K) - (K - 1) / 2) * (0.7 / max(K, 1))
         any_ci = False
         for k, c in enumerate(cls):
-            colour = CLASS_COLOURS[(list(classes).index(c) if c in classes else k) % len(CLASS_COLOURS)]
+            colour = theme.CLASS_COLOURS[(list(classes).index(c) if c in classes else k) % len(theme.CLASS_COLOURS)]
             ys, xs, lo, hi = [], [], [], []
             for gi, g in enumerate(groups):
                 r = sub[(sub["group"] == g) & (sub["class"] == c)]
@@ -152,7 +161,8 @@ def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width
                 any_ci = True
                 ax.hlines(np.array(ys)[has], lo[has], hi[has], color=colour, linewidth=1.1)
             ax.plot(xs, ys, "o", color=colour, markersize=3.2, label=str(c), zorder=3)
-        ref = 1.0 if "Ratio" in metric else 0.0
+        refs = pd.to_numeric(sub["baseline"], errors="coerce").dropna().unique() if "baseline" in sub.columns else []
+        ref = float(refs[0]) if len(refs) == 1 else 1.0 if "Ratio" in metric else 0.0
         lo_x, hi_x = ax.get_xlim()
         if lo_x <= ref <= hi_x or "Ratio" in metric:
             ax.axvline(ref, color="0.4", linewidth=0.6, linestyle="--", zorder=1)

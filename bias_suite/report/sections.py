@@ -1,0 +1,301 @@
+"""Tables of the HTML report: significance, verdicts, Bernstein rows,
+invariance failures, the per-template drill-down, accumulated values,
+metrics without values and the run metadata."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from .data import ReportData, _isnull
+from . import theme
+from .htmlfmt import _badge, _cell_style, _fmt_count, effect_style, esc, fmt, fmt_p, metric_title, verdict_kind
+
+def _table(headers, rows, cls="data", attrs="") -> str:
+    head = "".join(f'<th scope="col">{h}</th>' for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<div class="scroll"><table class="{cls}"{attrs}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def render_significance(sig: pd.DataFrame) -> str:
+    if sig.empty:
+        return '<p class="muted">No significance tests in these results.</p>'
+    rows = []
+    for r in sig.to_dict("records"):
+        rows.append([
+            esc(r["attribute"]), esc(r["class"]), esc(r["test"]), fmt(r["statistic"]), fmt_p(r["p"]),
+            fmt_p(r["p_adj"]) + (f' <span class="muted">({esc(r["adjustment"])})</span>' if r.get("adjustment") else ""),
+            f'{fmt(r["effect"])} <span class="muted">{esc(r["effect_name"])}</span>',
+            "" if _isnull(r["n"]) else str(r["n"]),
+            _badge(r.get("verdict")) or esc(r.get("note") or ""),
+        ])
+    return _table(["attribute", "class", "test", "statistic", "p", "adjusted p", "effect size", "templates", "verdict / note"], rows, "data significance")
+
+
+def render_verdicts(res: pd.DataFrame, *, limit: int = 40) -> str:
+    """The judged rows of one attribute that are not negligible (material,
+    inconclusive, small), largest effect first, with the reason; the rest
+    only counted."""
+    if "verdict" not in res.columns:
+        return ""
+    v = res[res["verdict"].map(verdict_kind).notna()]
+    if v.empty:
+        return ""
+    kinds = v["verdict"].map(verdict_kind)
+    counts = kinds.value_counts()
+    summary = " · ".join(f"{counts.get(k, 0)} {k}" for k in (*theme.VERDICTS, "other") if counts.get(k, 0))
+    show = v[kinds.isin(["material", "inconclusive", "small"])]
+    if "effect" in show.columns:
+        show = show.assign(_e=pd.to_numeric(show["effect"], errors="coerce")).sort_values("_e", ascending=False, kind="stable")
+    rows = []
+    for r in show.head(limit).to_dict("records"):
+        ci = "" if _isnull(r["ci_low"]) and _isnull(r["ci_high"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+        e = r.get("effect")
+        rows.append([f'<span class="fx"{effect_style(e)}>{fmt(e, 1)}</span>', _badge(r["verdict"]),
+                     f'<span title="{esc(metric_title(r["metric"]))}">{esc(r["metric"])}</span>', esc(r["class"]),
+                     esc(str(r["group"]).replace("|", " vs ") if not _isnull(r["group"]) else "accumulated"),
+                     fmt(r["value"]), ci, fmt(r.get("threshold")), esc(r.get("reason") or "")])
+    more = f'<p class="muted">The {limit} largest of {len(show)}; all rows are in results.csv.</p>' if len(show) > limit else ""
+    table = _table(["×τ", "verdict", "metric", "class", "group", "value", "interval", "τ", "reason"], rows, "data verdicts") if rows else ""
+    return f'<p>{esc(summary)}</p>' + table + more
+
+
+def render_bernstein(b: pd.DataFrame) -> str:
+    if b.empty:
+        return ""
+    rows = []
+    for r in b.to_dict("records"):
+        rows.append([
+            esc(str(r["metric"]).removeprefix("Bernstein-")), esc(r["class"]), esc(r["group"]), fmt(r["value"]),
+            f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]", "" if _isnull(r["n"]) else str(r["n"]),
+            _fmt_count(r.get("sample_size")), _badge(r.get("verdict")) or esc(r.get("note") or ""),
+        ])
+    return _table(["preset", "class", "group", "δ̄ (group − rest)", "Bernstein interval", "n", "n needed", "verdict / note"], rows, "data bernstein")
+
+
+def _fmt_sentence_probs(p) -> str:
+    if isinstance(p, dict):
+        return ", ".join(f"{esc(k)} {fmt(v)}" for k, v in p.items())
+    if isinstance(p, (list, tuple)):
+        return ", ".join(fmt(x) for x in p)
+    return fmt(p)
+
+
+def render_failures(fail: pd.DataFrame, attribute: str | None, *, limit: int = 50) -> str:
+    """INV failures: per failing case the sentences (group, prediction and
+    class probabilities of each) and the largest change, largest first."""
+    if fail is None or fail.empty:
+        return ""
+    f = fail
+    if attribute is not None and "attribute" in f.columns:
+        f = f[f["attribute"] == attribute]
+    if f.empty:
+        return ""
+    if "change" in f.columns:
+        f = f.sort_values("change", ascending=False, kind="stable", key=lambda s: pd.to_numeric(s, errors="coerce"))
+    sent_col = next((c for c in ("sentences", "pairs_text", "texts", "text") if c in f.columns), None)
+    if sent_col is None and "pairs" in f.columns and f["pairs"].map(lambda v: isinstance(v, (list, tuple)) and v and isinstance(v[0], (list, tuple))).any():
+        sent_col = "pairs"  # pairs of sentences
+    prob_col = next((c for c in ("probabilities", "probs", "probas") if c in f.columns), None)
+    inline = {"template", "attribute", sent_col, prob_col, "groups", "preds", "terms", "id"}
+    extra = [c for c in f.columns if c not in inline]
+    rows = []
+    for r in f.head(limit).to_dict("records"):
+        sents = r.get(sent_col) if sent_col else None
+        probs = r.get(prob_col) if prob_col else None
+        groups = r.get("groups") if isinstance(r.get("groups"), (list, tuple)) else None
+        preds = r.get("preds") if isinstance(r.get("preds"), (list, tuple)) else None
+        if isinstance(sents, (list, tuple)) and sents and isinstance(sents[0], (list, tuple)):
+            sents = [s for pair in sents for s in pair]  # a list of pairs -> one list
+        if isinstance(sents, str):
+            sents = [sents]
+        lines = []
+        for k, s in enumerate(sents or []):
+            p = probs[k] if isinstance(probs, (list, tuple)) and k < len(probs) else None
+            tag = f'<span class="tag">{esc(groups[k])}</span> ' if groups and k < len(groups) else ""
+            pred = f"→ <b>{esc(preds[k])}</b> " if preds and k < len(preds) else ""
+            pr = _fmt_sentence_probs(p) if p is not None else ""
+            lines.append(f'<div class="sent"><span>{tag}{esc(s)}</span><span class="probs">{pred}{pr}</span></div>')
+        if not sents and probs is not None:
+            lines.append(f'<div class="probs">{_fmt_sentence_probs(probs)}</div>')
+        rows.append([esc(r.get("template", "")), "".join(lines)] + [esc(_short(r.get(c))) for c in extra])
+    more = f'<p class="muted">Showing the {limit} largest of {len(f)} failures.</p>' if len(f) > limit else ""
+    return _table(["template", "sentences, predictions and probabilities"] + [esc(c) for c in extra], rows, "data failures") + more
+
+
+def _short(v, n: int = 160) -> str:
+    if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+        s = ", ".join(v)
+    elif isinstance(v, (list, dict, tuple)):
+        s = json.dumps(v, default=str)
+    elif _isnull(v):
+        return ""
+    elif isinstance(v, float):
+        return fmt(v)
+    else:
+        s = str(v)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def render_drilldown(dd: dict, classes) -> str:
+    if not dd:
+        return ""
+    blocks = []
+    for g, t in dd.items():
+        rows = []
+        for r in t.to_dict("records"):
+            devs = []
+            for c in classes:
+                d = r.get(f"dev_{c}")
+                s = 0 if _isnull(d) or r["max_abs"] == 0 else d / r["max_abs"]
+                devs.append(f'<span class="dev"{_cell_style(3 * s)}>{fmt(d)}</span>')
+            rows.append([esc(r["template"]), esc(r["label"] if not _isnull(r["label"]) else ""), esc(r["text"]), str(r["n"]), " ".join(devs)])
+        head = f"Δ mean p ({' / '.join(esc(c) for c in classes)})"
+        blocks.append(f'<details class="dd" open><summary><b>{esc(g)}</b>: top {len(t)} templates</summary>'
+                      + _table(["template", "gold", "example (this group)", "n", head], rows, "data drilldown") + "</details>")
+    return "".join(blocks)
+
+
+def render_accumulated(acc: pd.DataFrame) -> str:
+    if acc.empty:
+        return ""
+    rows = [[esc(r["metric"]), esc(r["view"]), esc(r["class"]), fmt(r["value"]),
+             "" if _isnull(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
+             "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
+            for r in acc.to_dict("records")]
+    return _table(["metric", "view", "class", "value", "interval", "n", "verdict / note"], rows, "data accumulated")
+
+
+def render_rows(df: pd.DataFrame) -> str:
+    """Result rows as a plain table (metric, class, group, value, interval, n, verdict/note)."""
+    if df.empty:
+        return ""
+    rows = [[esc(r["metric"]), esc(r["class"]), esc(r["group"] or "accumulated"), fmt(r["value"]),
+             "" if _isnull(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
+             "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
+            for r in df.to_dict("records")]
+    return _table(["metric", "class", "group", "value", "interval", "n", "verdict / note"], rows, "data rows")
+
+
+def render_missing(miss: pd.DataFrame) -> str:
+    if miss.empty:
+        return ""
+    items = "".join(f"<li><b>{esc(r['metric'])}</b> ({esc(r['class'])}): {esc(r['note'] or 'no value')}</li>" for r in miss.to_dict("records"))
+    return f'<details class="missing"><summary>{len(miss)} metric/class combinations without values</summary><ul>{items}</ul></details>'
+
+
+def render_metadata(meta: dict, data: ReportData) -> str:
+    if not meta:
+        return '<p class="muted">No run.json in the results folder: model, suites and seed unknown.</p>'
+    rows = []
+    suites = meta.get("suites")
+    pretty = {
+        "model": meta.get("model"),
+        "suites": ", ".join(f"{s.get('name')} ({s.get('path')})" if isinstance(s, dict) else str(s) for s in suites) if isinstance(suites, list) else suites,
+        "seed": meta.get("seed"),
+        "max_tuples": meta.get("max_tuples"),
+        "classes": ", ".join(map(str, meta.get("classes") or [])) or None,
+        "examples": meta.get("examples"),
+        "bias_suite": meta.get("bias_suite"),
+        "python": meta.get("python"),
+        "created": meta.get("created"),
+    }
+    fp = meta.get("model_fingerprint")
+    if isinstance(fp, dict):
+        sha = fp.get("weights_sha256")
+        pretty["model fingerprint"] = ", ".join(f"{k}={v}" for k, v in fp.items()
+                                                if v is not None and k != "weights_sha256" and not isinstance(v, (list, dict)))
+        if sha:
+            pretty["weights sha256"] = sha
+    files = meta.get("files")
+    if isinstance(files, dict) and files:  # the run's own files (run.json lists them)
+        pretty["files"] = ", ".join(sorted(files))
+    versions = meta.get("versions")
+    if isinstance(versions, dict):
+        pretty["versions"] = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+    for k, v in meta.items():
+        if k not in pretty and k not in ("model_fingerprint", "versions", "files") and v is not None:
+            pretty[k] = v if not isinstance(v, (dict, list)) else json.dumps(v, default=str)
+    for k, v in pretty.items():
+        if v is None or v == "":
+            continue
+        rows.append(f'<tr><th scope="row">{esc(k)}</th><td>{esc(v)}</td></tr>')
+    return f'<table class="meta"><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _slug(s) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in str(s)).strip("-").lower() or "x"
+
+
+def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top: int = 10) -> str:
+    """The report's first screen: verdict counts, the colour legend, the
+    attributes x topics grid (worst verdict, largest effect in tau) and the
+    top findings (the largest per group and topic), as in the terminal."""
+    from .charts import scale_legend
+    from .headline import JUDGED, _distinct, _has_verdicts, _summary, effect_text, who
+
+    if results is None or results.empty or not _has_verdicts(results):
+        return ('<section id="overview"><p class="muted">These results carry no verdicts; run with a bootstrap '
+                "(--bootstrap B) for intervals, verdicts and this overview.</p></section>")
+    sm = _summary()
+    counts = sm.verdict_counts(results)
+    count_html = " · ".join(f'<span class="v-{v}">{int(counts.get(v, 0))} {v}</span>' for v in theme.VERDICTS
+                            if v == "material" or counts.get(v, 0))
+    marks = " ".join(f'<span class="mark m-{v}">{esc(m)}</span> {v}' for v, m in theme.VERDICT_MARKS.items() if m)
+    legend = (f'<div class="legend" id="legend"><div><b>Colour is size</b> in units of each metric\'s threshold τ, '
+              f"from its no-bias value b: {scale_legend(signed=False)}</div>"
+              f'<div>Heatmaps: {scale_legend(signed=True)} · marks {marks} · verdicts are words; hover a metric for '
+              "its meaning and direction.</div></div>")
+    ov = sm.overview(results)
+    topics = list(pd.unique(ov["topic"]))
+    order = (ov.assign(_s=ov["verdict"].map(theme.severity), _e=-pd.to_numeric(ov["effect"], errors="coerce").fillna(-1))
+             .groupby("attribute", sort=False)[["_s", "_e"]].min().sort_values(["_s", "_e"], kind="stable"))
+    cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
+    head = "".join(f'<th scope="col">{esc(t)}</th>' for t in topics)
+    body = []
+    for a in order.index:
+        tds = []
+        for t in topics:
+            r = cells.get((a, t))
+            if r is None:
+                tds.append('<td class="ov empty"></td>')
+                continue
+            where = " · ".join(esc(x) for x in (r.get("metric"), r.get("class"), r.get("group")) if not _isnull(x))
+            tds.append(f'<td class="ov"{effect_style(r.get("effect"))} title="largest: {where}">'
+                       f'<span class="v-{esc(r["verdict"])}">{esc(r["verdict"])}</span> '
+                       f'<span class="fx">{esc(effect_text(r.get("effect")))}</span></td>')
+        body.append(f'<tr><th scope="row"><a href="#attr-{_slug(a)}">{esc(a)}</a></th>{"".join(tds)}</tr>')
+    grid = (f'<div class="scroll"><table class="overview" id="overview-grid"><thead><tr><th scope="col">attribute</th>{head}'
+            f'</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+    fd = sm.findings(results)
+    fd = fd[fd["verdict"].isin(JUDGED)]
+    shown = _distinct(fd).head(top)
+    rows = []
+    for k, r in enumerate(shown.to_dict("records"), 1):
+        ci = "" if _isnull(r.get("ci_low")) or _isnull(r.get("ci_high")) else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+        rows.append(f'<tr><td class="num">{k}</td><td class="fx"{effect_style(r.get("effect"))}>{esc(effect_text(r.get("effect")))}</td>'
+                    f'<td>{_badge(r.get("verdict"))}</td>'
+                    f'<td><span class="metric" title="{esc(metric_title(r["metric"]))}">{esc(r["metric"])}</span></td>'
+                    f'<td>{esc(who(r))}</td><td class="num">{fmt(r.get("value"))}{ci}</td><td class="num">{fmt(r.get("threshold"))}</td>'
+                    f'<td class="reason">{esc(r.get("reason") or "")}</td></tr>')
+    findings = (f'<h2 id="findings">Top findings <span class="muted">by effect; the largest per group and topic; '
+                f"{len(fd)} results are not negligible</span></h2>"
+                + (f'<div class="scroll"><table class="findings"><thead><tr><th>#</th><th>×τ</th><th>verdict</th><th>metric</th>'
+                   f'<th>who</th><th>value [interval]</th><th>τ</th><th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+                   if rows else '<p>No finding above negligible: every judged value is within its threshold, or undefined.</p>'))
+    iv = intervals
+    if iv is None and hasattr(sm, "multiplicity"):
+        try:
+            iv = sm.multiplicity(results)
+        except Exception:  # the report must not die on metadata
+            iv = None
+    control = ""
+    if iv:
+        bits = [str(iv.get("method") or "")]
+        if iv.get("confidence") is not None:
+            bits.append(f"{float(iv['confidence']):.0%} intervals")
+        if iv.get("bootstrap"):
+            bits.append(f"B = {iv['bootstrap']} template resamples")
+        control = f'<p class="muted" id="error-control">Error control across cells: {esc(", ".join(b for b in bits if b))}.</p>'
+    return (f'<section id="overview"><h2 class="first">Overview <span class="muted">worst verdict and largest effect (×τ) '
+            f'per attribute and topic</span></h2><p class="counts">{count_html}</p>{legend}{grid}{findings}{control}</section>')
