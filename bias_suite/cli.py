@@ -26,6 +26,7 @@ import typer.core
 from rich.markup import escape
 
 from .exceptions import BiasSuiteError
+from .report import theme
 
 EXIT_ERROR = 2  # bad input, unwritable output (BiasSuiteError, OSError)
 EXIT_BUG = 1  # an unexpected exception: a bug in bias_suite
@@ -46,7 +47,7 @@ def _report_exception(e: BaseException) -> int:
         msg = (f"internal error, a bug in bias_suite: {type(e).__name__}: {_one_line(e)}; "
                "rerun with --debug for the traceback and report it")
         code = EXIT_BUG
-    err_console.print(f"[bold red]error:[/bold red] {escape(msg)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[{theme.ERROR}]error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
     return code
 
 
@@ -138,7 +139,7 @@ def _fail(e: Exception, code: int = 2):
     if _DEBUG["on"]:
         raise e
     # messages quote user text (labels, groups, file names): never read it as markup
-    err_console.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False, soft_wrap=True)
+    err_console.print(f"[{theme.ERROR}]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -204,7 +205,7 @@ def expand(
 
                 t2.add_row(escape(r.attribute), escape(r.group), escape(bracketed(r.tokens, r.tags)))
             else:
-                t2.add_row(escape(r.attribute), escape(r.group), escape(str(r.label)), escape(r.text))
+                t2.add_row(escape(str(r.attribute)), escape(str(r.group)), escape(str(r.label)), escape(str(r.text)))
         console.print(t2)
     if out is not None:
         if out.suffix == ".parquet":
@@ -296,8 +297,8 @@ def run(
     except BiasSuiteError as e:
         _fail(e)
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]: finished predictions are in the prediction cache; "
-                      "run the same command again to resume" if cache else "[yellow]interrupted[/]")
+        console.print(f"[{theme.WARN}]interrupted[/]: finished predictions are in the prediction cache; "
+                      "run the same command again to resume" if cache else f"[{theme.WARN}]interrupted[/]")
         raise typer.Exit(130)
     parts = [(p, d) for p, d in ((res, out), (getattr(res, "sequence", None), out / "ner")) if p is not None]
     used = 0
@@ -405,16 +406,15 @@ def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
 
 def _gate(results, rules) -> None:
     """Print the violations of ``rules`` and exit 3, or say that all passed."""
-    from rich.markup import escape
     from rich.table import Table
 
     from .gating import EXIT_VIOLATIONS, check_thresholds
 
     violations = check_thresholds(results, rules)
     if not violations:
-        console.print(f"[green]thresholds: all {len(rules)} rule{'s' if len(rules) != 1 else ''} passed[/green]")
+        console.print(f"[{theme.OK}]thresholds: all {len(rules)} rule{'s' if len(rules) != 1 else ''} passed[/]")
         return
-    t = Table(title=f"[bold red]{len(violations)} bias threshold violation{'s' if len(violations) != 1 else ''}[/bold red]", title_justify="left")
+    t = Table(title=f"[{theme.ERROR}]{len(violations)} bias threshold violation{'s' if len(violations) != 1 else ''}[/]", title_justify="left")
     for c in ("metric", "attribute", "class", "group", "value", "threshold", "why", "from"):
         t.add_column(c, justify="right" if c == "value" else "left", overflow="fold")
     for v in violations:

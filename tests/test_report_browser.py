@@ -156,3 +156,36 @@ def test_report_in_headless_chromium(report, browser):
     assert url in urls
     fetched = [u for u in urls if u.split(":", 1)[0].lower() in ("http", "https", "ws", "wss", "ftp")]
     assert not fetched, fetched  # chrome:// (the blank start tab) is Chromium itself, not the report
+
+
+def test_first_screen_shows_the_overview_and_findings(report, browser):
+    """At a laptop-sized window the first viewport holds the verdict counts,
+    the legend, the overview grid and the start of the top findings."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    path, _ = report
+    browser.set_window_size(1280, 800)
+    browser.get(path.resolve().as_uri())
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.documentElement.getAttribute('data-report-ready')") == "1")
+    browser.execute_script("window.scrollTo(0, 0)")
+    height = browser.execute_script("return window.innerHeight")
+    assert 600 <= height <= 800
+    for sel in ("p.counts", "#legend", "#overview-grid", "#findings", "table.findings tbody tr"):
+        el = browser.find_element(By.CSS_SELECTOR, sel)
+        top = browser.execute_script("return arguments[0].getBoundingClientRect().top", el)
+        assert el.is_displayed() and 0 <= top < height, (sel, top, height)
+    grid = browser.find_element(By.CSS_SELECTOR, "#overview-grid")
+    assert {th.text for th in grid.find_elements(By.CSS_SELECTOR, "tbody th")} == {"gender", "names"}
+    assert any(td.get_attribute("style") for td in grid.find_elements(By.CSS_SELECTOR, "td.ov"))  # colour = size
+    assert browser.find_element(By.CSS_SELECTOR, "table.findings span.metric").get_attribute("title")  # meaning tooltip
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "report_first_screen.png"
+    assert browser.save_screenshot(str(shot))
+    from PIL import Image
+
+    with Image.open(shot) as im:
+        assert im.size == (1280, height) or im.size[0] >= 1200
+        lo, hi = im.convert("L").getextrema()
+        assert hi - lo > 100
+    browser.set_window_size(1400, 1000)

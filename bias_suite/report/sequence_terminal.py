@@ -7,7 +7,8 @@ of the group, the per-group FNED value (|FNR(all) - FNR(group)|) and the mean
 probability of the type at the identity term's (merged) position. A footer
 holds the accumulated FNED; a second table the accumulated group and
 counterfactual metrics per type; a third the significance tests of the
-identity type.
+identity type; a fourth the values that are not negligible with their
+verdicts (as for classification).
 """
 from __future__ import annotations
 
@@ -142,19 +143,22 @@ def sequence_summary_tables(results: pd.DataFrame, data, *, attributes=None) -> 
                            _fmt(get("-r") if test == "Wilcoxon" else get("-W")),
                            str(s["n"].dropna().max()) if s["n"].notna().any() else "")
             tables.append(t3)
-        from .terminal import invariance_table
+        from .terminal import _verdict_table, invariance_table
+        from .theme import VERDICTS
 
         t4 = invariance_table(a, res)  # CheckList INV: tags outside the identity span must not change
         if t4 is not None:
             tables.append(t4)
+        if "verdict" in res.columns and res["verdict"].isin(VERDICTS).any():
+            tables.append(_verdict_table(a, res))
     return tables
 
 
 def print_sequence_summary(results: pd.DataFrame, data, *, console=None, attributes=None) -> None:
     """Print the NER summary tables (see module doc)."""
-    from rich.console import Console
+    from .terminal import make_console
 
-    console = console or Console()
+    console = console or make_console()
     for t in sequence_summary_tables(results, data, attributes=attributes):
         console.print(t)
         console.print()

@@ -1,28 +1,31 @@
-"""Terminal summary of a run: per attribute, groups as rows.
+"""Detailed terminal tables of a run (``--detail``): per attribute, groups as rows.
 
 Columns: the group's size, accuracy, mean probability per class, then the
 per-group values of the group-view metrics (one value per class, written
 ``neg/neu/pos`` in class order). A footer row holds the accumulated values;
 counterfactual metrics and significance tests have their own blocks.
 
-When the results carry intervals and verdicts (``bootstrap > 0``), every value
-is written ``0.123 [0.05,0.20]*``: the interval, then ``*`` for "bias
-detected", ``?`` for "too little data" and no mark for "no evidence of bias"
-(see :data:`LEGEND`); the per-group metrics are then split over tables of
-at most four metrics to stay within 200 columns, and a verdict table per
-attribute lists every "bias detected" value (pairs and Bernstein rows too).
+When the results carry intervals and verdicts, every value is written
+``0.123 [0.05,0.20]●``: the interval, then the verdict's mark
+(:data:`bias_suite.report.theme.VERDICT_MARKS`; see :data:`LEGEND`); the
+per-group metrics are then split over tables of at most four metrics, and a
+findings table per attribute lists the values that are not negligible,
+largest effect first, with their reasons. The one-screen summary is
+:mod:`bias_suite.report.headline`.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from .theme import VERDICT_MARKS, VERDICT_STYLES, VERDICTS
+
 PER_GROUP_METRICS = ("FNED", "FPED", "AvgGF", "PosAEG", "NegAEG", "SubgroupAUC", "BPSN", "BNSP")
 ACCUMULATED_GROUP = ("FNED*", "FPED*", "AvgGF", "TPR-Gap", "TNR-Gap", "ParityGap", "DisparityScore*", "AccuracyDiff")
 COUNTERFACTUAL = ("CFGap", "CFGap-TC", "AvgIF", "AvgScoreDiff", "PertSS", "PertSD", "PertSR")
-LEGEND = ("value [interval]: * bias detected (interval excludes the no-bias value), ? too little data, no mark: "
-          "no evidence of bias (not proof of no bias); verdicts in results.csv")
-VERDICT_ROWS = 30  # "bias detected" rows listed per attribute
+LEGEND = ("value [interval] and the verdict's mark: " + ", ".join(f"{m} {v}" for v, m in VERDICT_MARKS.items() if m)
+          + ", no mark: negligible; verdicts, thresholds and reasons in results.csv")
+VERDICT_ROWS = 30  # findings listed per attribute
 
 
 def _esc(x) -> str:
@@ -33,10 +36,7 @@ def _esc(x) -> str:
 
 
 def _mark(verdict) -> str:
-    if not isinstance(verdict, str):
-        return ""
-    v = verdict.lower()
-    return "*" if v.startswith("bias detected") else "?" if v.startswith("too little data") else ""
+    return VERDICT_MARKS.get(verdict, "") if isinstance(verdict, str) else ""
 
 
 def _ci(lo, hi) -> str:
@@ -155,7 +155,7 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
         t4 = invariance_table(a, res)
         if t4 is not None:
             tables.append(t4)
-        if "verdict" in res.columns and res["verdict"].notna().any():
+        if "verdict" in res.columns and res["verdict"].isin(VERDICTS).any():
             tables.append(_verdict_table(a, res))
     return tables
 
@@ -177,24 +177,28 @@ def invariance_table(a, res: pd.DataFrame):
 
 
 def _verdict_table(a, res: pd.DataFrame):
-    """Every "bias detected" value of an attribute (metric rows, pairs,
-    Bernstein rows, tests) with its interval, and the verdict counts."""
+    """The values of an attribute that are not negligible (material,
+    inconclusive, small; metric rows, pairs, Bernstein rows, tests), largest
+    effect first, with interval, tau and reason; the title counts every verdict."""
     from rich.markup import escape
     from rich.table import Table
 
-    v = res["verdict"].map(lambda x: x if isinstance(x, str) else "")
-    counts = {k: int(v.str.startswith(k).sum()) for k in ("bias detected", "no evidence", "too little data")}
-    hit = res[v.str.startswith("bias detected")]
-    t = Table(title=f"{_esc(a)} — verdicts: {counts['bias detected']} bias detected, {counts['no evidence']} no evidence of bias, "
-              f"{counts['too little data']} too little data", title_justify="left")
-    for col in ("metric", "class", "group", "value [interval]", "verdict"):
-        t.add_column(_esc(col), justify="right" if col == "value [interval]" else "left", overflow="fold")
+    v = res["verdict"].where(res["verdict"].isin(VERDICTS), None)
+    counts = {k: int((v == k).sum()) for k in VERDICTS}
+    hit = res[v.isin(["material", "inconclusive", "small"])]
+    if "effect" in hit.columns:
+        hit = hit.assign(_e=pd.to_numeric(hit["effect"], errors="coerce")).sort_values("_e", ascending=False, kind="stable")
+    title = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no verdicts"
+    t = Table(title=f"{escape(str(a))} — verdicts: {title}", title_justify="left")
+    for col in ("metric", "class", "group", "value [interval]", "τ", "×τ", "verdict", "reason"):
+        t.add_column(col, justify="right" if col in ("value [interval]", "τ", "×τ") else "left", overflow="fold")
     for r in hit.head(VERDICT_ROWS).to_dict("records"):
         g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
-        t.add_row(_esc(r["metric"]), _esc(r["class"]), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
-                  escape(r["verdict"][len("bias detected: "):] if r["verdict"].startswith("bias detected: ") else r["verdict"]))
+        t.add_row(escape(str(r["metric"])), escape(str(r["class"])), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
+                  _fmt(r.get("threshold")), _fmt(r.get("effect")),
+                  f"[{VERDICT_STYLES[r['verdict']] or 'none'}]{r['verdict']}[/]", escape(str(r.get("reason") or "")))
     if len(hit) > VERDICT_ROWS:
-        t.add_row("…", "", "", "", f"{len(hit) - VERDICT_ROWS} more in results.csv (column verdict)")
+        t.add_row("…", "", "", "", "", "", "", f"{len(hit) - VERDICT_ROWS} more in results.csv (column verdict)")
     return t
 
 
@@ -233,5 +237,5 @@ def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=N
     for t in summary_tables(stats, results, classes, attributes=attributes):
         console.print(t)
         console.print()
-    if "verdict" in results.columns and results["verdict"].notna().any():
-        console.print(_esc(LEGEND), highlight=False)
+    if "verdict" in results.columns and results["verdict"].isin(VERDICTS).any():
+        console.print(LEGEND, highlight=False)
