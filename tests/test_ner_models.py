@@ -228,7 +228,7 @@ def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
     ex = pd.read_json(tmp_path / "ex.jsonl", lines=True)
     assert len(ex) == 12 and {"tokens", "tags", "term_span"} <= set(ex.columns)
     out = tmp_path / "run"
-    r = runner.invoke(app, ["run", str(tmp_path / "ner_tiny.yaml"), "--model", str(crf_dir), "--out", str(out)],
+    r = runner.invoke(app, ["run", str(tmp_path / "ner_tiny.yaml"), "--model", str(crf_dir), "--out", str(out), "--detail"],
                       env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert "LOC recall/F1" in r.output and "FNED LOC" in r.output and "short" in r.output
@@ -239,7 +239,7 @@ def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
     scored = pd.read_json(out / "scored.jsonl", lines=True)
     assert {"tokens", "tags", "pred_tags", "tag_probs", "term_span"} <= set(scored.columns)
     # evaluate the written scored file again: same metric values
-    r = runner.invoke(app, ["evaluate", str(out / "scored.jsonl"), "--out", str(tmp_path / "ev")], env={"COLUMNS": "200"})
+    r = runner.invoke(app, ["evaluate", str(out / "scored.jsonl"), "--out", str(tmp_path / "ev"), "--detail"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert "FNED LOC" in r.output
     again = pd.read_json(tmp_path / "ev" / "results.jsonl", lines=True)
@@ -295,7 +295,7 @@ def test_mixed_classification_and_ner_run(tmp_path, crf_dir, monkeypatch):
     (tmp_path / "ner_tiny.yaml").write_text(SUITE)
     out = tmp_path / "mixed"
     r = CliRunner().invoke(app, ["run", "templates/sentiment_gender.yaml", str(tmp_path / "ner_tiny.yaml"),
-                                 "--out", str(out), "--metrics", "FNED,CFGap"], env={"COLUMNS": "200"})
+                                 "--out", str(out), "--metrics", "FNED,CFGap", "--detail"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert seen == {"classification": "default-sentiment", "ner": "default-ner"}
     cls_res = pd.read_json(out / "results.jsonl", lines=True)

@@ -136,11 +136,11 @@ def test_run_cli_end_to_end_with_tiny_model(tmp_path):
     suite.parent.mkdir()
     suite.write_text(SUITE)
     out = tmp_path / "res"
-    res = runner.invoke(app, ["run", str(suite), "--model", str(model), "--out", str(out), "--batch-size", "4"])
+    res = runner.invoke(app, ["run", str(suite), "--model", str(model), "--out", str(out), "--batch-size", "4", "--detail"])
     assert res.exit_code == 0, res.output
     for f in ("examples.jsonl", "scored.jsonl", "scored.parquet", "results.jsonl", "results.csv", "run.json"):
         assert (out / f).exists(), f
-    # the summary: per-group rows with metrics
+    # --detail: the per-group tables with metrics
     assert "gender" in res.output and "female" in res.output and "FNED" in res.output
     scored = read_scored(out / "scored.parquet")
     assert scored.classes == ("negative", "neutral", "positive")
