@@ -183,6 +183,8 @@ def _verdict_table(a, res: pd.DataFrame):
     from rich.markup import escape
     from rich.table import Table
 
+    from .headline import effect_text
+
     v = res["verdict"].where(res["verdict"].isin(VERDICTS), None)
     counts = {k: int((v == k).sum()) for k in VERDICTS}
     hit = res[v.isin(["material", "inconclusive", "small"])]
@@ -195,7 +197,7 @@ def _verdict_table(a, res: pd.DataFrame):
     for r in hit.head(VERDICT_ROWS).to_dict("records"):
         g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
         t.add_row(escape(str(r["metric"])), escape(str(r["class"])), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
-                  _fmt(r.get("threshold")), _fmt(r.get("effect")),
+                  _fmt(r.get("threshold")), effect_text(r.get("effect")),
                   f"[{VERDICT_STYLES[r['verdict']] or 'none'}]{r['verdict']}[/]", escape(str(r.get("reason") or "")))
     if len(hit) > VERDICT_ROWS:
         t.add_row("…", "", "", "", "", "", "", f"{len(hit) - VERDICT_ROWS} more in results.csv (column verdict)")
@@ -238,4 +240,4 @@ def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=N
         console.print(t)
         console.print()
     if "verdict" in results.columns and results["verdict"].isin(VERDICTS).any():
-        console.print(LEGEND, highlight=False)
+        console.print(LEGEND, highlight=False, markup=False)
