@@ -183,8 +183,6 @@ def _verdict_table(a, res: pd.DataFrame):
     from rich.markup import escape
     from rich.table import Table
 
-    from .headline import effect_text
-
     v = res["verdict"].where(res["verdict"].isin(VERDICTS), None)
     counts = {k: int((v == k).sum()) for k in VERDICTS}
     hit = res[v.isin(["material", "inconclusive", "small"])]
@@ -197,7 +195,7 @@ def _verdict_table(a, res: pd.DataFrame):
     for r in hit.head(VERDICT_ROWS).to_dict("records"):
         g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
         t.add_row(escape(str(r["metric"])), escape(str(r["class"])), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
-                  _fmt(r.get("threshold")), effect_text(r.get("effect")),
+                  _fmt(r.get("threshold")), "–" if _fmt(r.get("effect")) == "–" else f"{float(r['effect']):.1f}",
                   f"[{VERDICT_STYLES[r['verdict']] or 'none'}]{r['verdict']}[/]", escape(str(r.get("reason") or "")))
     if len(hit) > VERDICT_ROWS:
         t.add_row("…", "", "", "", "", "", "", f"{len(hit) - VERDICT_ROWS} more in results.csv (column verdict)")
