@@ -347,7 +347,7 @@ def _print_results(parts, *, title: str, files: list, intervals=None, quiet: boo
             else:
                 print_sequence_summary(results, scored, console=console, attributes=attributes)
     combined = combine_results([(label, results) for results, _, label in parts])
-    inp = HeadlineInput(combined, scored=[s for _, s, _ in parts], intervals=intervals, files=files,
+    inp = HeadlineInput(combined, scored=[(label, s) for _, s, label in parts], intervals=intervals, files=files,
                         detail_hint=not detail, title=title)
     print_headline(inp, console=console, max_lines=MAX_LINES - used)
 

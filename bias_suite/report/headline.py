@@ -48,8 +48,9 @@ class HeadlineInput:
     results : tidy results frame (several tasks may be concatenated with
         :func:`combine_results`).
     scored : scored examples (classification ``ScoredData`` or sequence
-        ``SequenceData``), a list of them, or None; used for the worst
-        counterfactual pair.
+        ``SequenceData``), a list of them or of (label, scored) pairs with
+        the labels given to :func:`combine_results`, or None; used for the
+        worst counterfactual pair.
     intervals : how the error rate across cells is controlled (run metadata
         ``"intervals"``: confidence, method, bootstrap), or None.
     files : where the full tables are, e.g. ["results/results.csv", "results/report.html"].
@@ -150,9 +151,8 @@ def who(r) -> str:
     g = r.get("group")
     c = r.get("class")
     s = "" if _isnull(a) else str(a)
-    if not _isnull(g):
-        g = str(g).replace("|", " vs ")
-        s = f"{s}: {g}" if s else g
+    g = "all groups" if _isnull(g) else str(g).replace("|", " vs ")
+    s = f"{s}: {g}" if s else g
     if not _isnull(c) and c != "all":
         s += f" · {c}"
     return s
@@ -251,7 +251,7 @@ def _scale_line():
     return s
 
 
-def legend_lines(metrics: Sequence[str], *, compact: bool) -> list:
+def legend_lines(metrics: Sequence[str], *, compact: bool, compact_used: Sequence[str] = ()) -> list:
     """One line per metric: meaning; direction. Plus the verdict key when compact."""
     from rich.text import Text
 
@@ -264,7 +264,8 @@ def legend_lines(metrics: Sequence[str], *, compact: bool) -> list:
         line.append(meaning.rstrip(". ") + (f"; {direction}" if direction else ""))
         out.append(line)
     if compact:
-        out.append(Text("grid: " + " · ".join(f"{theme.VERDICT_SHORT[v]} {v}" for v in theme.VERDICTS), style=theme.MUTED))
+        used = [v for v in theme.VERDICTS if v in set(compact_used or theme.VERDICTS)]
+        out.append(Text("grid: " + " · ".join(f"{theme.VERDICT_SHORT[v]} {v}" for v in used), style=theme.MUTED))
     return out
 
 
@@ -338,12 +339,26 @@ def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = 
     return {"template": best["template"], "class": cls, "gap": float(best["p_a"] - best["p_b"]), "rows": rows}
 
 
-def _strip_label(attribute: str, scored_attrs) -> str:
-    """'nationality (NER)' -> 'nationality' when only the bare name is in the scored data."""
-    if attribute in scored_attrs:
-        return attribute
-    base = attribute.rsplit(" (", 1)[0]
-    return base if base in scored_attrs else attribute
+def _scored_parts(scored) -> list:
+    """[(label, scored)] from one scored object, a list of them, or a list of (label, scored)."""
+    items = scored if isinstance(scored, (list, tuple)) else [scored]
+    out = []
+    for it in items:
+        if isinstance(it, tuple) and len(it) == 2:
+            out.append((it[0] or "", it[1]))
+        elif it is not None:
+            out.append(("", it))
+    return [(lab, s) for lab, s in out if s is not None]
+
+
+def _attribute_in(attribute: str, label: str, scored) -> str | None:
+    """The scored data's name of a headline attribute ("nationality (NER)" is
+    "nationality" of the part labelled NER), or None when it is not there."""
+    a = str(attribute)
+    if label:
+        suffix = f" ({label})"
+        a = a[: -len(suffix)] if a.endswith(suffix) else a
+    return a if a in set(pd.unique(scored.frame["attribute"])) else None
 
 
 def worst_template_block(fd: pd.DataFrame, scored) -> list:
@@ -352,22 +367,24 @@ def worst_template_block(fd: pd.DataFrame, scored) -> list:
     from rich.table import Table
     from rich.text import Text
 
-    scoreds = [s for s in (scored if isinstance(scored, (list, tuple)) else [scored]) if s is not None]
-    if not scoreds or fd.empty:
+    parts = _scored_parts(scored)
+    if not parts or fd.empty:
         return []
+    labelled = {lab for lab, _ in parts if lab}
     for r in fd.to_dict("records"):
-        for s in scoreds:
-            attrs = set(pd.unique(s.frame["attribute"]))
-            a = _strip_label(str(r["attribute"]), attrs)
-            if a not in attrs:
+        own = next((lab for lab in labelled if str(r["attribute"]).endswith(f" ({lab})")), "")
+        for lab, s in parts:
+            a = _attribute_in(r["attribute"], lab, s) if lab == own else None
+            if a is None:
                 continue
-            classes = [c for c in ([r.get("class")] if r.get("class") not in (None, "all") else []) + list(s.classes)]
+            cls = r.get("class")
+            candidates = [cls] if cls in tuple(s.classes) else list(s.classes)  # "all": the class with the largest gap
             g = r.get("group")
             groups = [] if _isnull(g) else str(g).split("|")
-            for c in classes[:1] if r.get("class") not in (None, "all") else classes:
-                wp = worst_pair(s, a, c, groups)
-                if wp is None:
-                    continue
+            found = [wp for wp in (worst_pair(s, a, c, groups) for c in candidates) if wp is not None]
+            if found:
+                wp = max(found, key=lambda w: abs(w["gap"]))
+                c = wp["class"]
                 kind = "probability" if getattr(s, "task", "classification") == "classification" else "probability at the identity term"
                 head = Text.assemble(("Worst counterfactual pair: ", "bold"), f"template {wp['template']}, {kind} of ",
                                      (str(c), "bold"), f" differs by {abs(wp['gap']):.3f}")
@@ -377,8 +394,7 @@ def worst_template_block(fd: pd.DataFrame, scored) -> list:
                 g.add_column()
                 for grp, text, p in wp["rows"]:
                     g.add_row(Text(f"p={p:.3f}", style="bold"), Text(str(grp)), Text(str(text)))
-                out = [head, g]
-                return out
+                return [head, g]
     return []
 
 
@@ -474,8 +490,9 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
         where = _where_line(inp.files, inp.detail_hint)
         return out + ([where] if where is not None else [])
     sm = _summary()
+    ov = sm.overview(res)
     out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
-            overview_table(sm.overview(res), compact=compact, max_rows=max_attributes)]
+            overview_table(ov, compact=compact, max_rows=max_attributes)]
     fd = sm.findings(res)
     fd = fd[fd["verdict"].isin(JUDGED)]
     distinct = _distinct(fd)
@@ -488,7 +505,8 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
     else:
         out.append(Text("No finding above negligible: every judged value is within its threshold, or undefined."))
     if legend:
-        lines = legend_lines(list(pd.unique(shown["metric"])) if top else [], compact=compact)
+        lines = legend_lines(list(pd.unique(shown["metric"])) if top else [], compact=compact,
+                             compact_used=list(pd.unique(ov["verdict"])))
         if colour:
             lines.append(_scale_line())
         out += [blank] + lines if lines else []

@@ -114,7 +114,7 @@ table.meta th{background:var(--soft);white-space:nowrap}
 .v-material{font-weight:700}.verdict.v-material{border:1.5px solid var(--ink)}
 .v-inconclusive{font-style:italic}.verdict.v-inconclusive{border-style:dashed}
 .v-negligible,.v-undefined,.v-other{color:var(--muted)}.v-undefined{font-style:italic}
-.mark{font-size:10px;margin-left:3px}
+.mark{font-size:11px;margin-left:3px}.m-material{font-weight:700}
 .legend{font-size:12px;margin:4px 0 8px;display:flex;flex-direction:column;gap:3px}
 .scale{white-space:nowrap}.sw{display:inline-block;padding:0 5px;margin-right:1px;font-size:11px;border:1px solid var(--line);font-variant-numeric:tabular-nums}
 table.overview td.ov{white-space:nowrap;text-align:left;min-width:92px}table.overview td.ov .fx{float:right;margin-left:8px;font-variant-numeric:tabular-nums}
