@@ -69,7 +69,8 @@ def test_headline_fits_one_screen_for_a_large_input(width):
     lines = out.splitlines()
     assert len(lines) == n <= 60
     assert max(len(x.rstrip()) for x in lines) <= width
-    assert not ANSI.search(out)  # piped: no escape codes
+    assert not ANSI.search(out)  # piped: no escape codes, no trailing blanks
+    assert all(x == x.rstrip() for x in lines)
     assert "Overview" in out and "Top findings" in out
     assert "full tables: --detail · out/results.csv · out/report.html" in out
     counts = res["verdict"].value_counts()

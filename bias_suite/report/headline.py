@@ -571,11 +571,20 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
 
 def print_headline(inp: HeadlineInput, *, console=None, max_lines: int = MAX_LINES) -> int:
     """Print the headline fitted to ``max_lines`` at the console's width;
-    return the number of lines it took."""
+    return the number of lines it took. On a terminal it is in colour; to a
+    pipe or a file it is plain text without trailing spaces."""
+    from rich.console import Console
+
     from .terminal import make_console
 
-    console = console or make_console()
-    rend = fit_headline(inp, console.width, max_lines, colour=console.color_system is not None)
-    for r in rend:
-        console.print(r)
-    return _lines(rend, console.width)
+    if not isinstance(console, Console):
+        console = make_console()
+    rend = fit_headline(inp, console.width, max_lines, colour=console.is_terminal and console.color_system is not None)
+    if console.is_terminal:
+        for r in rend:
+            console.print(r)
+        return _lines(rend, console.width)
+    text = "\n".join(line.rstrip() for line in _render(rend, console.width).splitlines())
+    console.file.write(text + "\n")
+    console.file.flush()
+    return text.count("\n") + 1
