@@ -165,3 +165,34 @@ def test_never_more_than_the_line_budget(n_attr, n_groups, width, seed):
     res = big_frame(n_attr, n_groups, seed)
     out, n = render(HeadlineInput(res, files=["a/results.csv"], title="t"), width, max_lines=40)
     assert n == len(out.splitlines()) <= 40
+
+
+def test_run_and_evaluate_print_one_screen(tmp_path):
+    """`run` with the tiny classifier: the default output fits 60 lines at 80
+    columns, --detail adds the per-group tables, -q prints one line."""
+    from _report_data import mini_names_suite
+    from _tiny_models import make_tiny_classifier
+    from typer.testing import CliRunner
+
+    from bias_suite.cli import app
+
+    model = make_tiny_classifier(tmp_path / "tiny")
+    suite = mini_names_suite(tmp_path / "suites")
+    runner = CliRunner()
+    out = tmp_path / "run"
+    args = ["run", "sentiment_gender", str(suite), "--model", str(model), "--out", str(out), "--bootstrap", "20"]
+    r = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert len(lines) <= 60 and max(len(x) for x in lines) <= 80, r.output
+    assert "Overview" in r.stdout and "Top findings" in r.stdout and "Worst counterfactual pair" in r.stdout
+    assert "full tables: --detail" in r.stdout and not ANSI.search(r.stdout)
+    detail = runner.invoke(app, args + ["--detail"], env={"COLUMNS": "200"})
+    assert detail.exit_code == 0 and "group view" in detail.stdout and len(detail.stdout.splitlines()) > 100
+    assert "full tables:" in detail.stdout and "--detail" not in detail.stdout.split("full tables:")[1]
+    quiet = runner.invoke(app, args + ["-q"], env={"COLUMNS": "80"})
+    assert quiet.exit_code == 0 and "Overview" not in quiet.stdout and f"{out}/results.csv" in quiet.stdout
+    ev = runner.invoke(app, ["evaluate", str(out / "scored.parquet"), "--out", str(tmp_path / "ev"), "--bootstrap", "20"],
+                       env={"COLUMNS": "80"})
+    assert ev.exit_code == 0, ev.output
+    assert len(ev.stdout.splitlines()) <= 60 and "Overview" in ev.stdout

@@ -220,13 +220,16 @@ def group_stats(scored) -> pd.DataFrame:
 def make_console(stderr: bool = False):
     """A rich console that keeps tables readable when output goes to a file,
     a pipe or a notebook (rich would otherwise assume 80 columns)."""
+    import os
     import sys
 
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
     tty = hasattr(stream, "isatty") and stream.isatty()
-    return Console(stderr=stderr, width=None if tty else 200)
+    cols = os.environ.get("COLUMNS", "")
+    width = None if tty else int(cols) if cols.isdigit() and int(cols) > 0 else 200  # an exported COLUMNS wins
+    return Console(stderr=stderr, width=width)
 
 
 def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=None, attributes=None) -> None:
