@@ -205,7 +205,7 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
             parts.append("<h3>Bernstein-bounded disparity</h3>" + render_bernstein(bern))
         vhtml = render_verdicts(ra)
         if vhtml:
-            parts.append("<h3>Verdicts</h3>" + vhtml)
+            parts.append("<h3>Findings: values that are not negligible, largest effect first</h3>" + vhtml)
         inv = ra[ra["family"] == "invariance"]
         fhtml = render_failures(data.failures, a)
         if not inv.empty or fhtml:
