@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from bias_suite.metrics.engine import results_frame
-from bias_suite.report.headline import HeadlineInput, combine_results, fit_headline, print_headline, worst_pair
+from bias_suite.report.headline import HeadlineInput, combine_results, print_headline, worst_pair
 from bias_suite.report.html import with_extra_columns
 
 ANSI = re.compile(r"\x1b\[")
