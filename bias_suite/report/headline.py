@@ -200,7 +200,8 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
                 continue
             v = r.get("verdict")
             word = theme.VERDICT_SHORT.get(v, str(v)) if compact else str(v)
-            cell = Text(word, style=theme.VERDICT_STYLES.get(v, ""))
+            cell = Text()
+            cell.append(word, style=theme.VERDICT_STYLES.get(v, ""))
             if not _isnull(r.get("effect")):
                 cell.append(" ")
                 cell.append(effect_text(r["effect"]), style=theme.effect_style(r["effect"]))
@@ -225,12 +226,15 @@ def findings_table(fd: pd.DataFrame):
     wm = min(16, max((len(str(r["metric"])) for r in recs), default=0))
     for k, r in enumerate(recs, 1):
         v = r.get("verdict")
-        body = Text(f"{str(v):<12} ", style=theme.VERDICT_STYLES.get(v, ""))
-        body.append(f"{str(r['metric']):<{wm}} ", style="bold")
+        body = Text()
+        body.append(f"{str(v):<12}", style=theme.VERDICT_STYLES.get(v, ""))
+        body.append(" ")
+        body.append(f"{str(r['metric']):<{wm}}", style="bold")
+        body.append(" ")
         body.append(who(r))
         iv = _interval(r)
         tau = r.get("threshold")
-        second = Text("\n" + num(r.get("value")) + (f" {iv}" if iv else ""), style="")
+        second = Text("\n" + num(r.get("value")) + (f" {iv}" if iv else ""))
         if not _isnull(tau):
             second.append(f"  τ = {float(tau):g}", style=theme.MUTED)
         reason = r.get("reason")
@@ -244,7 +248,8 @@ def findings_table(fd: pd.DataFrame):
 def _scale_line():
     from rich.text import Text
 
-    s = Text("colour = size in units of τ (|value − b| / τ): ", style=theme.MUTED)
+    s = Text()
+    s.append("colour = size, |value − b| / τ: ", style=theme.MUTED)
     for label, col in zip(theme.bin_labels(), theme.EFFECT_COLOURS):
         s.append(f" {label} ", style=f"{'#ffffff' if col in ('#b35806', '#e08214') else '#111111'} on {col}")
         s.append(" ")
@@ -260,8 +265,9 @@ def legend_lines(metrics: Sequence[str], *, compact: bool, compact_used: Sequenc
         meaning, direction = _metric_text(m)
         if not meaning and not direction:
             continue
-        line = Text(f"{m}: ", style="bold")
-        line.append(meaning.rstrip(". ") + (f"; {direction}" if direction else ""))
+        line = Text()
+        line.append(str(m), style="bold")
+        line.append(": " + meaning.rstrip(". ") + (f"; {direction}" if direction else ""))
         out.append(line)
     if compact:
         used = [v for v in theme.VERDICTS if v in set(compact_used or theme.VERDICTS)]
