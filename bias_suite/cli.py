@@ -215,7 +215,7 @@ def expand(
         console.print(f"wrote {len(ex)} examples to {escape(str(out))}", highlight=False)
 
 
-@app.command()
+@app.command(short_help="Check suite files and the identity-term files they use.")
 def validate(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
@@ -326,6 +326,24 @@ def run(
 
         parts = [res.results] + ([res.sequence.results] if getattr(res, "sequence", None) is not None else [])
         _gate(pd.concat(parts, ignore_index=True), rules)
+
+
+def _with_example_limit(max_examples: int, fn):
+    """``fn(suites, ...)`` run under an expansion limit of ``max_examples``,
+    after every suite passed validate's checks: a bad or oversized suite is
+    refused before any prediction (also the NER part of a mixed run)."""
+    from .suites import check_size, example_limit, find_suite, load_suite, validate_suite
+
+    def call(suites, *args, **kwargs):
+        loaded = [load_suite(find_suite(s)) for s in suites]
+        for task in dict.fromkeys(s.task for s in loaded):  # classification and NER parts expand separately
+            check_size([s for s in loaded if s.task == task], attributes=kwargs.get("attributes"), max_examples=max_examples)
+        for s in loaded:
+            validate_suite(s, attributes=kwargs.get("attributes"), max_examples=float("inf"))
+        with example_limit(max_examples):
+            return fn(suites, *args, **kwargs)
+
+    return call
 
 
 def _print_results(parts, *, title: str, files: list, intervals=None, quiet: bool = False, detail: bool = False,

@@ -191,7 +191,7 @@ def _verdict_table(a, res: pd.DataFrame):
     title = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no verdicts"
     t = Table(title=f"{escape(str(a))} — verdicts: {title}", title_justify="left")
     for col in ("metric", "class", "group", "value [interval]", "τ", "×τ", "verdict", "reason"):
-        t.add_column(col, justify="right" if col in ("value [interval]", "τ", "×τ") else "left", overflow="fold")
+        t.add_column(escape(col), justify="right" if col in ("value [interval]", "τ", "×τ") else "left", overflow="fold")
     for r in hit.head(VERDICT_ROWS).to_dict("records"):
         g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
         t.add_row(escape(str(r["metric"])), escape(str(r["class"])), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
