@@ -116,7 +116,7 @@ def test_results_without_verdicts_say_so():
     res = results_frame([{"metric": "FNED", "family": "BCM", "view": "group", "attribute": "a", "class": "c",
                           "group": "g", "value": 0.1, "ci_low": None, "ci_high": None, "n": 3, "note": None}])
     out, n = render(HeadlineInput(res, files=["o/results.csv"]), 80)
-    assert "no verdicts" in out and n <= 3
+    assert "No verdicts to summarise" in out and n <= 3
 
 
 def test_tasks_stay_apart_in_one_headline():
@@ -190,7 +190,7 @@ def test_run_and_evaluate_print_one_screen(tmp_path):
     if judged:
         assert "Overview" in r.stdout and "Top findings" in r.stdout and "Worst counterfactual pair" in r.stdout
     else:
-        assert "carry no verdicts" in r.stdout
+        assert "No verdicts to summarise" in r.stdout
     detail = runner.invoke(app, args + ["--detail"], env={"COLUMNS": "200"})
     assert detail.exit_code == 0 and "group view" in detail.stdout and len(detail.stdout.splitlines()) > 100
     assert "full tables:" in detail.stdout and "--detail" not in detail.stdout.split("full tables:")[1]

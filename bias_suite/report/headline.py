@@ -362,7 +362,7 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
     if res is None or len(res) == 0:
         return out + [Text("no results")]
     if not _has_verdicts(res):
-        out.append(Text("These results carry no verdicts: run with --bootstrap > 0 for intervals and verdicts.",
+        out.append(Text("No verdicts to summarise in these results (verdicts need intervals: --bootstrap B > 0).",
                         style=theme.WARN))
         where = _where_line(inp.files, inp.detail_hint)
         return out + ([where] if where is not None else [])
