@@ -362,8 +362,9 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
     if res is None or len(res) == 0:
         return out + [Text("no results")]
     if not _has_verdicts(res):
-        out.append(Text("No verdicts to summarise in these results (verdicts need intervals: --bootstrap B > 0).",
-                        style=theme.WARN))
+        why = ("verdicts need intervals: --bootstrap B > 0" if "effect" in res.columns
+               else "they have no verdict, threshold and effect columns")
+        out.append(Text(f"No verdicts to summarise in these results ({why}).", style=theme.WARN))
         where = _where_line(inp.files, inp.detail_hint)
         return out + ([where] if where is not None else [])
     sm = _summary()
