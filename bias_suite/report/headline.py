@@ -75,6 +75,17 @@ def _summary():
     return summary
 
 
+_OVERVIEW_NAMES = {"worst": "verdict", "worst_verdict": "verdict", "max_effect": "effect", "effect_max": "effect"}
+
+
+def overview(results: pd.DataFrame) -> pd.DataFrame:
+    """:func:`bias_suite.stats.summary.overview` with the column names the
+    renderers read: attribute, topic, verdict (the worst), effect (the
+    largest, in tau), metric, class, group."""
+    ov = _summary().overview(results)
+    return ov.rename(columns={k: v for k, v in _OVERVIEW_NAMES.items() if k in ov.columns and v not in ov.columns})
+
+
 def combine_results(parts: Sequence[tuple]) -> pd.DataFrame:
     """Concatenate (label, results) parts of one run. When there are several
     parts, attributes are suffixed with their label ("nationality (NER)")
@@ -368,7 +379,7 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
         where = _where_line(inp.files, inp.detail_hint)
         return out + ([where] if where is not None else [])
     sm = _summary()
-    ov = sm.overview(res)
+    ov = overview(res)
     out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
             overview_table(ov, compact=compact, max_rows=max_attributes)]
     fd = sm.findings(res)
@@ -422,7 +433,7 @@ def _grid_fits(inp: HeadlineInput, width: int) -> bool:
     """Whether the overview grid with full verdict words fits ``width``."""
     from rich.console import Console
 
-    t = overview_table(_summary().overview(inp.results), compact=False)
+    t = overview_table(overview(inp.results), compact=False)
     return Console(file=io.StringIO(), width=10_000, color_system=None).measure(t).maximum <= width
 
 

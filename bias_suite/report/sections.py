@@ -232,7 +232,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     attributes x topics grid (worst verdict, largest effect in tau) and the
     top findings (the largest per group and topic), as in the terminal."""
     from .charts import scale_legend
-    from .headline import JUDGED, _distinct, _has_verdicts, _summary, effect_text, who
+    from .headline import JUDGED, _distinct, _has_verdicts, _summary, effect_text, overview, who
 
     if results is None or results.empty or not _has_verdicts(results):
         return ('<section id="overview"><p class="muted">These results carry no verdicts; run with a bootstrap '
@@ -246,7 +246,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
               f"from its no-bias value b: {scale_legend(signed=False)}</div>"
               f'<div>Heatmaps: {scale_legend(signed=True)} · marks {marks} · verdicts are words; hover a metric for '
               "its meaning and direction.</div></div>")
-    ov = sm.overview(results)
+    ov = overview(results)
     topics = list(pd.unique(ov["topic"]))
     order = (ov.assign(_s=ov["verdict"].map(theme.severity), _e=-pd.to_numeric(ov["effect"], errors="coerce").fillna(-1))
              .groupby("attribute", sort=False)[["_s", "_e"]].min().sort_values(["_s", "_e"], kind="stable"))
