@@ -40,9 +40,9 @@ models: $(STAMP)
 SENTIMENT_SUITES := $(filter-out templates/ner_%,$(wildcard templates/*.yaml))
 NER_SUITES := $(wildcard templates/ner_*.yaml)
 demo: $(STAMP)
-	$(VENV)/bin/bias-suite run $(SENTIMENT_SUITES) --model default-sentiment --out $(OUT) --report
+	$(VENV)/bin/bias-suite run $(SENTIMENT_SUITES) --model default-sentiment --out $(OUT) --report --lines 35
 	$(VENV)/bin/bias-suite plot $(OUT) --out $(OUT)/figures --format png
-	$(VENV)/bin/bias-suite run $(NER_SUITES) --model default-ner --out $(OUT)/ner --report
+	$(VENV)/bin/bias-suite run $(NER_SUITES) --model default-ner --out $(OUT)/ner --report --lines 24
 
 # The HTML report is tested in headless Chromium (Debian chromium + chromium-driver).
 test: $(STAMP)

@@ -261,6 +261,7 @@ def run(
     trust_remote_code: bool = typer.Option(False, help="Allow model code from the model folder/hub (off by default)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
+    lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
     report: bool = typer.Option(False, "--report", help="Also write the HTML report (OUT/report.html)."),
     fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="Exit 3 when a value meets this condition, e.g. 'BPSN<0.9' (repeatable)."),
     fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on-verdict", help="Exit 3 when this metric has a 'bias detected' verdict (repeatable; '*' for any)."),
@@ -320,7 +321,7 @@ def run(
                        f"{len(p.results)} result rows" for p, _ in parts)
     _print_results([(p.results, p.scored, "NER" if p.scored.task != "classification" else "") for p, _ in parts],
                    title=title, files=files, intervals=(res.metadata or {}).get("intervals"), quiet=quiet,
-                   detail=detail, used=used)
+                   detail=detail, used=used, lines=lines)
     if rules:
         import pandas as pd
 
@@ -347,10 +348,10 @@ def _with_example_limit(max_examples: int, fn):
 
 
 def _print_results(parts, *, title: str, files: list, intervals=None, quiet: bool = False, detail: bool = False,
-                   used: int = 0, attributes=None) -> None:
+                   used: int = 0, attributes=None, lines: int = 60) -> None:
     """The one-screen headline of ``parts`` [(results, scored, label)]; the
     per-group tables first with ``--detail``; one line with ``--quiet``."""
-    from .report.headline import MAX_LINES, HeadlineInput, combine_results, print_headline
+    from .report.headline import HeadlineInput, combine_results, print_headline
 
     if quiet:
         console.print(escape(title) + " → " + escape(", ".join(files)), highlight=False, soft_wrap=True)
@@ -367,7 +368,7 @@ def _print_results(parts, *, title: str, files: list, intervals=None, quiet: boo
     combined = combine_results([(label, results) for results, _, label in parts])
     inp = HeadlineInput(combined, scored=[(label, s) for _, s, label in parts], intervals=intervals, files=files,
                         detail_hint=not detail, title=title)
-    print_headline(inp, console=console, max_lines=MAX_LINES - used)
+    print_headline(inp, console=console, max_lines=lines - used)
 
 
 def _read_table(suites, fmt, text, group, attribute_name, attribute, attribute_columns, template, term, label, id_, label_map,
@@ -516,6 +517,7 @@ def evaluate(
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
     detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
+    lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
 ):
     """Compute every applicable metric on a scored-examples file (bring your own predictions)."""
     import pandas as pd
@@ -558,7 +560,7 @@ def evaluate(
         _fail(e)
     _print_results([(res, data, "")], title=f"{scored}: {len(data)} examples, {len(res)} result rows",
                    files=[f"{out}/results.csv", f"bias-suite report {out}"], intervals=_intervals_of(out),
-                   quiet=quiet, detail=detail, attributes=attribute)
+                   quiet=quiet, detail=detail, attributes=attribute, lines=lines)
 
 
 def _intervals_of(folder: Path):
