@@ -275,7 +275,9 @@ def run(
     num_workers: Optional[int] = typer.Option(None, "--num-workers", help="Ray predictor actors (default: one per GPU, else one per CPU)."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models and taggers: float32 (default), bf16 (GPUs, and CPUs with native bf16 such as AMX), fp16 (GPUs) or int8 (dynamic int8 quantization on the CPU). Faster, but probabilities move; see docs/scale.md."),
     invariance: bool = typer.Option(True, "--invariance/--no-invariance", help="Add CheckList INV fail rates over the counterfactual templates."),
-    inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="INV fails when any class probability moves by more than this (classification; NER: any tag outside the identity changes)."),
+    inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="Threshold of the INV rule (classification; NER: any tag outside the identity changes)."),
+    inv_criterion: str = typer.Option("checklist", "--inv-criterion", help="INV rule (classification): checklist = CheckList's Expect.inv, a case fails only when the prediction flips (INV-FailRate); prob = fails when any class probability moves by more than --inv-threshold (INV-ProbShift-FailRate)."),
+    inv_cases: str = typer.Option("all_terms", "--inv-cases", help="INV test cases: all_terms = every term of every group per template, as a CheckList perturbation; per_group = one seeded term per group."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
     """Expand suites, run the model, compute metrics, print a one-screen summary and write results.
@@ -293,7 +295,7 @@ def run(
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
             cache=(cache_dir if cache_dir is not None else True) if cache else False,
             engine=_engine(engine, ray_address, num_workers, quiet), dtype=dtype, invariance=invariance,
-            inv_threshold=inv_threshold,
+            inv_threshold=inv_threshold, inv_criterion=inv_criterion, inv_cases=inv_cases,
         )
     except BiasSuiteError as e:
         _fail(e)

@@ -129,6 +129,8 @@ def run(
     significance: bool = True,
     invariance: bool = True,
     inv_threshold: float = 0.1,
+    inv_criterion: str = "checklist",
+    inv_cases: str = "all_terms",
     bootstrap: int = 200,
     confidence: float = 0.95,
     bernstein: bool = True,
@@ -158,6 +160,12 @@ def run(
         :class:`~bias_suite.predict.PredictionCache`; a second run of the same
         suites and model makes no forward passes, an interrupted one resumes.
     engine : "local", "ray" or an engine object (:mod:`bias_suite.predict.engines`).
+    inv_criterion / inv_cases : the INV rows: "checklist" (CheckList's
+        ``Expect.inv``, metric ``INV-FailRate``) or "prob" (any class
+        probability moves by more than ``inv_threshold``, metric
+        ``INV-ProbShift-FailRate``); "all_terms" (every term of every group
+        in one case, as a CheckList perturbation) or "per_group" (one seeded
+        term per group).
     dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs;
         "int8": dynamic int8 quantization on the CPU).
     """
@@ -218,7 +226,8 @@ def run(
     if invariance:  # CheckList INV fail rates on the scored probabilities (no new predictions)
         from .interop import invariance_for_run
 
-        parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=_present(group_order, examples)))
+        parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=_present(group_order, examples),
+                                        criterion=inv_criterion, mode=inv_cases))
     records = [r for part in parts for r in part.to_dict("records")]  # (pd.concat warns on all-null columns)
     results = results_frame(records)
     results["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)  # the bootstrap's metric verdicts
@@ -240,6 +249,8 @@ def run(
         "bootstrap": bootstrap,
         "confidence": confidence,
         "inv_threshold": inv_threshold if invariance else None,
+        "inv_criterion": inv_criterion if invariance else None,
+        "inv_cases": inv_cases if invariance else None,
         "predictions": pstats[0].to_dict(),
         "python": platform.python_version(),
         "versions": _library_versions(),

@@ -16,9 +16,15 @@ import warnings
 __all__ = ["invariance_for_run"]
 
 
-def invariance_for_run(scored, *, threshold: float = 0.1, seed: int = 0, group_order_override=None):
+def invariance_for_run(scored, *, threshold: float = 0.1, seed: int = 0, group_order_override=None,
+                       criterion: str | None = None, mode: str = "all_terms"):
     """INV fail-rate rows for ``bias-suite run`` (fast path: the already
     scored probabilities are replayed, nothing is predicted again).
+
+    Defaults follow CheckList: ``criterion="checklist"`` (``Expect.inv``: a
+    case fails only when the prediction flips) and ``mode="all_terms"``
+    (every term of every group in one case, as a CheckList perturbation
+    gives). ``criterion="prob"`` gives ``INV-ProbShift-FailRate`` rows.
 
     Returns an empty results table, with a warning, when the ``checklist``
     package is not installed, so that runs without it still finish.
@@ -30,4 +36,5 @@ def invariance_for_run(scored, *, threshold: float = 0.1, seed: int = 0, group_o
 
         warnings.warn(f"invariance (CheckList INV) rows skipped: cannot import checklist ({e})", stacklevel=2)
         return empty_results()
-    return invariance_rows(scored, threshold=threshold, seed=seed, group_order_override=group_order_override)
+    return invariance_rows(scored, threshold=threshold, seed=seed, group_order_override=group_order_override,
+                           criterion=criterion, mode=mode)

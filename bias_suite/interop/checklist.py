@@ -63,7 +63,7 @@ from ..exceptions import BiasSuiteError, ModelError
 from ..metrics.engine import results_frame
 
 __all__ = [
-    "INV_METRIC", "FAMILY", "VIEW", "CAPABILITY", "DillWarning",
+    "INV_METRIC", "PROB_METRIC", "inv_metric_name", "FAMILY", "VIEW", "CAPABILITY", "DillWarning",
     "prob_invariance", "tag_invariance", "checklist_predict_fn", "tagger_predict_fn", "ScoredLookup",
     "invariance_tests", "to_testsuite", "run_testsuite", "invariance_rows", "failures",
     "MetricTest", "SignificanceTest", "BiasTestSuite", "add_test",
@@ -73,7 +73,8 @@ __all__ = [
     "testsuite_to_dict", "testsuite_from_dict", "save_testsuite", "load_testsuite",
 ]
 
-INV_METRIC = "INV-FailRate"
+INV_METRIC = "INV-FailRate"  # CheckList's rule (Expect.inv) and the tags rule of sequence labelling
+PROB_METRIC = "INV-ProbShift-FailRate"  # bias_suite's probability-shift rule (criterion="prob")
 FAMILY = "invariance"
 VIEW = "counterfactual"
 CAPABILITY = "Fairness"
@@ -316,7 +317,8 @@ def _pair_differs(criterion, threshold, x, y) -> bool:
 def checklist_predict_fn(model, class_names: Sequence[str] | None = None, *, cache: bool = True):
     """A CheckList predict function ``texts -> (preds, confs)`` from any
     bias_suite model (a :class:`~bias_suite.models.base.Predictor` such as
-    ``HFClassifier``/``CallablePredictor``, a model folder, a plain or
+    ``HFClassifier``/``CallablePredictor``, a name ``bias-suite run --model``
+    takes: ``"default-sentiment"``, a model folder or hub id, a plain or
     CheckList-style function with ``class_names``).
 
     ``preds`` are class indices (argmax), ``confs`` an ``(n, C)`` array of
@@ -327,6 +329,10 @@ def checklist_predict_fn(model, class_names: Sequence[str] | None = None, *, cac
     """
     from ..models.base import as_predictor
 
+    if isinstance(model, (str, Path)):  # the names `bias-suite run --model` takes: one resolver for both
+        from ..run import load_predictor
+
+        model, _ = load_predictor(model, progress=False)
     if class_names is None and getattr(model, "class_names", None) is not None:
         class_names = list(model.class_names)
     pred = as_predictor(model, class_names)
@@ -529,7 +535,7 @@ def _build(src: _Source, *, threshold, mode, seed, criterion, group_order_overri
         if criterion != "tags":
             raise BiasSuiteError(f"sequence labelling supports criterion 'tags' only, got {criterion!r}")
     else:
-        criterion = criterion or "prob"
+        criterion = criterion or "checklist"
         if criterion == "tags":
             raise BiasSuiteError("criterion 'tags' is for sequence labelling")
     if criterion not in CRITERIA:
@@ -555,7 +561,7 @@ def _build(src: _Source, *, threshold, mode, seed, criterion, group_order_overri
     return tests, empty
 
 
-def invariance_tests(examples_or_suite, *, threshold: float = 0.1, mode: str = "per_group", seed: int = 0,
+def invariance_tests(examples_or_suite, *, threshold: float = 0.1, mode: str = "all_terms", seed: int = 0,
                      criterion: str | None = None, attributes=None, group_order_override=None,
                      class_names: Sequence[str] | None = None, capability: str = CAPABILITY) -> list:
     """One real ``checklist.test_types.INV`` per attribute (module docstring).
@@ -864,7 +870,7 @@ class BiasTestSuite(TestSuite):
                         format_example_fn=format_example_fn, print_fn=print_fn, overwrite=overwrite)
 
 
-def to_testsuite(examples_or_suite, *, threshold: float = 0.1, mode: str = "per_group", seed: int = 0,
+def to_testsuite(examples_or_suite, *, threshold: float = 0.1, mode: str = "all_terms", seed: int = 0,
                  criterion: str | None = None, attributes=None, group_order_override=None,
                  class_names: Sequence[str] | None = None, metrics=None, metric_threshold: float = 0.1,
                  significance: bool = False, alpha: float = 0.05, max_tuples: int | None = 100,
@@ -984,7 +990,7 @@ def _rows_for(test) -> list:
     live = [d for d in idxs if status[d] is not None]
     fails = [d for d in live if not bool(status[d])]
     n = len(live)
-    rows = [_row(a, None, len(fails) / n if n else None, n, None if n else "no test cases")]
+    rows = [_row(a, None, len(fails) / n if n else None, n, None if n else "no test cases", crit)]
     members = {d: _case_members(test, d) for d in fails}
     case_groups = {d: {m.get("group") for m in test.meta[d]} for d in live}
     for g1, g2 in itertools.combinations(groups, 2):
@@ -997,16 +1003,22 @@ def _rows_for(test) -> list:
             ys = [m for m in members[d] if m[2].get("group") == g2]
             if any(_pair_differs(crit, thr, x, y) for x in xs for y in ys):
                 hit += 1
-        rows.append(_row(a, f"{g1}|{g2}", hit / n_ab if n_ab else None, n_ab, None if n_ab else "no test cases with both groups"))
+        rows.append(_row(a, f"{g1}|{g2}", hit / n_ab if n_ab else None, n_ab, None if n_ab else "no test cases with both groups", crit))
     return rows
 
 
-def _row(attribute, group, value, n, note=None) -> dict:
-    return {"metric": INV_METRIC, "family": FAMILY, "view": VIEW, "attribute": attribute, "class": "all",
+def inv_metric_name(criterion: str | None) -> str:
+    """The metric name of INV rows computed by ``criterion``: only CheckList's
+    own rule (and the tags rule) is called ``INV-FailRate``."""
+    return PROB_METRIC if criterion == "prob" else INV_METRIC
+
+
+def _row(attribute, group, value, n, note=None, criterion=None) -> dict:
+    return {"metric": inv_metric_name(criterion), "family": FAMILY, "view": VIEW, "attribute": attribute, "class": "all",
             "group": group, "value": value, "ci_low": None, "ci_high": None, "n": n, "note": note}
 
 
-def invariance_rows(source, model=None, *, threshold: float = 0.1, mode: str = "per_group", seed: int = 0,
+def invariance_rows(source, model=None, *, threshold: float = 0.1, mode: str = "all_terms", seed: int = 0,
                     criterion: str | None = None, attributes=None, group_order_override=None,
                     class_names: Sequence[str] | None = None) -> pd.DataFrame:
     """INV fail rates as tidy result rows (module docstring).
@@ -1022,14 +1034,14 @@ def invariance_rows(source, model=None, *, threshold: float = 0.1, mode: str = "
     for t in tests:
         rows.extend(_rows_for(t))
     for a, _groups in empty:
-        rows.append(_row(a, None, None, 0, "no counterfactual template contains every group"))
+        rows.append(_row(a, None, None, 0, "no counterfactual template contains every group", criterion))
     return results_frame(rows)
 
 
 FAILURE_COLUMNS = ["test", "attribute", "template", "groups", "terms", "sentences", "probs", "preds", "change", "pairs"]
 
 
-def failures(source, model=None, *, threshold: float = 0.1, mode: str = "per_group", seed: int = 0,
+def failures(source, model=None, *, threshold: float = 0.1, mode: str = "all_terms", seed: int = 0,
              criterion: str | None = None, attributes=None, group_order_override=None,
              class_names: Sequence[str] | None = None) -> pd.DataFrame:
     """The failing INV test cases, one row each: test, attribute, template,
@@ -1174,7 +1186,7 @@ def _metrics_and_inv(scored, suite, *, metrics, significance, max_tuples, seed, 
 
 
 def run_checklist(examples_or_suite, predict_fn, *, class_names: Sequence[str] | None = None, threshold: float = 0.1,
-                  mode: str = "per_group", seed: int = 0, criterion: str | None = None, metrics=None,
+                  mode: str = "all_terms", seed: int = 0, criterion: str | None = None, metrics=None,
                   significance: bool = True, max_tuples: int | None = 100, attributes=None,
                   tests: Iterable = (), verbose: bool = False) -> CheckListRun:
     """Run a CheckList user's predict function (``texts -> (preds, confs)`` or
