@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from checklist.editor import Editor
+    from checklist.expect import Expect
     from checklist.pred_wrapper import PredictorWrapper
     from checklist.test_suite import TestSuite as CheckListSuite
     from checklist.test_types import INV, MFT
@@ -98,7 +99,7 @@ def row(rows, group=None):
 
 # ---------------------------------------------------------------- INV objects
 def test_inv_tests_are_real_checklist_objects(toy_suite):
-    tests = invariance_tests(toy_suite, mode="per_group", seed=3)
+    tests = invariance_tests(toy_suite, mode="per_group", seed=3, criterion="prob")
     assert len(tests) == 1 and type(tests[0]) is INV
     t = tests[0]
     assert t.name == "INV gen" and t.capability == "Fairness"
@@ -107,21 +108,21 @@ def test_inv_tests_are_real_checklist_objects(toy_suite):
         assert [m["group"] for m in meta] == ["female", "male", "nonbinary"]  # one variant per group, group order
         assert len({m["template"] for m in meta}) == 1
         assert all(set(m) >= {"id", "template", "attribute", "group", "term", "label"} for m in meta)
-    again = invariance_tests(toy_suite, mode="per_group", seed=3)[0]
+    again = invariance_tests(toy_suite, mode="per_group", seed=3, criterion="prob")[0]
     assert again.data == t.data  # seeded: deterministic
-    full = invariance_tests(toy_suite, mode="all_terms")[0]
+    full = invariance_tests(toy_suite, mode="all_terms", criterion="prob")[0]
     assert [m["term"] for m in full.meta[0]] == ["woman", "girl", "man", "boy", "enby"]
     assert t.bias_suite["threshold"] == 0.1 and t.bias_suite["groups"] == ["female", "male", "nonbinary"]
 
 
 def test_fail_rate_equals_hand_count(toy_suite):
     pred = hand_predictor(toy_suite)
-    suite = to_testsuite(toy_suite, mode="all_terms", threshold=0.1)
+    suite = to_testsuite(toy_suite, mode="all_terms", threshold=0.1, criterion="prob")
     run_testsuite(suite, pred)
     inv = suite.tests["INV gen"]
     assert inv.get_stats().fails == 2  # CheckList's own count: t2 and t3
     rows = invariance_rows(suite)
-    assert set(rows["family"]) == {"invariance"} and set(rows["metric"]) == {"INV-FailRate"}
+    assert set(rows["family"]) == {"invariance"} and set(rows["metric"]) == {"INV-ProbShift-FailRate"}
     assert set(rows["class"]) == {"all"} and set(rows["view"]) == {"counterfactual"}
     assert row(rows)["value"] == pytest.approx(2 / 4) and row(rows)["n"] == 4
     # pairs: failing cases in which a sentence of each group differs by > 0.1
@@ -132,13 +133,13 @@ def test_fail_rate_equals_hand_count(toy_suite):
     rows_cl = invariance_rows(toy_suite, pred, mode="all_terms", criterion="checklist")
     assert row(rows_cl)["value"] == pytest.approx(1 / 4)
     # a looser threshold passes everything
-    assert row(invariance_rows(toy_suite, pred, mode="all_terms", threshold=0.4))["value"] == 0
+    assert row(invariance_rows(toy_suite, pred, mode="all_terms", threshold=0.4, criterion="prob"))["value"] == 0
 
 
 def test_per_group_fail_rate_matches_direct_count(toy_suite):
     pred = hand_predictor(toy_suite)
     for seed in range(4):
-        t = invariance_tests(toy_suite, mode="per_group", seed=seed)[0]
+        t = invariance_tests(toy_suite, mode="per_group", seed=seed, criterion="prob")[0]
         run_testsuite([t], pred)
         count = 0
         for case in t.data:
@@ -149,7 +150,7 @@ def test_per_group_fail_rate_matches_direct_count(toy_suite):
 
 
 def test_failures_table(toy_suite):
-    fails = failures(toy_suite, hand_predictor(toy_suite), mode="all_terms")
+    fails = failures(toy_suite, hand_predictor(toy_suite), mode="all_terms", criterion="prob")
     assert list(fails["template"]) == ["toy/t2", "toy/t3"]
     f2 = fails.iloc[0]
     assert f2["sentences"][0] == "The woman was awful." and f2["groups"][0] == "female"
@@ -163,7 +164,7 @@ def test_inv_with_tiny_hf_model_matches_hand_count(toy_suite, tmp_path):
     from bias_suite.models import HFClassifier
 
     model = HFClassifier(make_tiny_classifier(tmp_path / "tiny"), device="cpu", progress=False)
-    tests = invariance_tests(toy_suite, mode="all_terms")
+    tests = invariance_tests(toy_suite, mode="all_terms", criterion="prob")
     changes = []
     for case in tests[0].data:
         P = model.predict_proba(case)
@@ -171,7 +172,7 @@ def test_inv_with_tiny_hf_model_matches_hand_count(toy_suite, tmp_path):
     s = sorted(set(np.round(changes, 6)))
     threshold = float((s[len(s) // 2 - 1] + s[len(s) // 2]) / 2) if len(s) > 1 else 0.0
     hand = sum(c > threshold for c in changes) / len(changes)
-    suite = to_testsuite(toy_suite, mode="all_terms", threshold=threshold)
+    suite = to_testsuite(toy_suite, mode="all_terms", threshold=threshold, criterion="prob")
     run_testsuite(suite, model)
     assert row(invariance_rows(suite))["value"] == pytest.approx(hand)
     assert suite.tests["INV gen"].get_stats().fail_rate == pytest.approx(100 * hand)
@@ -197,7 +198,7 @@ def test_fast_path_equals_predicting_again(toy_suite, tmp_path):
 
 def test_fast_path_on_scored_examples_and_hand_count(toy_suite):
     scored = predict_examples(expand_suite(toy_suite), hand_predictor(toy_suite))
-    rows = invariance_rows(scored, mode="all_terms")  # no model: replays the scored probabilities
+    rows = invariance_rows(scored, mode="all_terms", criterion="prob")  # no model: replays the scored probabilities
     assert row(rows)["value"] == pytest.approx(0.5)
     with pytest.raises(BiasSuiteError, match="pass a model"):
         invariance_rows(expand_suite(toy_suite))
@@ -206,7 +207,7 @@ def test_fast_path_on_scored_examples_and_hand_count(toy_suite):
 # ---------------------------------------------------------------- export / import
 def test_export_raw_file_import_round_trip(toy_suite, tmp_path):
     pred = hand_predictor(toy_suite)
-    paths = export_checklist(toy_suite, tmp_path / "exp")
+    paths = export_checklist(toy_suite, tmp_path / "exp", criterion="prob")
     lines = paths["raw_file"].read_text().split("\n")
     assert len(lines) == 20 and lines[0] == "The woman was great."
     # "elsewhere": a model writes CheckList's pred_and_softmax file for the raw file
@@ -226,13 +227,13 @@ def test_export_raw_file_import_round_trip(toy_suite, tmp_path):
     merged = m_want.merge(m_got, on=["metric", "attribute", "class", "group"], how="left", suffixes=("", "_got"))
     assert np.allclose(merged["value"].astype(float), merged["value_got"].astype(float), equal_nan=True, atol=1e-9)
     inv = res.results[res.results["family"] == "invariance"].reset_index(drop=True)
-    pd.testing.assert_frame_equal(inv, invariance_rows(direct, mode="all_terms"))
+    pd.testing.assert_frame_equal(inv, invariance_rows(direct, mode="all_terms", criterion="prob"))
     assert list(res.failures["template"]) == ["toy/t2", "toy/t3"]
 
 
 def test_import_class_name_predictions_and_softmax_format(toy_suite, tmp_path):
     pred = hand_predictor(toy_suite)
-    paths = export_checklist(toy_suite, tmp_path / "exp", mode="per_group", seed=1)
+    paths = export_checklist(toy_suite, tmp_path / "exp", mode="per_group", seed=1, criterion="prob")
     texts = paths["raw_file"].read_text().split("\n")
     P = pred.predict_proba(texts)
     named = [f"{CLASSES[int(np.argmax(p))]} " + " ".join(map(str, p)) for p in P]
@@ -242,14 +243,14 @@ def test_import_class_name_predictions_and_softmax_format(toy_suite, tmp_path):
     b = import_checklist(tmp_path / "exp", tmp_path / "soft.txt", file_format="softmax")
     pd.testing.assert_frame_equal(a.results, b.results)
     # the imported per-group suite is the exported one: same sentences as to_testsuite with that seed
-    assert a.suite.tests["INV gen"].data == invariance_tests(toy_suite, mode="per_group", seed=1)[0].data
+    assert a.suite.tests["INV gen"].data == invariance_tests(toy_suite, mode="per_group", seed=1, criterion="prob")[0].data
     (tmp_path / "short.txt").write_text("\n".join(named[:-1]) + "\n")
     with pytest.raises(BiasSuiteError, match="prediction lines"):
         import_checklist(tmp_path / "exp", tmp_path / "short.txt")
 
 
 def test_testsuite_examples_round_trip(toy_suite):
-    suite = to_testsuite(toy_suite, mode="all_terms")
+    suite = to_testsuite(toy_suite, mode="all_terms", criterion="prob")
     ex = examples_from_testsuite(suite).set_index("id").sort_index()
     want = expand_suite(toy_suite).set_index("id").sort_index()
     for col in ("template", "attribute", "group", "term", "text", "label"):
@@ -277,13 +278,13 @@ def test_from_editor_examples_metrics_and_inv():
         return np.stack([1 - p, p], axis=1)
 
     predict_fn = PredictorWrapper.wrap_softmax(softmax)
-    out = run_checklist(ex, predict_fn, class_names=["negative", "positive"], metrics=["CFGap", "FNED"])
+    out = run_checklist(ex, predict_fn, class_names=["negative", "positive"], metrics=["CFGap", "FNED"], criterion="prob")
     res = out.results
     cf = res[(res["metric"] == "CFGap") & (res["class"] == "positive") & res["group"].isna()]["value"].iloc[0]
     assert cf == pytest.approx(0.3)  # |0.6 - 0.9| on every (female, male) tuple
     inv = res[(res["family"] == "invariance") & res["group"].isna()]["value"].iloc[0]
     assert inv == 1.0  # every template changes by 0.3 > 0.1
-    assert {"INV-FailRate", "CFGap[positive]", "FNED[positive]"} <= set(out.side_by_side().columns)
+    assert {"INV-ProbShift-FailRate", "CFGap[positive]", "FNED[positive]"} <= set(out.side_by_side().columns)
     # the same through the standalone metrics engine
     scored = predict_examples(ex, CallablePredictor(predict_fn, ["negative", "positive"]))
     assert evaluate(scored, metrics=["CFGap"]).query("`class` == 'positive' and group.isna()")["value"].iloc[0] == pytest.approx(cf)
@@ -315,7 +316,7 @@ def test_templates_and_lexicons_to_suite_yaml(tmp_path):
 def test_mixed_testsuite_summary(toy_suite):
     pred = hand_predictor(toy_suite)
     suite = CheckListSuite()  # CheckList's own class
-    inv = invariance_tests(toy_suite, mode="all_terms")[0]
+    inv = invariance_tests(toy_suite, mode="all_terms", criterion="prob")[0]
     suite.add(inv)
     suite.add(MFT(["I love it.", "It was awful."], labels=[2, 0], name="simple sentiment", capability="Vocabulary"))
     metric = MetricTest("CFGap", toy_suite, threshold=0.05)
@@ -444,11 +445,11 @@ def test_terminal_summary_shows_inv(toy_suite):
     from bias_suite.report.terminal import print_summary
 
     scored = predict_examples(expand_suite(toy_suite), hand_predictor(toy_suite))
-    res = pd.concat([evaluate(scored, metrics=["CFGap"]), invariance_rows(scored, mode="all_terms")], ignore_index=True)
+    res = pd.concat([evaluate(scored, metrics=["CFGap"]), invariance_rows(scored, mode="all_terms", criterion="prob")], ignore_index=True)
     console = Console(record=True, width=120)
     print_summary(res, scored, console=console)
     text = console.export_text()
-    assert "invariance (CheckList INV fail rate)" in text and "male|nonbinary" in text and "0.500" in text
+    assert "invariance (prob-shift fail rate)" in text and "male|nonbinary" in text and "0.500" in text
 
 
 def test_run_adds_inv_rows_for_ner_and_cli_threshold(tmp_path):
@@ -484,3 +485,90 @@ def test_run_adds_inv_rows_for_ner_and_cli_threshold(tmp_path):
         res = read_results(out)
         rates[thr] = res.loc[(res["metric"] == "INV-FailRate") & res["group"].isna(), "value"].iloc[0]
     assert rates["0.0001"] > rates["0.9"] == 0.0  # a tiny threshold fails on any change; 0.9 on none
+
+
+# ------------------------------------------------ CheckList's rule by default
+def test_default_rule_is_checklists_and_named_by_what_it_computes(toy_suite):
+    """Unless asked otherwise, INV rows are CheckList's: Expect.inv on every
+    term of every group; the probability-shift rule has its own metric name."""
+    pred = hand_predictor(toy_suite)
+    default = invariance_rows(toy_suite, pred)
+    assert set(default["metric"]) == {"INV-FailRate"} and row(default)["value"] == pytest.approx(1 / 4)
+    # the same cases through a plain CheckList INV with CheckList's own expectation
+    mine = invariance_tests(toy_suite)[0]
+    plain = INV(mine.data, expect=Expect.inv(0.1), threshold=0.1)
+    with redirect_stdout(io.StringIO()):
+        plain.run(checklist_predict_fn(pred), overwrite=True)
+    assert plain.get_stats().fails == 1 and len(plain.data) == 4
+    prob = invariance_rows(toy_suite, pred, criterion="prob")
+    assert set(prob["metric"]) == {"INV-ProbShift-FailRate"} and row(prob)["value"] == pytest.approx(2 / 4)
+
+
+def test_cli_inv_criterion_and_cases(tmp_path):
+    from _report_data import mini_names_suite
+
+    from bias_suite.cli import app
+    from bias_suite.report.files import read_results
+
+    runner = CliRunner()
+    model = make_tiny_classifier(tmp_path / "clf")
+    suite = mini_names_suite(tmp_path / "s")
+    metrics = {}
+    for crit, cases in (("checklist", "all_terms"), ("prob", "per_group")):
+        out = tmp_path / crit
+        r = runner.invoke(app, ["run", str(suite), "--model", str(model), "--out", str(out), "-q", "--bootstrap", "0",
+                                "--no-cache", "--inv-criterion", crit, "--inv-cases", cases])
+        assert r.exit_code == 0, r.output
+        res = read_results(out)
+        metrics[crit] = set(res.loc[res["family"] == "invariance", "metric"])
+        assert json.loads((out / "run.json").read_text())["inv_criterion"] == crit
+    assert metrics == {"checklist": {"INV-FailRate"}, "prob": {"INV-ProbShift-FailRate"}}
+    r = runner.invoke(app, ["run", str(suite), "--model", str(model), "-q", "--bootstrap", "0", "--no-cache",
+                            "--inv-criterion", "nope"])
+    assert r.exit_code != 0 and "criterion" in r.output and "Traceback" not in r.output
+
+
+def test_predict_fn_takes_the_cli_model_names(monkeypatch, toy_suite):
+    """checklist_predict_fn resolves a name with run.load_predictor (the CLI's
+    resolver) instead of treating it as a hub id."""
+    import bias_suite.run as run_mod
+
+    seen = []
+
+    def fake_load(model, **kw):
+        seen.append(model)
+        return hand_predictor(toy_suite), "default-sentiment"
+
+    monkeypatch.setattr(run_mod, "load_predictor", fake_load)
+    fn = checklist_predict_fn("default-sentiment")
+    assert seen == ["default-sentiment"] and fn.class_names == CLASSES
+    preds, confs = fn(["unknown text"])
+    assert confs.shape == (1, 3)
+
+
+def test_perturb_imports_offline(tmp_path):
+    """With no NLTK corpora and no network, perturb() still gives Perturb."""
+    import os
+    import subprocess
+    import sys
+
+    code = textwrap.dedent("""
+        import socket
+        def refuse(*a, **k):
+            raise OSError("network disabled in this test")
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        from bias_suite.interop import perturb
+        Perturb = perturb()
+        import spacy
+        print(Perturb.__name__, hasattr(Perturb, "change_names"))
+        import pattern.text.en.wordnet as wn
+        try:
+            wn.synsets("dog")
+        except RuntimeError as e:
+            print("wordnet:", "nltk" in str(e).lower())
+    """)
+    env = dict(os.environ, NLTK_DATA=str(tmp_path / "empty_nltk"), HOME=str(tmp_path))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "Perturb True" in p.stdout and "wordnet: True" in p.stdout

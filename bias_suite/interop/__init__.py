@@ -6,6 +6,9 @@
   bias_suite examples, and bias_suite metric/significance tests that sit in a
   CheckList ``TestSuite`` (docs/checklist.md).
 
+- :func:`perturb`: CheckList's ``Perturb`` class, importable offline
+  (:mod:`bias_suite.interop.perturb`).
+
 Importing this package does not import ``checklist`` (which imports spaCy and
 torch); :func:`invariance_for_run` imports it when called.
 """
@@ -13,7 +16,9 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["invariance_for_run"]
+from .perturb import perturb
+
+__all__ = ["invariance_for_run", "perturb"]
 
 
 def invariance_for_run(scored, *, threshold: float = 0.1, seed: int = 0, group_order_override=None,

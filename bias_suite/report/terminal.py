@@ -167,7 +167,9 @@ def invariance_table(a, res: pd.DataFrame):
     inv = res[res["family"] == "invariance"]
     if inv.empty:
         return None
-    t = Table(title=f"{_esc(a)} — invariance (CheckList INV fail rate)", title_justify="left")
+    rule = ("CheckList INV fail rate" if set(inv["metric"]) <= {"INV-FailRate"}
+            else "prob-shift fail rate")  # INV-ProbShift-FailRate is not CheckList's rule
+    t = Table(title=f"{_esc(a)} — invariance ({rule})", title_justify="left")
     for col in ("groups", "fail rate", "test cases"):
         t.add_column(col, justify="left" if col == "groups" else "right")
     for r in inv.itertuples(index=False):
