@@ -322,8 +322,8 @@ def test_mixed_testsuite_summary(toy_suite):
     metric = MetricTest("CFGap", toy_suite, threshold=0.05)
     add_test(suite, metric)
     add_test(suite, SignificanceTest(toy_suite, alpha=0.05))
-    with pytest.raises(KeyError):  # CheckList's TestSuite.add accepts exactly MFT/INV/DIR: use add_test
-        CheckListSuite().add(MetricTest("CFGap", toy_suite))
+    with pytest.raises(KeyError):  # CheckList's own add still refuses other test types
+        CheckListSuite().add(type("Other", (), {"name": "x", "capability": "c", "description": None})())
     fn = checklist_predict_fn(pred)
     suite.run(fn, verbose=False)
     buf = io.StringIO()
@@ -572,3 +572,72 @@ def test_perturb_imports_offline(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "Perturb True" in p.stdout and "wordnet: True" in p.stdout
+
+
+# ------------------------------------------------ any CheckList test in
+def _name_swap_inv():
+    """A CheckList user's INV: Perturb.perturb with a custom name-swapping function."""
+    from bias_suite.interop import perturb
+
+    Perturb = perturb()
+    sents = ["Emma is a great doctor.", "Emma was rude to me.", "I met Emma today."]
+
+    def swap(s):
+        return [s.replace("Emma", n) for n in ("Liam", "Olivia", "Noah")]
+
+    ret = Perturb.perturb(sents, swap, keep_original=True)
+    return INV(ret.data, name="names swap"), ret
+
+
+def test_from_checklist_reads_groups_from_the_perturbation():
+    from bias_suite.interop.from_tests import from_checklist
+
+    inv, ret = _name_swap_inv()
+    ex = from_checklist(inv)
+    assert ex["template"].nunique() == 3 and len(ex) == 12
+    assert set(ex["attribute"]) == {"gender"}
+    assert dict(zip(ex["term"], ex["group"])) == {"Emma": "female", "Olivia": "female", "Liam": "male", "Noah": "male"}
+    assert from_checklist(ret.data)["text"].tolist() == ex["text"].tolist()  # the plain list of variants too
+    own = from_checklist(inv, groups={"a": ["Emma", "Olivia"], "b": ["Liam", "Noah"]}, attribute="names")
+    assert set(own["group"]) == {"a", "b"} and set(own["attribute"]) == {"names"}
+    with pytest.raises(BiasSuiteError, match="known group"):
+        from_checklist([["I like tea.", "I like coffee."]])
+
+
+def test_user_inv_rows_equal_checklists_fail_rate():
+    """invariance_rows on an INV test bias_suite did not build: CheckList's
+    own fail rate, and metrics run on the same cases."""
+    from bias_suite.interop.from_tests import from_checklist
+    from bias_suite.scoring.scored import scored_from_arrays
+
+    inv, _ = _name_swap_inv()
+
+    def probs(texts):  # flips "Emma is a great doctor." for Noah only
+        return np.array([[0.7, 0.0, 0.3] if ("Noah" in t and "great" in t) else
+                         ([0.2, 0.0, 0.8] if "great" in t else [0.8, 0.0, 0.2]) for t in texts])
+
+    fn = PredictorWrapper.wrap_softmax(probs)
+    with redirect_stdout(io.StringIO()):
+        inv.run(fn, overwrite=True)
+    assert inv.get_stats().fails == 1
+    rows = invariance_rows([inv])
+    assert row(rows)["value"] == pytest.approx(1 / 3) and row(rows)["n"] == 3
+    assert row(rows, "female|male")["value"] == pytest.approx(1 / 3)
+    fails = failures([inv])
+    assert len(fails) == 1 and "Noah" in fails["terms"].iloc[0]
+    ex = from_checklist(inv)
+    scored = scored_from_arrays(ex.assign(label=None), probs(ex["text"].tolist()), CLASSES)
+    res = evaluate(scored, metrics=["CFGap"])
+    assert res["value"].notna().any()
+    with pytest.raises(BiasSuiteError, match="no INV test"):
+        invariance_rows([MFT(["a"], labels=0)])
+
+
+def test_plain_testsuite_add_takes_bias_tests(toy_suite):
+    suite = CheckListSuite()
+    suite.add(MetricTest("CFGap", toy_suite, threshold=0.05))
+    suite.add(invariance_tests(toy_suite)[0])
+    assert suite.info["CFGap (|value| <= 0.05)"]["type"] == "METRIC" and suite.info["INV gen"]["type"] == "INV"
+    with redirect_stdout(io.StringIO()):
+        suite.run(checklist_predict_fn(hand_predictor(toy_suite)), overwrite=True)
+    assert suite.tests["INV gen"].get_stats().fails == 1

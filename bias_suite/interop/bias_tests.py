@@ -272,7 +272,7 @@ def add_test(suite: TestSuite, test, name=None, capability=None, description=Non
     does (``suite.tests``/``suite.info``, with type ``METRIC``/``SIG``),
     because ``TestSuite.add`` accepts exactly MFT, INV and DIR."""
     if not isinstance(test, _BiasSuiteTest):
-        return TestSuite.add(suite, test, name=name, capability=capability, description=description,
+        return _CHECKLIST_ADD(suite, test, name=name, capability=capability, description=description,
                              format_example_fn=format_example_fn, print_fn=print_fn, overwrite=overwrite)
     name = name or test.name
     capability = capability or test.capability
@@ -292,6 +292,23 @@ def add_test(suite: TestSuite, test, name=None, capability=None, description=Non
         suite.info[name]["format_example_fn"] = format_example_fn
     if print_fn:
         suite.info[name]["print_fn"] = print_fn
+
+
+_CHECKLIST_ADD = getattr(TestSuite.add, "checklist_add", TestSuite.add)
+
+
+def _suite_add(self, test, name=None, capability=None, description=None, format_example_fn=None, print_fn=None,
+               overwrite=False):
+    return add_test(self, test, name=name, capability=capability, description=description,
+                    format_example_fn=format_example_fn, print_fn=print_fn, overwrite=overwrite)
+
+
+# CheckList's TestSuite.add accepts exactly MFT, INV and DIR (a lookup on the exact type). Once this module is
+# imported it also takes bias_suite tests (MetricTest, SignificanceTest); every other test goes to CheckList's
+# own add unchanged.
+_suite_add.checklist_add = _CHECKLIST_ADD
+_suite_add.__doc__ = _CHECKLIST_ADD.__doc__
+TestSuite.add = _suite_add
 
 
 class BiasTestSuite(TestSuite):

@@ -61,6 +61,7 @@ from .results import (  # noqa: F401
 from .editor import (  # noqa: F401
     _group_of, _KEY_RE, _label_of, from_editor, suite_from_templates,
 )
+from .from_tests import adopt_inv, from_checklist, identity_lexicon  # noqa: F401
 from .exchange import (  # noqa: F401
     _flat_results, _is_json, _pred_format_fn, _restore_results, _suite_from_manifest, export_checklist,
     import_checklist, load_testsuite, MANIFEST, RAW_FILE, save_testsuite, SPEC, testsuite_from_dict,
@@ -74,6 +75,6 @@ __all__ = [
     "MetricTest", "SignificanceTest", "BiasTestSuite", "add_test",
     "examples_from_testsuite", "scored_from_testsuite", "CheckListRun", "run_checklist",
     "export_checklist", "import_checklist", "write_predictions",
-    "from_editor", "suite_from_templates",
+    "from_editor", "suite_from_templates", "from_checklist", "adopt_inv", "identity_lexicon",
     "testsuite_to_dict", "testsuite_from_dict", "save_testsuite", "load_testsuite",
 ]

@@ -32,11 +32,30 @@ def _inv_tests(tests) -> list:
     return [t for t in tests if isinstance(t, INV) and getattr(t, "bias_suite", {}).get("kind") == "invariance"]
 
 
+def _metas(test) -> list:
+    """Per case, per sentence: the meta bias_suite reads (group, term...)."""
+    return test.bias_suite.get("case_meta") or test.meta
+
+
+def _adopt_foreign(tests) -> None:
+    """INV tests not built by bias_suite (Perturb, custom functions): find
+    each sentence's group (from_tests.adopt_inv) so their rows are computed."""
+    from .from_tests import adopt_inv
+
+    for t in tests:
+        if isinstance(t, INV) and getattr(t, "bias_suite", None) is None:
+            adopt_inv(t)
+
+
 def _resolve(source, model, *, threshold, mode, seed, criterion, attributes, group_order_override, class_names):
     """Run INV tests (already-run tests are used as they are) -> (tests, empty attributes)."""
     tests = _tests_of(source)
     if tests:
+        _adopt_foreign(tests)
         invs = _inv_tests(tests)
+        if not invs:
+            raise BiasSuiteError("no INV test among these CheckList tests (DIR/MFT tests have no invariance rows; "
+                                 "use from_checklist(...) to compute bias metrics on them)")
         if model is not None:
             run_testsuite(invs, model, class_names=class_names)
         for t in invs:
@@ -66,7 +85,7 @@ def _resolve(source, model, *, threshold, mode, seed, criterion, attributes, gro
 
 def _case_members(test, d) -> list:
     preds, confs = test.results.preds[d], test.results.confs[d]
-    return [(preds[k], confs[k], test.meta[d][k]) for k in range(len(test.data[d]))]
+    return [(preds[k], confs[k], _metas(test)[d][k]) for k in range(len(test.data[d]))]
 
 
 def _rows_for(test) -> list:
@@ -80,7 +99,7 @@ def _rows_for(test) -> list:
     n = len(live)
     rows = [_row(a, None, len(fails) / n if n else None, n, None if n else "no test cases", crit)]
     members = {d: _case_members(test, d) for d in fails}
-    case_groups = {d: {m.get("group") for m in test.meta[d]} for d in live}
+    case_groups = {d: {m.get("group") for m in _metas(test)[d]} for d in live}
     for g1, g2 in itertools.combinations(groups, 2):
         n_ab = sum(1 for d in live if g1 in case_groups[d] and g2 in case_groups[d])
         hit = 0
@@ -168,7 +187,7 @@ def failures(source, model=None, *, threshold: float = 0.1, mode: str = "all_ter
                 if any(_pair_differs(crit, thr, x, y) for x in xs for y in ys):
                     pairs.append(f"{g1}|{g2}")
             out.append({
-                "test": t.name, "attribute": info["attribute"], "template": t.meta[d][0].get("template"),
+                "test": t.name, "attribute": info["attribute"], "template": (_metas(t)[d][0] or {}).get("template", f"{t.name}#{d}"),
                 "groups": [m[2].get("group") for m in mem], "terms": [m[2].get("term") for m in mem],
                 "sentences": list(t.data[d]), "probs": probs, "preds": preds, "change": float(change), "pairs": pairs,
             })
