@@ -641,3 +641,20 @@ def test_plain_testsuite_add_takes_bias_tests(toy_suite):
     with redirect_stdout(io.StringIO()):
         suite.run(checklist_predict_fn(hand_predictor(toy_suite)), overwrite=True)
     assert suite.tests["INV gen"].get_stats().fails == 1
+
+
+def test_from_editor_one_lexicon_per_group_and_joined_templates():
+    editor = new_editor()
+    ret = editor.template("{male} is {a:prof}.", male=["John", "Paul"], prof=["doctor", "engineer"], meta=True)
+    ret += editor.template("{female} is {a:prof}.", female=["Mary", "Anna"], prof=["doctor", "engineer"], meta=True)
+    ret += editor.template("{male} hates the {prof}.", male=["John", "Paul"], prof=["doctor", "engineer"], meta=True)
+    ret += editor.template("{female} hates the {prof}.", female=["Mary", "Anna"], prof=["doctor", "engineer"], meta=True)
+    ex = from_editor(ret, attribute_key=["male", "female"], label="neutral", attribute="gender")
+    # 2 sentence frames x 2 professions = 4 counterfactual templates, each with 2 male + 2 female names
+    assert ex["template"].nunique() == 4 and len(ex) == 16
+    assert ex.groupby("template")["group"].apply(lambda s: sorted(s.value_counts().items())).map(str).nunique() == 1
+    assert set(ex["group"]) == {"male", "female"} and not ex["id"].duplicated().any()
+    same = from_editor(ret, attribute_key={"male": "m", "female": "f"}, label="neutral", attribute="gender")
+    assert set(same["group"]) == {"m", "f"}
+    with pytest.raises(BiasSuiteError, match=r"item 0 \('John is a doctor.'\).*no key 'attr'"):
+        from_editor(ret, attribute_key="attr", groups={"m": ["John"]})

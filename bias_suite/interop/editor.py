@@ -45,7 +45,28 @@ def _label_of(label, class_names, ret, i, j):
     return None if v is None else str(v)
 
 
-def from_editor(ret, *, attribute_key: str, groups: Mapping[str, Sequence[str]], label=None,
+def _skeleton(text: str, term: str) -> str:
+    """The sentence with its identity term (and an article just before it)
+    blanked: sentences of one template share it whatever the term."""
+    pat = re.compile(r"(?:\b(?:an?|An?)\s+)?" + re.escape(term) + r"\b" if term[-1:].isalnum() else re.escape(term),
+                     flags=re.IGNORECASE)
+    return pat.sub("\x00", text, count=1)
+
+
+def _keys_and_groups(attribute_key, groups):
+    """(identity keys, key -> group or None, groups) for the forms of ``attribute_key``."""
+    if isinstance(attribute_key, str):
+        return [attribute_key], {attribute_key: None}, dict(groups or {})
+    if isinstance(attribute_key, Mapping):  # {"male": "male", "female": "female"}: one lexicon per group
+        key_group = {str(k): str(g) for k, g in attribute_key.items()}
+    else:
+        key_group = {str(k): None for k in attribute_key}
+    if not key_group:
+        raise BiasSuiteError("attribute_key names no template key")
+    return list(key_group), key_group, dict(groups or {})
+
+
+def from_editor(ret, *, attribute_key, groups: Mapping[str, Sequence[str]] | None = None, label=None,
                 template_id: str = "editor", attribute: str | None = None,
                 class_names: Sequence[str] | None = None, suite: str = "checklist") -> pd.DataFrame:
     """Examples (FORMATS.md columns) from ``Editor.template(..., meta=True)``.
@@ -56,8 +77,12 @@ def from_editor(ret, *, attribute_key: str, groups: Mapping[str, Sequence[str]],
         given to the Editor). Several templates in one call (lists in
         ``ret.data``) become one template family each.
     attribute_key : the template key holding the identity term (``"{attr}"`` ->
-        ``"attr"``); ``meta[attribute_key]`` is the term.
+        ``"attr"``); ``meta[attribute_key]`` is the term. With one lexicon per
+        group (``editor.template("{male} ...")`` + ``editor.template("{female} ...")``)
+        a list of keys (each key is its group's name unless ``groups`` places
+        the term) or a mapping ``{key: group}``.
     groups : ``{group: [terms]}``; sentences whose term is in no group raise.
+        Optional when every key maps to a group.
     label : a class name for every example, a callable ``(i, j) -> label``, or
         None to take ``ret.labels`` (integers mapped through ``class_names``).
     template_id : id of the template family; sentences that differ only in
@@ -71,31 +96,40 @@ def from_editor(ret, *, attribute_key: str, groups: Mapping[str, Sequence[str]],
         raise BiasSuiteError("the Editor output has no meta: call editor.template(..., meta=True)")
     if len(meta) != len(data):
         raise BiasSuiteError(f"ret.meta has {len(meta)} entries for {len(data)} data items")
-    attribute = attribute or attribute_key
+    keys, key_group, groups = _keys_and_groups(attribute_key, groups)
+    attribute = attribute or (keys[0] if len(keys) == 1 else "identity")
     group_of = _group_of(groups)
     lower = {t.lower(): g for t, g in group_of.items()}
     term_index = {g: {t: k for k, t in enumerate(ts)} for g, ts in groups.items()}
+    seen_terms: dict = {}
     fills: dict = {}
     rows = []
     nested = bool(data) and isinstance(data[0], (list, tuple))
     for i, (item, m) in enumerate(zip(data, meta)):
-        if attribute_key not in m:
-            raise BiasSuiteError(f"meta of item {i} has no key {attribute_key!r} (keys: {sorted(m)})")
-        term = str(m[attribute_key])
-        g = group_of.get(term, lower.get(term.lower()))
-        if g is None:
-            raise BiasSuiteError(f"item {i}: term {term!r} is in no group of {sorted(groups)}")
-        t_idx = term_index[g].get(term)
-        if t_idx is None:
-            t_idx = next(k for k, t in enumerate(groups[g]) if t.lower() == term.lower())
-        others = tuple(sorted((k, str(v)) for k, v in m.items() if k != attribute_key))
-        k = fills.setdefault(others, len(fills))
         texts = list(item) if nested else [item]
+        key = next((k for k in keys if k in m), None)
+        if key is None:
+            raise BiasSuiteError(f"item {i} ({str(texts[0])!r}): its meta has no key {' or '.join(map(repr, keys))} "
+                                 f"(keys: {sorted(m)}); pass attribute_key=[...] naming the key of every template")
+        term = str(m[key])
+        g = group_of.get(term, lower.get(term.lower())) or key_group.get(key)
+        if g is None and len(keys) > 1:
+            g = key
+        if g is None:
+            raise BiasSuiteError(f"item {i} ({str(texts[0])!r}): term {term!r} of key {key!r} is in no group of "
+                                 f"{sorted(groups)}")
+        t_idx = term_index.get(g, {}).get(term)
+        if t_idx is None:
+            t_idx = next((k for k, t in enumerate(groups.get(g, [])) if t.lower() == term.lower()), None)
+        if t_idx is None:
+            t_idx = seen_terms.setdefault(g, {}).setdefault(term, len(seen_terms.setdefault(g, {})))
+        others = tuple(sorted((k, str(v)) for k, v in m.items() if k not in keys))
+        k = fills.setdefault((others, _skeleton(str(texts[0]), term)), len(fills))
         for j, text in enumerate(texts):
             fam = f"{template_id}/{j}" if nested else template_id
             rows.append({"fam": fam, "k": k, "attribute": attribute, "group": g, "term": term, "text": str(text),
                          "label": _label_of(label, class_names, ret, i, j if nested else None),
-                         "suite": suite, "source_template": fam, "slot": attribute_key, "t_idx": t_idx})
+                         "suite": suite, "source_template": fam, "slot": key, "t_idx": t_idx, "item": i})
     several = len(fills) > 1
     out = []
     for r in rows:
@@ -106,7 +140,9 @@ def from_editor(ret, *, attribute_key: str, groups: Mapping[str, Sequence[str]],
                                     "source_template", "slot"])
     dup = df["id"].duplicated()
     if dup.any():
-        raise BiasSuiteError(f"duplicate example {df['id'][dup].iloc[0]!r}: the Editor output repeats a fill-in")
+        r = rows[int(np.flatnonzero(dup.to_numpy())[0])]
+        raise BiasSuiteError(f"item {r['item']} ({r['text']!r}) repeats the sentence of an earlier item with the same "
+                             f"fill-ins (key {r['slot']!r} = {r['term']!r}): the Editor output holds it twice")
     return df
 
 
