@@ -658,3 +658,41 @@ def test_from_editor_one_lexicon_per_group_and_joined_templates():
     assert set(same["group"]) == {"m", "f"}
     with pytest.raises(BiasSuiteError, match=r"item 0 \('John is a doctor.'\).*no key 'attr'"):
         from_editor(ret, attribute_key="attr", groups={"m": ["John"]})
+
+
+def test_saved_inv_suite_loads_and_runs_without_bias_suite(toy_suite, tmp_path):
+    """A TestSuite from to_testsuite, saved with CheckList's own save, loads
+    and runs where bias_suite cannot be imported (CheckList's Expect.inv)."""
+    import subprocess
+    import sys
+
+    suite = to_testsuite(toy_suite)
+    assert type(suite) is CheckListSuite
+    path = tmp_path / "suite.pkl"
+    suite.save(str(path))
+    pred = hand_predictor(toy_suite)
+    probs = {t: p.tolist() for t in expand_suite(toy_suite)["text"] for p in pred.predict_proba([t])}
+    (tmp_path / "probs.json").write_text(json.dumps(probs))
+    code = textwrap.dedent(f"""
+        import importlib.abc, io, json, sys, warnings
+        from contextlib import redirect_stdout
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "bias_suite" or name.startswith("bias_suite."):
+                    raise ImportError("bias_suite is blocked in this test")
+        sys.meta_path.insert(0, Block())
+        warnings.simplefilter("ignore")
+        import numpy as np
+        from checklist.test_suite import TestSuite
+        probs = json.load(open({str(tmp_path / 'probs.json')!r}))
+        def fn(texts):
+            c = np.array([probs[t] for t in texts])
+            return c.argmax(1), c
+        s = TestSuite.from_file({str(path)!r})
+        with redirect_stdout(io.StringIO()):
+            s.run(fn, overwrite=True)
+        print("fails", s.tests["INV gen"].get_stats().fails, "bias_suite" in sys.modules)
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "fails 1 False" in p.stdout

@@ -334,7 +334,8 @@ def to_testsuite(examples_or_suite, *, threshold: float = 0.1, mode: str = "all_
     src = _source(examples_or_suite, attributes)
     tests, _ = _build(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
                       group_order_override=group_order_override, class_names=class_names, capability=capability)
-    suite = BiasTestSuite()
+    # INV tests only: a plain CheckList TestSuite, so that TestSuite.save / from_file work without bias_suite
+    suite = BiasTestSuite() if (metrics or significance) else TestSuite()
     for t in tests:
         suite.add(t)
     if metrics:
