@@ -292,10 +292,9 @@ def run(
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
             table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
-            bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance,
-            cache=(cache_dir if cache_dir is not None else True) if cache else False,
-            engine=_engine(engine, ray_address, num_workers, quiet), inv_threshold=inv_threshold, inv_criterion=inv_criterion, inv_cases=inv_cases,
-        )
+            bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
+            engine=_engine(engine, ray_address, num_workers, quiet), cache=(cache_dir if cache_dir is not None else True) if cache else False,
+            inv_criterion=inv_criterion, inv_cases=inv_cases)
     except BiasSuiteError as e:
         _fail(e)
     except KeyboardInterrupt:

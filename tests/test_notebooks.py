@@ -13,6 +13,7 @@ EXPECT = {
     "custom_metric.ipynb": ("FNR-Range", "by hand", "ok"),
     "bring_your_own_predictions.ipynb": ("exit code: 3", "ok"),
     "bring_your_own_data.ipynb": ("--label-map", "examples.jsonl", "ok"),
+    "checklist_tutorial.ipynb": ("CheckList INV fail rate", "Swap first names", "CFGap", "ok"),
 }
 
 
