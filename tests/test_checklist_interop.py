@@ -696,3 +696,32 @@ def test_saved_inv_suite_loads_and_runs_without_bias_suite(toy_suite, tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "fails 1 False" in p.stdout
+
+
+def test_import_raw_file_of_a_users_own_suite(tmp_path):
+    """A CheckList user's own to_raw_file + a predictions file made elsewhere."""
+    from bias_suite.interop.checklist import import_raw_file
+
+    inv, _ = _name_swap_inv()
+    suite = CheckListSuite()
+    suite.add(inv, capability="Fairness")
+    suite.add(MFT(["I love it.", "I hate it."], labels=[2, 0], name="basic", capability="Vocabulary"))
+    raw = tmp_path / "raw.txt"
+    suite.to_raw_file(str(raw))
+    lines = raw.read_text().split("\n")
+
+    def probs(t):  # flips "Emma is a great doctor." for Noah only
+        p = 0.3 if ("Noah" in t and "great" in t) else 0.8 if ("great" in t or "love" in t) else 0.2
+        return [1 - p, 0.0, p]
+
+    preds = tmp_path / "preds.txt"
+    preds.write_text("\n".join(f"{int(np.argmax(probs(t)))} " + " ".join(map(str, probs(t))) for t in lines) + "\n")
+    out = import_raw_file(raw, preds, suite, class_names=CLASSES, metrics=["CFGap"])
+    assert suite.tests["names swap"].get_stats().fails == 1
+    inv_rows = out.results[out.results["metric"] == "INV-FailRate"]
+    assert row(inv_rows)["value"] == pytest.approx(1 / 3)
+    cf = out.results[(out.results["metric"] == "CFGap") & out.results["group"].isna()]
+    assert len(cf) and cf["value"].notna().all()
+    with pytest.raises(BiasSuiteError, match="prediction lines"):
+        preds.write_text("0 1 0 0\n")
+        import_raw_file(raw, preds, suite, class_names=CLASSES)

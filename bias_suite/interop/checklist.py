@@ -63,6 +63,7 @@ from .editor import (  # noqa: F401
 )
 from .from_tests import adopt_inv, from_checklist, identity_lexicon  # noqa: F401
 from .exchange import (  # noqa: F401
+    import_raw_file,
     _flat_results, _is_json, _pred_format_fn, _restore_results, _suite_from_manifest, export_checklist,
     import_checklist, load_testsuite, MANIFEST, RAW_FILE, save_testsuite, SPEC, testsuite_from_dict,
     testsuite_to_dict, write_predictions,
@@ -74,7 +75,7 @@ __all__ = [
     "invariance_tests", "to_testsuite", "run_testsuite", "invariance_rows", "failures",
     "MetricTest", "SignificanceTest", "BiasTestSuite", "add_test",
     "examples_from_testsuite", "scored_from_testsuite", "CheckListRun", "run_checklist",
-    "export_checklist", "import_checklist", "write_predictions",
+    "export_checklist", "import_checklist", "import_raw_file", "write_predictions",
     "from_editor", "suite_from_templates", "from_checklist", "adopt_inv", "identity_lexicon",
     "testsuite_to_dict", "testsuite_from_dict", "save_testsuite", "load_testsuite",
 ]

@@ -174,6 +174,51 @@ def import_checklist(export_dir, predictions, *, class_names: Sequence[str] | No
     return CheckListRun(suite, scored, results, failures(suite), None, manifest)
 
 
+def import_raw_file(raw_file, predictions, suite, *, class_names: Sequence[str] | None = None,
+                    file_format: str = "pred_and_softmax", format_fn=None, ignore_header: bool = False,
+                    groups: Mapping[str, Sequence[str]] | None = None, attribute: str | None = None,
+                    metrics=None, significance: bool = True, max_tuples: int | None = 100,
+                    seed: int = 0) -> CheckListRun:
+    """Predictions made elsewhere for a CheckList user's own ``to_raw_file``
+    output: ``suite`` is the TestSuite that wrote ``raw_file`` (or a file of
+    :func:`save_testsuite`). CheckList reads the predictions
+    (``suite.run_from_file``), so its own fail rates stand; the tests' cases
+    then become bias_suite examples (:func:`~bias_suite.interop.from_tests.from_checklist`,
+    ``groups``/``attribute`` as there) scored with the same predictions, and
+    the metrics, significance tests and INV rows come back side by side."""
+    from ..scoring.scored import scored_from_arrays
+    from .from_tests import from_checklist
+
+    if isinstance(suite, (str, Path)):
+        suite = load_testsuite(suite)
+    lines = Path(raw_file).read_text(encoding="utf-8").split("\n")
+    with open(predictions, "r", encoding="utf-8") as fh:
+        n_pred = sum(1 for _ in fh) - (1 if ignore_header else 0)
+    if n_pred != len(lines):
+        raise BiasSuiteError(f"{predictions}: {n_pred} prediction lines for the {len(lines)} lines of {raw_file}")
+    if format_fn is None and class_names is not None:
+        format_fn = _pred_format_fn(file_format, class_names)
+    suite.run_from_file(str(predictions), file_format=None if format_fn else file_format, format_fn=format_fn,
+                        ignore_header=ignore_header, overwrite=True)
+    probs: dict = {}
+    for t in suite.tests.values():
+        for d, case in enumerate(t.data):
+            if t.results.confs is None or d >= len(t.results.confs):
+                continue
+            sents = [case] if isinstance(case, str) else list(case)
+            confs = t.results.confs[d]
+            confs = [confs] if isinstance(case, str) else list(confs)
+            probs.update((str(x), np.asarray(c, dtype=np.float64)) for x, c in zip(sents, confs))
+    examples = from_checklist(suite, groups=groups, attribute=attribute, class_names=class_names)
+    P = np.stack([probs[x] for x in examples["text"]])
+    names = list(class_names) if class_names else [str(k) for k in range(P.shape[1])]
+    frame = examples.assign(label=examples["label"].where(examples["label"].isin(names), None))
+    scored = scored_from_arrays(frame, P, names)
+    results = _metrics_and_inv(scored, suite, metrics=metrics, significance=significance, max_tuples=max_tuples,
+                               seed=seed, group_order=None)
+    return CheckListRun(suite, scored, results, failures(suite), None, examples)
+
+
 def write_predictions(raw_file, model, out_path, *, class_names: Sequence[str] | None = None,
                       file_format: str = "pred_and_softmax", decimals: int = 10) -> Path:
     """Predict every line of a CheckList raw file and write CheckList's
