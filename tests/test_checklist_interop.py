@@ -529,19 +529,25 @@ def test_cli_inv_criterion_and_cases(tmp_path):
 
 
 def test_predict_fn_takes_the_cli_model_names(monkeypatch, toy_suite):
-    """checklist_predict_fn resolves a name with run.load_predictor (the CLI's
-    resolver) instead of treating it as a hub id."""
-    import bias_suite.run as run_mod
+    """checklist_predict_fn hands a name to the models' one resolver (the
+    classifier's, which `bias-suite run --model` uses) instead of a hub id."""
+    import bias_suite.models.hf as hf
+    from bias_suite.models.locate import default_for
 
     seen = []
 
-    def fake_load(model, **kw):
-        seen.append(model)
-        return hand_predictor(toy_suite), "default-sentiment"
+    class Fake:
+        def __init__(self, name, **kw):
+            seen.append((name, default_for(str(name), "classifier")))
+            self.class_names = CLASSES
+            self._p = hand_predictor(toy_suite)
 
-    monkeypatch.setattr(run_mod, "load_predictor", fake_load)
+        def predict_proba(self, texts):
+            return self._p.predict_proba(texts)
+
+    monkeypatch.setattr(hf, "HFClassifier", Fake)
     fn = checklist_predict_fn("default-sentiment")
-    assert seen == ["default-sentiment"] and fn.class_names == CLASSES
+    assert seen == [("default-sentiment", "default-sentiment")] and fn.class_names == CLASSES
     preds, confs = fn(["unknown text"])
     assert confs.shape == (1, 3)
 

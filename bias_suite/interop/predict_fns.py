@@ -3,7 +3,6 @@ and the lookups that replay already scored probabilities.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -32,10 +31,6 @@ def checklist_predict_fn(model, class_names: Sequence[str] | None = None, *, cac
     """
     from ..models.base import as_predictor
 
-    if isinstance(model, (str, Path)):  # the names `bias-suite run --model` takes: one resolver for both
-        from ..run import load_predictor
-
-        model, _ = load_predictor(model, progress=False)
     if class_names is None and getattr(model, "class_names", None) is not None:
         class_names = list(model.class_names)
     pred = as_predictor(model, class_names)

@@ -167,7 +167,7 @@ def invariance_table(a, res: pd.DataFrame):
     inv = res[res["family"] == "invariance"]
     if inv.empty:
         return None
-    rule = ("CheckList INV fail rate" if set(inv["metric"]) <= {"INV-FailRate"}
+    rule = ("CheckList INV fail rate" if "metric" not in inv or set(inv["metric"]) <= {"INV-FailRate"}
             else "prob-shift fail rate")  # INV-ProbShift-FailRate is not CheckList's rule
     t = Table(title=f"{_esc(a)} — invariance ({rule})", title_justify="left")
     for col in ("groups", "fail rate", "test cases"):
