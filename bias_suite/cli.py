@@ -155,6 +155,23 @@ def _group_orders(specs: Optional[List[str]]) -> Optional[dict]:
     return out
 
 
+def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
+    """--threshold NAME=VALUE (a metric name or a topic) -> {name: tau}."""
+    if not specs:
+        return None
+    out = {}
+    for s in specs:
+        name, _, value = s.partition("=")
+        try:
+            tau = float(value)
+        except ValueError:
+            tau = float("nan")
+        if not name.strip() or not (tau > 0):
+            raise BiasSuiteError(f"--threshold expects METRIC_OR_TOPIC=VALUE with a positive value, got {s!r}")
+        out[name.strip()] = tau
+    return out
+
+
 def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
     if not specs:
         return None
@@ -264,7 +281,9 @@ def run(
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
     report: bool = typer.Option(False, "--report", help="Also write the HTML report (OUT/report.html)."),
     fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="Exit 3 when a value meets this condition, e.g. 'BPSN<0.9' (repeatable)."),
-    fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on-verdict", help="Exit 3 when this metric has a 'bias detected' verdict (repeatable; '*' for any)."),
+    fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on", "--fail-on-verdict", help="Exit 3 when a value gets this verdict: 'material' (any metric), 'material:FNED' (one metric) or a metric name (its material values); repeatable."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
+                                                  help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
     bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
@@ -294,7 +313,7 @@ def run(
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
             engine=_engine(engine, ray_address, num_workers, quiet), cache=(cache_dir if cache_dir is not None else True) if cache else False,
-            inv_criterion=inv_criterion, inv_cases=inv_cases)
+            inv_criterion=inv_criterion, inv_cases=inv_cases, thresholds=_thresholds(threshold))
     except BiasSuiteError as e:
         _fail(e)
     except KeyboardInterrupt:
@@ -306,8 +325,11 @@ def run(
     for part, _ in parts:
         st = (part.metadata or {}).get("predictions")
         if st:
-            console.print(f"predictions ({escape(str(part.model))}): {escape(_pred_summary(st))}", highlight=False)
-            used += 1
+            from rich.text import Text
+
+            line = Text(f"predictions ({part.model}): {_pred_summary(st)}")
+            console.print(line, highlight=False)
+            used += len(console.render_lines(line, pad=False))  # long paths wrap
     files = []
     for part, d in parts:
         files.append(f"{d}/results.csv")
@@ -486,7 +508,7 @@ def plot(
 def check(
     results_dir: Path = typer.Argument(..., help="A results folder (results.jsonl)."),
     fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="e.g. 'BPSN<0.9' (repeatable)."),
-    fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on-verdict", help="Metric name, or '*' (repeatable)."),
+    fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on", "--fail-on-verdict", help="'material', 'material:METRIC' or a metric name (repeatable)."),
     suite: Optional[List[str]] = typer.Option(None, "--suite", "-s", help="Also use this suite file's thresholds (repeatable)."),
 ):
     """Check thresholds on existing results (e.g. after `evaluate`): exit 3 with the violations."""
@@ -512,7 +534,9 @@ def evaluate(
     seed: int = typer.Option(0),
     group_order: Optional[List[str]] = typer.Option(None, help="ATTRIBUTE=g1,g2 (first minus second), repeatable."),
     significance: bool = typer.Option(True, help="Add Wilcoxon/Friedman rows."),
-    bootstrap: int = typer.Option(0, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
+                                                  help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
@@ -530,7 +554,7 @@ def evaluate(
     try:
         data = read_scored(scored)
         res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_group_orders(group_order),
-                        bootstrap=bootstrap, confidence=confidence)
+                        bootstrap=bootstrap, confidence=confidence, thresholds=_thresholds(threshold))
         verdicts = res.get("verdict")  # metric verdicts of the bootstrap, kept through the concatenations below
         res = res.drop(columns="verdict", errors="ignore")
         if significance and data.task == "classification" and metrics is None:
@@ -552,9 +576,12 @@ def evaluate(
 
             if verdicts is not None:  # the first rows are evaluate's, in order
                 res["verdict"] = pd.concat([verdicts, pd.Series([None] * (len(res) - len(verdicts)), dtype=object)], ignore_index=True).to_numpy(dtype=object)
-            res = add_verdicts(res, confidence=confidence, group_orders=_group_orders(group_order))
+            res = add_verdicts(res, confidence=confidence, group_orders=_group_orders(group_order),
+                               thresholds=_thresholds(threshold))
         inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
-        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence},
+        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence,
+                                          "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),
+                                          "thresholds": _thresholds(threshold) or {}},
                       files=inside)
     except BiasSuiteError as e:
         _fail(e)
@@ -574,22 +601,37 @@ def _intervals_of(folder: Path):
 
 
 @app.command("metrics", short_help="List the registered metrics.")
-def metrics_cmd(markdown: bool = typer.Option(False, help="Print as a Markdown table.")):
-    """List the registered metrics: generalized metric, phi, d, N, beta, source."""
+def metrics_cmd(
+    markdown: bool = typer.Option(False, help="Print as a Markdown table."),
+    explain: Optional[str] = typer.Option(None, "--explain", metavar="NAME",
+                                          help="One metric in plain words: meaning, direction, no-bias value, threshold."),
+):
+    """List the registered metrics: how each is built (generalized metric, phi,
+    d, N, beta), its no-bias value b and threshold tau, and its source.
+
+    Example: bias-suite metrics --explain FNED
+    """
     from rich.table import Table
 
     from .metrics import catalog_frame
+    from .metrics import explain as explain_
 
+    if explain:
+        try:
+            console.print(escape(explain_(explain)), highlight=False)
+        except BiasSuiteError as e:
+            _fail(e)
+        return
     df = catalog_frame()
     if markdown:
         console.print(df.to_markdown(index=False) if hasattr(df, "to_markdown") else df.to_string(index=False))
         return
-    t = Table(title=f"{len(df)} registered metrics")
-    for c in ("name", "generalized", "view", "phi", "d", "N", "beta", "based_on", "signed", "classes", "source"):
-        t.add_column(c, overflow="fold", no_wrap=c in ("name", "generalized", "view", "d", "N", "beta"))
+    t = Table(title=f"{len(df)} registered metrics (bias-suite metrics --explain NAME for one in plain words)")
+    for c in ("name", "view", "generalized", "phi", "d", "N", "beta", "b", "tau", "topic", "source"):
+        t.add_column(c, overflow="fold", no_wrap=c in ("name", "generalized", "view", "d", "N", "beta", "tau"))
     for r in df.itertuples(index=False):
-        t.add_row(*(escape(str(x)) for x in (r.name, r.generalized, r.view, r.phi, r.d, r.N, r.beta, r.based_on, r.signed, r.classes,
-                                              r.source.split(",")[0])))
+        t.add_row(*(escape(str(x)) for x in (r.name, r.view, r.generalized, r.phi, r.d, r.N, r.beta, r.b, f"{r.tau:g}",
+                                              r.topic, r.source.split(",")[0])))
     console.print(t)
 
 

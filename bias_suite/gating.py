@@ -10,7 +10,7 @@ Suite-file schema (each item of ``thresholds:`` is a mapping)::
       - {metric: BPSN, min: 0.9}                      # any BPSN value below 0.9 fails
       - {metric: FNED, max: 0.1, class: negative}     # FNED above 0.1, class negative only
       - {metric: AccuracyDiff, max: 0.05, abs: true}  # |value| above 0.05
-      - {metric: CFGap, verdict: "bias detected"}     # a CFGap verdict starting "bias detected"
+      - {metric: CFGap, verdict: material}            # a CFGap value judged material
       - {metric: FNED, max: 0.3, scope: accumulated, attribute: gender}
 
 Keys:
@@ -39,10 +39,10 @@ Command-line form: ``--fail-if "BPSN<0.9"`` (fail when a value is below
 0.9), ``--fail-if "FNED[class=negative,attribute=gender]>0.1"``,
 ``--fail-if "|AccuracyDiff|>0.05"``; operators ``<``, ``<=``, ``>``, ``>=``
 state the failing condition. ``--fail-on-verdict CFGap`` (or
-``"CFGap[class=positive]"``, or ``"*"``) fails on "bias detected" verdicts.
+``"CFGap[class=positive]"``, or ``"*"``) fails on ``material`` verdicts (``--fail-on material:CFGap``).
 
 >>> from bias_suite.gating import check_thresholds
->>> check_thresholds(results, ["BPSN<0.9", {"metric": "CFGap", "verdict": "bias detected"}])  # doctest: +SKIP
+>>> check_thresholds(results, ["BPSN<0.9", {"metric": "CFGap", "verdict": "material"}])  # doctest: +SKIP
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ import pandas as pd
 from .exceptions import BiasSuiteError, SuiteError
 
 EXIT_VIOLATIONS = 3
-DEFAULT_VERDICT = "bias detected"
+DEFAULT_VERDICT = "material"
 RULE_KEYS = ("metric", "min", "max", "verdict", "attribute", "class", "group", "scope", "abs", "required", "name")
 SCOPES = ("all", "groups", "accumulated")
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -105,7 +105,7 @@ class Rule:
         return m + (f"[{','.join(filt)}]" if filt else "")
 
     def describe(self) -> str:
-        """The failing condition, e.g. ``BPSN < 0.9`` or ``CFGap verdict "bias detected"``."""
+        """The failing condition, e.g. ``BPSN < 0.9`` or ``CFGap verdict "material"``."""
         parts = [f"{self.subject} {op} {thr:g}" for op, thr in self.conditions]
         if self.verdict is not None:
             parts.append(f'{self.subject} verdict "{self.verdict}"')
@@ -208,7 +208,7 @@ def rule_from_dict(d: dict, *, source: str | None = None) -> Rule:
         conds.append((">", _number(d["max"], "max", where)))
     verdict = d.get("verdict")
     if verdict is not None and (not isinstance(verdict, str) or not verdict.strip()):
-        raise ThresholdError(f"{where}: verdict must be a non-empty string such as 'bias detected', got {verdict!r}")
+        raise ThresholdError(f"{where}: verdict must be one of {', '.join(VERDICT_WORDS)}, got {verdict!r}")
     for key in ("abs", "required"):
         if key in d and not isinstance(d[key], bool):
             raise ThresholdError(f"{where}: {key} must be true or false, got {d[key]!r}")
@@ -273,7 +273,7 @@ def parse_condition(spec: str, *, source: str | None = "--fail-if") -> Rule:
 
 def parse_verdict_rule(spec: str, *, verdict: str = DEFAULT_VERDICT, source: str | None = "--fail-on-verdict") -> Rule:
     """``"CFGap"`` or ``"CFGap[class=positive]"`` or ``"*"`` -> a rule failing
-    on verdicts that start with ``verdict`` ("bias detected")."""
+    on the verdict ``verdict`` ("material" by default)."""
     m = _SUBJECT.match(spec or "")
     if not m:
         raise ThresholdError(f"cannot read {spec!r}: expected METRIC or METRIC[filters], e.g. 'CFGap' or 'CFGap[class=positive]'")
@@ -321,9 +321,34 @@ def rules_from_suites(suites: Iterable) -> list:
     return [r for s in suites for r in rules_from_suite(s)]
 
 
+VERDICT_WORDS = ("material", "small", "negligible", "inconclusive", "undefined")
+
+
+def parse_fail_on(spec: str, *, source: str | None = "--fail-on") -> Rule:
+    """``--fail-on`` values: ``"material"`` (any metric), ``"material:FNED"``
+    or ``"inconclusive:CFGap[class=positive]"``; a bare metric name (or
+    ``"*"``) means ``material`` for it."""
+    head, sep, rest = (spec or "").partition(":")
+    if head.strip().lower() in VERDICT_WORDS:
+        return parse_verdict_rule(rest.strip() if sep else "*", verdict=head.strip().lower(), source=source)
+    return parse_verdict_rule(spec, source=source)
+
+
+def unique_rules(rules) -> list:
+    """Rules without repeats (a rule given in a suite and on the command
+    line is checked and reported once)."""
+    seen, out = set(), []
+    for r in rules:
+        key = (r.describe(), r.metric, r.attribute, r.class_, r.group, r.scope)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
 def cli_rules(fail_if=None, fail_on_verdict=None) -> list:
-    """Rules from the ``--fail-if`` and ``--fail-on-verdict`` options."""
-    return [parse_condition(s) for s in (fail_if or [])] + [parse_verdict_rule(s) for s in (fail_on_verdict or [])]
+    """Rules from the ``--fail-if`` and ``--fail-on`` options."""
+    return [parse_condition(s) for s in (fail_if or [])] + [parse_fail_on(s) for s in (fail_on_verdict or [])]
 
 
 # ----------------------------------------------------------------- checking
@@ -355,9 +380,9 @@ def check_thresholds(results, rules) -> list:
     if rules is None and hasattr(results, "suites"):
         rules = rules_from_suites(results.suites)
     df = as_results(results)
-    has_verdicts = "verdict" in df.columns
+    has_verdicts = "verdict" in df.columns and df["verdict"].isin(VERDICT_WORDS).any()
     out = []
-    for rule in as_rules(rules):
+    for rule in unique_rules(as_rules(rules)):
         sub = df[rule.matches(df)] if len(df) else df
         if rule.conditions:
             vals = pd.to_numeric(sub["value"], errors="coerce").astype(float)
@@ -375,13 +400,15 @@ def check_thresholds(results, rules) -> list:
                     out.append(_violation(rule, rec, reason=f"{shown} {op} {thr:g}"))
         if rule.verdict is not None:
             if not has_verdicts:
-                out.append(Violation(rule, rule.metric, reason="the results carry no verdicts, so a verdict rule cannot pass"))
+                out.append(Violation(rule, rule.metric, reason="the results carry no verdicts (computed with "
+                                     "--bootstrap 0?), so a verdict rule cannot be checked"))
                 continue
             if rule.required and sub.empty:
                 out.append(Violation(rule, rule.metric, reason=f"no result matches {rule.subject} — was the metric computed?"))
                 continue
             want = rule.verdict.lower()
-            hit = sub["verdict"].map(lambda v: isinstance(v, str) and v.strip().lower().startswith(want))
+            hit = sub["verdict"].map(lambda v: isinstance(v, str) and (v.strip().lower() == want if want in VERDICT_WORDS
+                                                                       else v.strip().lower().startswith(want)))
             for rec in sub[hit.astype(bool)].to_dict("records"):
                 out.append(_violation(rule, rec, reason=f'verdict "{rec["verdict"]}"'))
     return out

@@ -132,6 +132,7 @@ def run(
     inv_criterion: str = "checklist",
     inv_cases: str = "all_terms",
     bootstrap: int = 200,
+    thresholds: dict | None = None,
     confidence: float = 0.95,
     bernstein: bool = True,
     progress: bool = True,
@@ -186,7 +187,7 @@ def run(
             [], model, out_dir, metrics=metrics, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, significance=significance, progress=progress, trust_remote_code=trust_remote_code,
             cache=cache, engine=engine, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
-            bootstrap=bootstrap, confidence=confidence, table=table,
+            bootstrap=bootstrap, confidence=confidence, table=table, thresholds=thresholds,
         )
     if any(s.task == "sequence_labelling" for s in loaded):  # NER suites: bias_suite.run_sequence
         from .run_sequence import run_mixed
@@ -196,6 +197,7 @@ def run(
             device=device, batch_size=batch_size, class_map=class_map, significance=significance, bootstrap=bootstrap,
             confidence=confidence, bernstein=bernstein, progress=progress, trust_remote_code=trust_remote_code,
             cache=cache, engine=engine, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
+            thresholds=thresholds,
         )
     examples = expand_suites(loaded, attributes=attributes) if table is None else table.frame
     if examples.empty:
@@ -213,7 +215,7 @@ def run(
                               stats=pstats)
     group_order = {a: t.groups for s in loaded for a, t in s.identity.items()} if table is None else table.group_order()
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples),
-                       bootstrap=bootstrap, confidence=confidence)  # bootstrap > 0: intervals and metric verdicts
+                       bootstrap=bootstrap, confidence=confidence, thresholds=thresholds)  # intervals, verdicts
     parts = [results]
     if bernstein:
         from .stats import bernstein_rows
@@ -233,7 +235,8 @@ def run(
     results["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)  # the bootstrap's metric verdicts
     from .stats.verdicts import add_verdicts  # significance and Bernstein verdicts
 
-    results = add_verdicts(results, confidence=confidence, group_orders=_present(group_order, examples))
+    results = add_verdicts(results, confidence=confidence, group_orders=_present(group_order, examples),
+                           thresholds=thresholds)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -247,6 +250,8 @@ def run(
         "max_tuples": max_tuples,
         "seed": seed,
         "bootstrap": bootstrap,
+        "intervals": dict(results.attrs.get("intervals") or {}, bootstrap=bootstrap),
+        "thresholds": dict(thresholds or {}),
         "confidence": confidence,
         "inv_threshold": inv_threshold if invariance else None,
         "inv_criterion": inv_criterion if invariance else None,

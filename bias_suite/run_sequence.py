@@ -78,7 +78,7 @@ def tag_examples(examples, tagger, *, cache=False, engine="local", progress=Fals
 def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, max_tuples=100, seed=0,
                  device="auto", batch_size=64, significance=True, progress=True, trust_remote_code=False,
                  cache=True, engine="local", dtype=None, invariance=True, inv_threshold=0.1, bootstrap=200,
-                 confidence=0.95, table=None):
+                 confidence=0.95, table=None, thresholds=None):
     """Expand NER suites (or take the examples of ``table``, an NER
     :class:`~bias_suite.suites.tables.ExamplesTable`), tag, score, evaluate;
     returns a ``RunResult``."""
@@ -97,7 +97,7 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
     order = _present({a: t.groups for s in suites for a, t in s.identity.items()} if table is None
                      else table.group_order(), examples)
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
-                       bootstrap=bootstrap, confidence=confidence)  # bootstrap > 0: intervals and metric verdicts
+                       bootstrap=bootstrap, confidence=confidence, thresholds=thresholds)  # intervals, verdicts
     parts = [results]
     if significance:
         parts.append(sequence_significance_tests(scored, adjust="holm", group_order_override=order))
@@ -112,7 +112,7 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
     from .stats.verdicts import add_verdicts  # the bootstrap's verdicts stay; tests get theirs
 
     results["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)
-    results = add_verdicts(results, confidence=confidence, group_orders=order)
+    results = add_verdicts(results, confidence=confidence, group_orders=order, thresholds=thresholds)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -130,6 +130,8 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
         "predictions": pstats[0].to_dict(),
         "invariance": bool(invariance),
         "bootstrap": bootstrap,
+        "intervals": dict(results.attrs.get("intervals") or {}, bootstrap=bootstrap),
+        "thresholds": dict(thresholds or {}),
         "confidence": confidence,
         "python": platform.python_version(),
     }
@@ -147,7 +149,7 @@ def run_mixed(loaded, model, out_dir, **kw):
     cls = [s for s in loaded if s.task != "sequence_labelling"]
     seq_kw = {k: kw[k] for k in ("metrics", "attributes", "max_tuples", "seed", "device", "batch_size", "significance",
                                  "progress", "trust_remote_code", "cache", "engine", "dtype", "invariance",
-                                 "inv_threshold", "bootstrap", "confidence") if k in kw}
+                                 "inv_threshold", "bootstrap", "confidence", "thresholds") if k in kw}
     if not cls:
         return run_sequence(ner, model, out_dir, **seq_kw)
     if not (isinstance(model, str) and model in ("default", "default-sentiment")):

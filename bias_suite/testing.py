@@ -5,8 +5,8 @@
 
     def test_sentiment_model_is_fair_enough():
         result = run(["my_suite.yaml"], model="path/to/model", progress=False)
-        assert_no_bias(result)                       # the suite file's thresholds
-        assert_no_bias(result, ["BPSN<0.9", {"metric": "CFGap", "verdict": "bias detected"}])
+        assert_no_bias(result)                       # the suite's thresholds, else: no material value
+        assert_no_bias(result, ["BPSN<0.9", {"metric": "CFGap", "verdict": "material"}])
 
 Rules use the schema of :mod:`bias_suite.gating` (suite-file mappings,
 ``--fail-if`` strings or :class:`~bias_suite.gating.Rule` objects). Results
@@ -25,17 +25,15 @@ def assert_no_bias(results, rules=None, *, msg: str | None = None) -> None:
     Parameters
     ----------
     results : a ``RunResult``, a results DataFrame or a results folder.
-    rules : rules to check; default (None) the thresholds of the run's suites
-        (only for a ``RunResult``).
+    rules : rules to check; default (None) the thresholds of the run's suites,
+        or, when there are none, "no value is judged material".
     msg : text put before the list of violations.
     """
     __tracebackhide__ = True  # pytest shows the caller's line
     if rules is None:
         from .gating import rules_from_suites
 
-        rules = rules_from_suites(getattr(results, "suites", None) or [])
-        if not rules:
-            raise ValueError("assert_no_bias needs rules unless results is a RunResult whose suites define thresholds")
+        rules = rules_from_suites(getattr(results, "suites", None) or []) or [parse_verdict_rule("*", verdict="material")]
     violations = check_thresholds(results, rules)
     if violations:
         text = format_violations(violations)

@@ -39,7 +39,7 @@ def results():
         _r("AccuracyDiff", "all", None, None, attribute="race", family="PCM", note="not applicable: needs exactly two groups"),
         _r("CFGap", "pos", "female|male", 0.2, family="PCM"), _r("CFGap", "neg", "female|male", 0.01, family="PCM"),
     ])
-    res["verdict"] = [None] * 9 + ["bias detected (higher for female)", "no evidence of bias"]
+    res["verdict"] = [None] * 9 + ["material", "negligible"]
     return res
 
 
@@ -71,10 +71,19 @@ def test_abs_and_null_values(results):
 
 
 def test_verdict_rules(results):
-    vs = check_thresholds(results, [{"metric": "CFGap", "verdict": "bias detected"}])
-    assert _keys(vs) == [("CFGap", "gender", "pos", "female|male")] and vs[0].verdict.startswith("bias detected")
+    from bias_suite.gating import parse_fail_on
+
+    vs = check_thresholds(results, [{"metric": "CFGap", "verdict": "material"}])
+    assert _keys(vs) == [("CFGap", "gender", "pos", "female|male")] and vs[0].verdict == "material"
     assert _keys(check_thresholds(results, [parse_verdict_rule("*")])) == _keys(vs)
     assert check_thresholds(results, [parse_verdict_rule("CFGap[class=neg]")]) == []
+    # --fail-on: a verdict word, a verdict and a metric, or a metric (material)
+    assert _keys(check_thresholds(results, [parse_fail_on("material")])) == _keys(vs)
+    assert _keys(check_thresholds(results, [parse_fail_on("negligible:CFGap")])) == [("CFGap", "gender", "neg", "female|male")]
+    assert check_thresholds(results, [parse_fail_on("material:FNED")]) == []
+    assert _keys(check_thresholds(results, [parse_fail_on("CFGap")])) == _keys(vs)
+    # a rule given twice (suite and command line) is checked and reported once
+    assert len(check_thresholds(results, [parse_fail_on("material:CFGap"), {"metric": "CFGap", "verdict": "material"}])) == 1
     no_verdicts = results.drop(columns="verdict")
     vs = check_thresholds(no_verdicts, [parse_verdict_rule("CFGap")])
     assert len(vs) == 1 and "no verdicts" in vs[0].reason  # fail closed
@@ -112,7 +121,7 @@ def test_rule_from_dict_errors():
 
 
 def test_suite_thresholds(tmp_path):
-    path = mini_names_suite(tmp_path, "thresholds:\n  - {metric: BPSN, min: 0.9}\n  - {metric: CFGap, verdict: bias detected, class: positive}\n")
+    path = mini_names_suite(tmp_path, "thresholds:\n  - {metric: BPSN, min: 0.9}\n  - {metric: CFGap, verdict: material, class: positive}\n")
     rules = rules_from_suite(load_suite(path))
     assert [r.metric for r in rules] == ["BPSN", "CFGap"] and "thresholds[0]" in rules[0].source
     bad = mini_names_suite(tmp_path / "bad", "thresholds:\n  - {metric: BPSN, minimum: 0.9}\n")
@@ -128,8 +137,9 @@ def test_format_and_assert_no_bias(results):
     assert_no_bias(results, ["BPSN<0.5", {"metric": "FNED", "max": 0.2}])
     with pytest.raises(AssertionError, match="BPSN < 0.9"):
         assert_no_bias(results, ["BPSN<0.9"], msg="fairness budget")
-    with pytest.raises(ValueError, match="needs rules"):
+    with pytest.raises(AssertionError, match='verdict "material"'):   # default: no material value
         assert_no_bias(results)
+    assert_no_bias(results.assign(verdict=[None] * 9 + ["small", "negligible"]))
 
 
 @pytest.fixture(scope="module")

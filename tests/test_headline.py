@@ -194,8 +194,8 @@ def test_run_and_evaluate_print_one_screen(tmp_path):
     detail = runner.invoke(app, args + ["--detail"], env={"COLUMNS": "200"})
     assert detail.exit_code == 0 and "group view" in detail.stdout and len(detail.stdout.splitlines()) > 100
     assert "full tables:" in detail.stdout and "--detail" not in detail.stdout.split("full tables:")[1]
-    short = runner.invoke(app, args + ["--lines", "20"], env={"COLUMNS": "80"})  # e.g. two runs sharing a screen
-    assert short.exit_code == 0 and len(short.stdout.splitlines()) <= 20, short.stdout
+    short = runner.invoke(app, args + ["--lines", "30"], env={"COLUMNS": "80"})  # e.g. two runs sharing a screen
+    assert short.exit_code == 0 and len(short.stdout.splitlines()) <= 30, short.stdout
     quiet = runner.invoke(app, args + ["-q"], env={"COLUMNS": "80"})
     assert quiet.exit_code == 0 and "Overview" not in quiet.stdout and f"{out}/results.csv" in quiet.stdout
     ev = runner.invoke(app, ["evaluate", str(out / "scored.parquet"), "--out", str(tmp_path / "ev"), "--bootstrap", "20"],

@@ -6,7 +6,7 @@
 - ``scores`` / ``comparisons`` — the building blocks phi and d.
 """
 from . import comparisons, scores
-from .catalog import NAMED_METRICS, REGISTRY, MetricSpec, catalog_frame, get_metric, register
+from .catalog import NAMED_METRICS, REGISTRY, MetricSpec, catalog_frame, explain, get_metric, register
 from .comparisons import COMPARISONS, Comparison, get_comparison
 from .engine import RESULT_COLUMNS, evaluate, results_frame
 from .scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score, rate_score

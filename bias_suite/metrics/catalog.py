@@ -104,6 +104,35 @@ class MetricSpec:
     def label_free(self) -> bool:
         return not self.phi.label_based
 
+    # what counts as material (bias_suite.metrics.materiality, docs/verdicts.md)
+    @property
+    def materiality(self):
+        from .materiality import materiality
+
+        return materiality(self)
+
+    @property
+    def baseline(self) -> str:
+        """The no-bias value b: "0", "1" or "overall_auc"."""
+        return self.materiality.baseline
+
+    @property
+    def threshold(self) -> float:
+        """The default smallest meaningful effect tau."""
+        return self.materiality.threshold
+
+    @property
+    def topic(self) -> str:
+        return self.materiality.topic
+
+    @property
+    def meaning(self) -> str:
+        return self.materiality.meaning
+
+    @property
+    def direction(self) -> str:
+        return self.materiality.direction
+
 
 def _g(name, gen, score, comp, N="1", bg=None, src="", desc="", **kw):
     return MetricSpec(name, gen, "group", score, comp, N, bg, source=src, description=desc, **kw)
@@ -152,6 +181,21 @@ NAMED_METRICS: list[MetricSpec] = [
 REGISTRY: dict[str, MetricSpec] = {m.name: m for m in NAMED_METRICS}
 
 
+def explain(name) -> str:
+    """A metric in plain words: what it measures, which way is worse, its
+    no-bias value and threshold (``bias-suite metrics --explain NAME``)."""
+    m = get_metric(name)
+    b = {"overall_auc": "the overall AUC of the class"}.get(m.baseline, m.baseline)
+    lines = [f"{m.name} ({m.topic}, {m.view} view)", f"  meaning:   {m.meaning}"]
+    if m.direction:
+        lines.append(f"  direction: {m.direction}")
+    lines += [f"  no bias:   {b}", f"  material:  |value − b| ≥ {m.threshold:g}"
+              + (" (ratios: outside [0.8, 1.25])" if m.baseline == "1" else ""),
+              f"  built as:  {m.generalized}, φ = {m.phi.formula or m.phi.name}, d = {m.d.name}",
+              f"  source:    {m.source}"]
+    return "\n".join(lines)
+
+
 def get_metric(m) -> MetricSpec:
     """A registered metric by canonical name (case-insensitive), or a spec as is."""
     if isinstance(m, MetricSpec):
@@ -198,6 +242,9 @@ def catalog_frame() -> pd.DataFrame:
                 "TC": m.true_class,
                 "two_groups": m.two_groups,
                 "source": m.source,
+                "b": {"overall_auc": "overall AUC"}.get(m.baseline, m.baseline),
+                "tau": m.threshold,
+                "topic": m.topic,
             }
         )
     return pd.DataFrame(rows)

@@ -24,12 +24,12 @@ def empty_results() -> pd.DataFrame:
     return results_frame([])
 
 
-OPTIONAL_COLUMNS = ["verdict"]  # added by the bootstrap/verdict stage, after `note`
+OPTIONAL_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason"]  # the verdict stage, after `note`
 
 
 def results_frame(rows: list) -> pd.DataFrame:
     """Rows (dicts) as a results table with the tidy columns and dtypes
-    (plus ``verdict`` when any row carries one)."""
+    (plus the verdict columns when any row carries them)."""
     extra = [c for c in OPTIONAL_COLUMNS if any(isinstance(r, dict) and r.get(c) is not None for r in rows)]
     df = pd.DataFrame(rows, columns=RESULT_COLUMNS + extra)
     for c in extra:
@@ -174,6 +174,7 @@ def evaluate(
     group_order_override: Mapping[str, Sequence[str]] | None = None,
     bootstrap: int = 0,
     confidence: float = 0.95,
+    thresholds: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """Compute bias metrics on scored examples.
 
@@ -198,6 +199,9 @@ def evaluate(
         column (``bias_suite.stats.bootstrap``, ``bias_suite.stats.verdicts``).
     confidence : float, default 0.95
         Level of the bootstrap intervals and verdicts.
+    thresholds : {metric name or topic: tau}, optional
+        The smallest effect that counts as material, overriding the
+        registry's defaults (``bias-suite metrics``; docs/verdicts.md).
 
     Returns
     -------
@@ -224,6 +228,7 @@ def evaluate(
             bs = sequence_bootstrap(data, res, metrics=metrics, B=int(bootstrap), confidence=confidence, seed=seed,
                                     max_tuples=max_tuples, group_order_override=group_order_override)
             res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=resolve_metrics(metrics),
+                               thresholds=thresholds,
                                group_orders={a: group_order(data.frame, a, group_order_override)
                                              for a in select_attributes(data, attributes)})
         return single_group_nulls(res, data.frame, resolve_metrics(metrics), group_order_override)
@@ -243,7 +248,7 @@ def evaluate(
 
         bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
                         max_tuples=max_tuples, group_order_override=group_order_override)
-        res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=specs,
+        res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=specs, thresholds=thresholds,
                            group_orders={a: group_order(data.frame, a, group_order_override) for a in wanted})
     return single_group_nulls(res, data.frame, specs, group_order_override)
 

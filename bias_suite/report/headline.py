@@ -68,10 +68,8 @@ class HeadlineInput:
 
 # ----------------------------------------------------------------- data
 def _summary():
-    try:
-        from ..stats import summary
-    except ImportError:
-        from . import _contract as summary
+    from ..stats import summary
+
     return summary
 
 

@@ -1,65 +1,45 @@
-r"""Verdicts: what an interval says about bias, in careful words.
+r"""Verdicts: what a value and its interval say, as one of five categories.
 
-:func:`add_verdicts` appends a ``verdict`` column (after ``note``) to the tidy
-results (FORMATS.md). Every per-group, per-pair and accumulated metric value
-with an interval, every adjusted significance p-value and every Bernstein
-disparity gets one of three verdicts; every other row gets null:
+:func:`add_verdicts` appends ``verdict``, ``threshold`` (tau), ``baseline``
+(b), ``effect`` (|value − b| / tau) and ``reason`` after ``note``. With the
+row's interval I (at the run's confidence) and the metric's no-bias value b
+and threshold tau (:mod:`bias_suite.metrics.materiality`):
 
-- ``"bias detected: ..."`` - the interval excludes the no-bias value; for
-  signed quantities the text gives the direction ("FNR higher for 'female'
-  than all examples", "lower for 'a' than 'b'").
-- ``"no evidence of bias at 95% (...)"`` - the interval contains the no-bias
-  value *and* is narrow enough to be informative: it lies within the
-  tolerance around it. This is not evidence that there is no bias, only that
-  a bias larger than the tolerance is not supported; the text never says
-  "no bias".
-- ``"too little data: ..."`` - the interval contains the no-bias value but is
-  too wide to decide, or the value rests on too few examples (``n < min_n``)
-  or templates (``< min_templates``), or is undefined in most resamples. The
-  text says how many examples would be needed: the Bernstein sample size
-  (:func:`bias_suite.stats.bernstein.sample_size`) for the observed effect
-  |value - no-bias value| (the tolerance when that is 0) with the worst-case
-  defaults C = 1, gamma = 0.5, sigma^2 = (C/gamma)^2 = 4; the note says so.
-  Bernstein rows use their own sample-size row (estimated gamma, sigma^2).
+- ``material``: I excludes b and |value − b| ≥ tau;
+- ``small``: I excludes b and |value − b| < tau: real, below the threshold;
+- ``negligible``: I contains b and lies inside [b − tau, b + tau];
+- ``inconclusive``: I contains b and reaches past b ± tau (the reason says
+  about how many more templates would decide it, from half-widths shrinking
+  as 1/sqrt(n)), or there is no interval, or too few templates/examples;
+- ``undefined``: the value is null.
 
-No-bias values and what is compared
------------------------------------
-- Differences, gaps, AEG, W1, std, range, Bernstein disparities: 0.
-- Ratios (FPR-Ratio, FNR-Ratio, F1-Ratio; any d = ratio): 1, tolerance band
-  [1/r, r] with r = ``ratio_tolerance`` (1.25, the four-fifths rule).
-- AUCs (SubgroupAUC, BPSN, BNSP): the **overall AUC** of the class on the
-  attribute's examples, not 0.5. 0.5 is chance level: an interval above 0.5
-  says the model separates the classes, not that it treats a group alike.
-  Borkan et al. (2019) read all three against the overall AUC (a subgroup,
-  BPSN or BNSP AUC below it signals bias), and with no bias all three equal
-  it. The bootstrap computes the paired contrast AUC(group) - AUC(all) on the
-  same resamples (the ``basis`` of :func:`bias_suite.stats.bootstrap.bootstrap`);
-  without that basis an AUC row gets no verdict.
-- Unsigned values with a signed quantity underneath (d = abs of two scalar
-  phis: FNED, FPED, FNED*, FPED* per group; TPR-Gap, TNR-Gap, ParityGap,
-  DisparityScore(*) per pair): the verdict uses the interval of the signed
-  difference phi(group) - phi(background) or phi(first) - phi(second) from the
-  same resamples, which gives the direction and avoids the next problem.
-- Unsigned values without one (AvgGF and AvgIF (W1), CFGap, PertSS,
-  AvgScoreDiff, PertSD/PertSR, accumulated sums of absolute values): a
-  percentile bootstrap of an absolute value or a distance is biased away from
-  0 and essentially never contains 0, so "excludes 0" would call everything
-  biased. These use a one-sided minimum-effect rule instead: "bias detected"
-  when the whole interval lies above the tolerance (the bias is at least the
-  tolerance at the given confidence), "no evidence" when it lies at or below
-  it, "too little data" otherwise. The tolerance of an accumulated value is
-  scaled by (number of parts) / N, so that it stays per part.
-- Significance rows (family ``significance``): the Holm- (or BH-) adjusted
-  p-value decides ("bias detected" when below 1 - confidence, with the
-  direction for Wilcoxon from the sign of the rank-biserial r); "too little
-  data" when even a perfectly consistent difference could not reach
-  significance with that many templates (Wilcoxon: exact minimum p 2/2^n;
-  Friedman: chi2.sf(n(k-1), k-1)). Only the adjusted p row gets the verdict.
-- Bernstein rows (``Bernstein-<Preset>``): their own interval against 0.
+What is judged:
 
-The tolerance (default 0.05, an absolute difference of rates or
-probabilities) is the smallest bias worth detecting; set it to what matters
-for the application.
+- Signed values (AccuracyDiff, PosAEG, Bernstein disparities, ...) by their
+  own interval.
+- Absolute values with a signed quantity underneath (FNED, FPED per group;
+  TPR-Gap, ParityGap, DisparityScore per pair; ...) by the interval of that
+  signed difference from the same bootstrap resamples: a percentile interval
+  of |x| is pushed away from 0 by noise and would call everything biased.
+- Absolute values and distances without one (CFGap, AvgGF/AvgIF (W1), PertSS,
+  PertSD/SR, AvgScoreDiff, accumulated sums): one-sided against tau:
+  ``material`` when the whole interval is at or above tau, ``negligible``
+  when it is below tau, ``inconclusive`` otherwise (never ``small``: noise
+  alone makes such values positive). An accumulated sum of N-normalised parts
+  is compared with tau × parts / N.
+- Ratios by |log ratio| against log 1.25 (the four-fifths rule: material
+  outside [0.8, 1.25]).
+- Subgroup AUC, BPSN and BNSP by the paired contrast AUC(group) − AUC(all)
+  from the same resamples (b = the overall AUC).
+- Significance tests (adjusted p-values) say whether groups are ordered
+  consistently across templates, not how much: ``small`` when significant,
+  else ``inconclusive``.
+
+Many values are judged at once. A ``material`` verdict is kept only when its
+p-value (normal approximation with the bootstrap standard error taken from
+the interval) passes Holm's step-down adjustment across every value judged in
+the same call; otherwise it becomes ``inconclusive`` and the reason says so.
+``results.attrs["intervals"]`` records this for the summary.
 """
 from __future__ import annotations
 
@@ -73,10 +53,10 @@ from ..exceptions import MetricError
 from ..metrics.catalog import get_metric
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
-from .bernstein import sample_size
+from ..metrics.materiality import RATIO_BAND
 
-__all__ = ["add_verdicts", "judge", "metric_verdict", "significance_verdict", "bernstein_verdict",
-           "no_bias_reference", "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
+__all__ = ["add_verdicts", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
+           "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
 
 DEFAULT_TOLERANCE = 0.05
 DEFAULT_RATIO_TOLERANCE = 1.25
@@ -94,33 +74,103 @@ _BERNSTEIN_TEXT = {  # delta_bar > 0 means ...
 # --------------------------------------------------------------------------
 # the decision
 # --------------------------------------------------------------------------
-def judge(low, high, *, kind: str = "signed", reference: float = 0.0, tolerance: float = DEFAULT_TOLERANCE,
-          ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE) -> str | None:
-    """Classify an interval [low, high].
+VERDICTS = ("material", "small", "negligible", "inconclusive", "undefined")
+VERDICT_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason"]
 
-    kind "signed" (no-bias value ``reference``, band +-tolerance), "ratio"
-    (reference 1, band [1/ratio_tolerance, ratio_tolerance]) or "unsigned"
-    (one-sided against the tolerance). Returns "higher" / "lower" (the
-    interval excludes the reference on that side), "at_least" (unsigned:
-    above the tolerance), "no_evidence", "wide", or None (no interval).
+
+def _z(confidence: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2))
+
+
+def _fmt(x) -> str:
+    return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
+
+
+def _more(halfwidth: float, needed: float, templates) -> str:
+    """'about k× as many templates' to shrink an interval's half-width to
+    ``needed`` (half-widths shrink as 1/sqrt(n))."""
+    if not (halfwidth > 0) or not (needed > 0):
+        return "more data would decide it"
+    k = (halfwidth / needed) ** 2
+    if k > 100:
+        return "it would take more than 100× the templates to decide"
+    k = max(k, 1.1)
+    if templates:
+        return f"about {math.ceil(k * float(templates))} templates (now {int(templates)}) would decide it"
+    return f"about {k:.1f}× as much data would decide it"
+
+
+def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, confidence: float = 0.95,
+           templates=None, direction: tuple[str, str] | None = None, what: str = "the value") -> dict:
+    """One verdict: ``{verdict, effect, reason, p}``.
+
+    kind "signed": ``value``/``low``/``high`` are a signed quantity with
+    no-bias value ``baseline`` (a difference, an AUC contrast, a Bernstein
+    disparity); "ratio": a ratio, judged on its log against log 1.25;
+    "unsigned": a distance or absolute value (no signed quantity underneath),
+    judged one-sided against tau. ``p`` is the p-value (normal approximation
+    with the bootstrap standard error, from the interval) of the claim a
+    ``material`` verdict makes; :func:`add_verdicts` adjusts these across the
+    rows it judges (Holm).
     """
-    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
-        return None
-    if kind == "unsigned":
-        if low > tolerance:
-            return "at_least"
-        return "no_evidence" if high <= tolerance else "wide"
+    if value is None or not np.isfinite(value):
+        return {"verdict": "undefined", "effect": None, "reason": "the value is undefined (see note)", "p": None}
+    pct = f"{confidence:.0%}"
     if kind == "ratio":
-        reference, lo_band, hi_band = 1.0, 1.0 / ratio_tolerance, ratio_tolerance
-    elif kind == "signed":
-        lo_band, hi_band = reference - tolerance, reference + tolerance
+        to_log = (lambda x: math.log(x) if x is not None and np.isfinite(x) and x > 0 else None)
+        v, lo, hi, b, t = to_log(value), to_log(low), to_log(high), 0.0, math.log(RATIO_BAND)
+        if v is None:
+            return {"verdict": "undefined", "effect": None, "reason": "a ratio of 0 or less cannot be judged", "p": None}
     else:
-        raise MetricError(f"kind must be 'signed', 'ratio' or 'unsigned', got {kind!r}")
-    if low > reference:
-        return "higher"
-    if high < reference:
-        return "lower"
-    return "no_evidence" if (low >= lo_band and high <= hi_band) else "wide"
+        v, lo, hi, b, t = float(value), low, high, float(baseline), float(tau)
+    dist = abs(v - b) if kind != "unsigned" else v
+    effect = dist / t if t > 0 else None
+    shown = (f"{_fmt(value)}" if kind != "signed" or baseline == 0 else f"{_fmt(value)} (no-bias value {_fmt(baseline)})")
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+        return {"verdict": "inconclusive", "effect": effect, "p": None,
+                "reason": f"{what} is {shown} but has no interval to judge it by (intervals: --bootstrap B > 0)"}
+    half = (hi - lo) / 2
+    se = half / _z(confidence) if half > 0 else 0.0
+    band = (f"[0.8, 1.25]" if kind == "ratio" else f"±{_fmt(t)} of {_fmt(b)}" if kind == "signed" else f"below {_fmt(t)}")
+    if kind == "unsigned":
+        p = float(_norm_sf((v - t) / se)) if se > 0 else (0.0 if v > t else 1.0)
+        if lo >= t:
+            return {"verdict": "material", "effect": effect, "p": p,
+                    "reason": f"{what} is at least {_fmt(t)} (the whole interval)"}
+        if hi < t:
+            return {"verdict": "negligible", "effect": effect, "p": None,
+                    "reason": f"{what} stays below the threshold (the whole interval)"}
+        need = (t - v) if v < t else (v - t)
+        return {"verdict": "inconclusive", "effect": effect, "p": None,
+                "reason": "the interval reaches across the threshold; " + _more(half, need, templates)}
+    p = float(2 * _norm_sf(abs(v - b) / se)) if se > 0 else (0.0 if v != b else 1.0)
+    excludes = lo > b or hi < b
+    side = None
+    if direction is not None:
+        side = direction[0] if v > b else direction[1]
+    lo_s, hi_s = (math.exp(lo), math.exp(hi)) if kind == "ratio" else (lo, hi)
+    interval = f"{pct} interval [{_fmt(lo_s)}, {_fmt(hi_s)}]"
+    if excludes and dist >= t:
+        return {"verdict": "material", "effect": effect, "p": p,
+                "reason": side or f"{what} is beyond the threshold"}
+    if excludes:
+        return {"verdict": "small", "effect": effect, "p": None,
+                "reason": (f"{side}, " if side else "real, ") + "but within the threshold"}
+    if lo >= b - t and hi <= b + t:
+        return {"verdict": "negligible", "effect": effect, "p": None,
+                "reason": f"the interval lies within {band}"}
+    need = (t - dist) if dist < t else dist
+    return {"verdict": "inconclusive", "effect": effect, "p": None,
+            "reason": "the interval holds the no-bias value and reaches past the threshold; "
+                      + _more(half, need, templates)}
+
+
+def _norm_sf(z: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.sf(z))
 
 
 def no_bias_reference(spec) -> tuple[str, float]:
@@ -138,92 +188,6 @@ def no_bias_reference(spec) -> tuple[str, float]:
     return "unsigned", 0.0
 
 
-def _fmt(x) -> str:
-    return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
-
-
-def _needed(effect, tolerance, confidence, n):
-    """'≈N examples needed to detect a bias of e' and the note on how."""
-    e = abs(float(effect)) if effect is not None and np.isfinite(effect) else 0.0
-    if e < 1e-12:
-        e = tolerance
-    try:
-        ss = sample_size(e, confidence=confidence)  # gamma 0.5, sigma^2 = (C/gamma)^2, C = 1
-    except MetricError:
-        return "", None
-    have = "" if n is None else f"; n = {int(n)}"
-    text = f"about {ss.n} examples needed to detect a bias of {_fmt(e)}{have}"
-    if n is not None and n >= ss.n:
-        text += " (enough examples: more templates would narrow the interval)"
-    note = (f"needed examples: Bernstein sample size (Ethayarajh 2020) for |bias| = {_fmt(e)} at confidence "
-            f"{confidence:g} with worst-case defaults C = 1, gamma = 0.5, sigma^2 = (C/gamma)^2 = 4")
-    return text, note
-
-
-def metric_verdict(value, low, high, *, kind: str, direction: tuple[str, str] | None = None, n=None,
-                   confidence: float = 0.95, tolerance: float = DEFAULT_TOLERANCE,
-                   ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE, basis_value=None, basis_low=None,
-                   basis_high=None, templates=None, undefined: float | None = None, what: str = "the value",
-                   min_n: int = MIN_N, min_templates: int = MIN_TEMPLATES) -> tuple[str | None, str | None]:
-    """Verdict (and a note or None) of one metric value.
-
-    ``kind`` from :func:`no_bias_reference`; ``low``/``high`` its interval;
-    ``basis_*`` the signed quantity underneath (signed difference or AUC
-    contrast), which decides when given; ``direction`` the texts for
-    (higher, lower) of the deciding quantity; ``what`` names an unsigned
-    value ("the gap between 'a' and 'b'"); ``templates`` and ``undefined``
-    come from the bootstrap.
-    """
-    if value is None or not np.isfinite(value):
-        return None, None
-    pct = f"{confidence:.0%}"
-    if undefined is not None and undefined > 0.5 and (low is None or not np.isfinite(low)):
-        t, note = _needed(None, tolerance, confidence, n)
-        return f"too little data: undefined in {undefined:.0%} of the template resamples; {t}", note
-    has_basis = basis_low is not None and basis_high is not None and np.isfinite(basis_low) and np.isfinite(basis_high)
-    label = ""
-    if kind == "auc":
-        if not has_basis:
-            return None, None
-        decide_kind, lo, hi, ref, effect = "signed", basis_low, basis_high, 0.0, basis_value
-        label = "AUC(group) - AUC(all) "
-    elif has_basis and kind in ("unsigned", "signed"):
-        decide_kind, lo, hi, ref, effect = "signed", basis_low, basis_high, 0.0, basis_value
-        label = "signed difference "
-    elif kind == "ratio":
-        decide_kind, lo, hi, ref = "ratio", low, high, 1.0
-        effect = basis_value if basis_value is not None else None
-    else:
-        decide_kind, lo, hi, ref = kind, low, high, 0.0
-        effect = value if kind == "unsigned" else value - ref
-    if templates is not None and templates < min_templates:
-        t, note = _needed(effect, tolerance, confidence, n)
-        return f"too little data: only {int(templates)} templates (the bootstrap needs at least {min_templates}); {t}", note
-    res = judge(lo, hi, kind=decide_kind, reference=ref, tolerance=tolerance, ratio_tolerance=ratio_tolerance)
-    if res is None:
-        return None, None
-    if n is not None and n < min_n:  # callers pass n only where it counts examples
-        t, note = _needed(effect, tolerance, confidence, n)
-        return f"too little data: only {int(n)} examples (fewer than {min_n}); {t}", note
-    interval = f"{label}interval [{_fmt(lo)}, {_fmt(hi)}]"
-    if res in ("higher", "lower"):
-        if direction is not None:
-            return "bias detected: " + (direction[0] if res == "higher" else direction[1]), None
-        return f"bias detected: {'above' if res == 'higher' else 'below'} {_fmt(ref)} ({pct} {interval})", None
-    if res == "at_least":
-        return f"bias detected: {what} is at least {_fmt(tolerance)} ({pct} {interval})", None
-    if res == "no_evidence":
-        band = (f"within [{_fmt(1 / ratio_tolerance)}, {_fmt(ratio_tolerance)}]" if decide_kind == "ratio"
-                else f"within ±{_fmt(tolerance)} of {_fmt(ref)}" if decide_kind == "signed"
-                else f"at or below the tolerance {_fmt(tolerance)}")
-        return f"no evidence of bias at {pct} ({interval} {band}; not proof of no bias)", None
-    t, note = _needed(effect, tolerance, confidence, n)
-    return f"too little data: {pct} {interval} too wide to decide; {t}", note
-
-
-# --------------------------------------------------------------------------
-# significance and Bernstein rows
-# --------------------------------------------------------------------------
 def _wilcoxon_min_p(n: int) -> float:
     return min(1.0, 2.0 / 2.0 ** n)
 
@@ -235,20 +199,25 @@ def _friedman_min_p(n: int, k: int) -> float:
 
 
 def significance_verdict(p_adj, *, test: str, n=None, k=None, effect=None, groups: Sequence[str] | None = None,
-                         confidence: float = 0.95, adjusted: str | None = "holm") -> str | None:
-    """Verdict of an adjusted p-value of a Wilcoxon/Friedman test (see the
-    module doc). ``effect``: the rank-biserial r (Wilcoxon, for the
-    direction); ``groups``: the attribute's groups in order; ``k``: number of
-    groups (Friedman)."""
+                         confidence: float = 0.95, adjusted: str | None = "holm") -> dict | None:
+    """A test says whether groups are ordered consistently across templates,
+    not how large the difference is: significant -> ``small`` (real; the
+    metric rows say whether it is material), otherwise ``inconclusive``."""
     if p_adj is None or not np.isfinite(p_adj):
         return None
     alpha = 1.0 - confidence
-    which = f"{adjusted.upper() if adjusted == 'bh' else adjusted.capitalize()}-adjusted p" if adjusted else "p (unadjusted)"
+    which = f"{adjusted.upper() if adjusted == 'bh' else adjusted.capitalize()}-adjusted p" if adjusted else "p"
+    size = ""
+    if effect is not None and np.isfinite(effect):
+        size = f", effect size {'r' if test == 'Wilcoxon' else 'W'} = {effect:.2f}"
     if p_adj < alpha:
+        order = "group scores differ consistently across templates"
         if test == "Wilcoxon" and effect is not None and np.isfinite(effect) and effect != 0 and groups and len(groups) == 2:
             hi, lo = (groups[0], groups[1]) if effect > 0 else (groups[1], groups[0])
-            return f"bias detected: scores higher for '{hi}' than '{lo}' across templates ({which} = {p_adj:.2g})"
-        return f"bias detected: group scores differ across templates ({which} = {p_adj:.2g})"
+            order = f"scores are higher for '{hi}' than '{lo}' consistently across templates"
+        return {"verdict": "small", "effect": None, "p": None,
+                "reason": f"{order} ({which} = {p_adj:.2g}{size}); whether the difference matters is for the "
+                          "metric rows to say"}
     if n is not None:
         if test == "Wilcoxon":
             min_p = _wilcoxon_min_p(int(n))
@@ -259,36 +228,12 @@ def significance_verdict(p_adj, *, test: str, n=None, k=None, effect=None, group
         else:
             min_p, need = 0.0, None
         if min_p >= alpha:
-            return (f"too little data: with {int(n)} templates the {test} test cannot reach p < {alpha:g}"
-                    + (f" (needs at least {need})" if need else ""))
-    return f"no evidence of bias at {confidence:.0%} ({which} = {p_adj:.2g}; not proof of no bias)"
-
-
-def bernstein_verdict(value, low, high, *, preset: str, group, cls, n=None, needed=None,
-                      confidence: float = 0.95, tolerance: float = DEFAULT_TOLERANCE,
-                      min_n: int = MIN_N) -> tuple[str | None, str | None]:
-    """Verdict of a ``Bernstein-<Preset>`` row (delta_bar = mean cost of the
-    group minus the rest, Bernstein interval); ``needed`` is its
-    ``-SampleSize`` value (the bound n must exceed)."""
-    if value is None or not np.isfinite(value):
-        return None, None
-    res = judge(low, high, kind="signed", tolerance=tolerance)
-    if res is None:
-        return None, None
-    pos, neg = _BERNSTEIN_TEXT.get(preset, ("higher cost", "lower cost"))
-    if res in ("higher", "lower") and (n is None or n >= min_n):
-        text = (pos if res == "higher" else neg).format(c=cls)
-        return f"bias detected: {text} for '{group}' than the rest", None
-    if res == "no_evidence" and (n is None or n >= min_n):
-        return (f"no evidence of bias at {confidence:.0%} (interval [{_fmt(low)}, {_fmt(high)}] within "
-                f"±{_fmt(tolerance)}; not proof of no bias)"), None
-    have = "" if n is None else f"; n = {int(n)}"
-    if needed is not None and np.isfinite(needed):
-        return (f"too little data: more than {math.floor(needed)} examples needed for |δ̄| = {_fmt(abs(value))}"
-                f"{have}"), ("needed examples: Bernstein sample size with the estimated gamma and sigma^2 of this "
-                             "group (Ethayarajh 2020)")
-    t, note = _needed(None, tolerance, confidence, n)
-    return f"too little data: {t}", note
+            return {"verdict": "inconclusive", "effect": None, "p": None,
+                    "reason": f"with {int(n)} templates the {test} test cannot reach p < {alpha:g}"
+                              + (f" (needs at least {need})" if need else "")}
+    return {"verdict": "inconclusive", "effect": None, "p": None,
+            "reason": f"no consistent ordering of the groups across templates ({which} = {p_adj:.2g}); "
+                      "a test cannot show that groups are alike"}
 
 
 # --------------------------------------------------------------------------
@@ -345,72 +290,108 @@ def _what(group):
     return f"the value for '{group}'"
 
 
+def _tau(spec, thresholds, tolerance) -> float:
+    """tau of a metric: a user's value for its name or its topic, else the
+    registry default (``tolerance`` overrides every non-ratio default)."""
+    mat = spec.materiality
+    for key in (spec.name, mat.topic):
+        if thresholds and key in thresholds:
+            return float(thresholds[key])
+    if tolerance is not None and mat.baseline != "1":
+        return float(tolerance)
+    return mat.threshold
+
+
 def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, confidence: float = 0.95,
-                 tolerance: float = DEFAULT_TOLERANCE, ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE,
+                 tolerance: float | None = None, ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE,
                  group_orders: Mapping[str, Sequence[str]] | None = None, metrics=None,
+                 thresholds: Mapping[str, float] | None = None,
                  min_n: int = MIN_N, min_templates: int = MIN_TEMPLATES) -> pd.DataFrame:
-    """Append (or complete) the ``verdict`` column of tidy results.
+    """Append (or complete) the verdict columns of tidy results:
+    ``verdict`` (material / small / negligible / inconclusive / undefined),
+    ``threshold`` (tau), ``baseline`` (b), ``effect`` (|value − b| / tau) and
+    ``reason`` (one sentence), after ``note``.
 
     Parameters
     ----------
-    results : tidy results; rows that already carry a verdict keep it.
+    results : tidy results; rows that already carry a verdict keep it (and
+        their other verdict columns).
     basis : the ``basis`` frame of :func:`bias_suite.stats.bootstrap.bootstrap`
         (signed differences, AUC contrasts, undefined fractions, templates).
-    confidence : the level of the intervals and of the tests (alpha = 1 - confidence).
-    tolerance, ratio_tolerance : the smallest bias worth detecting (module doc).
+    confidence : the level of the intervals and of the tests.
+    tolerance : one tau for every metric that is not a ratio (default: each
+        metric's own, see :mod:`bias_suite.metrics.materiality`).
+    thresholds : {metric name or topic: tau}, overriding the defaults.
     group_orders : {attribute: groups} (for the direction of Wilcoxon tests).
     metrics : user-defined :class:`MetricSpec` objects that are not registered.
 
-    Returns
-    -------
-    DataFrame: the rows of ``results`` with a ``verdict`` column after
-    ``note``; notes extended where a verdict needs explaining.
+    ``material`` verdicts of the rows judged here are Holm-adjusted across
+    those rows (module doc); ``results.attrs["intervals"]`` says so.
     """
     out = results.copy()
-    if "verdict" not in out.columns:
-        out["verdict"] = None
-    cols = [c for c in out.columns if c != "verdict"]
+    for c in VERDICT_COLUMNS:
+        if c not in out.columns:
+            out[c] = None
+    cols = [c for c in out.columns if c not in VERDICT_COLUMNS]
     pos = cols.index("note") + 1 if "note" in cols else len(cols)
-    out = out[cols[:pos] + ["verdict"] + cols[pos:]]
+    out = out[cols[:pos] + VERDICT_COLUMNS + cols[pos:]]
     specs = {}
     for m in (metrics or []):
-        s = get_metric(m)
-        specs[s.name] = s
+        sp = get_metric(m)
+        specs[sp.name] = sp
     bmap = {}
     if basis is not None and len(basis):
         for r in basis.to_dict("records"):
             g = r["group"] if isinstance(r["group"], str) else None
             bmap[(r["metric"], r["attribute"], r["class"], g)] = r
     recs = out.to_dict("records")
-    # sibling rows: parts of accumulated values, significance companions, sample sizes
     parts: dict = {}
     sig: dict = {}
-    sizes: dict = {}
     for r in recs:
         g = r["group"] if isinstance(r["group"], str) else None
         if r["family"] in GENERALIZED and g is not None:
             parts.setdefault((r["metric"], r["attribute"], r["class"]), []).append(g)
         if r["family"] == "significance":
             sig[(r["attribute"], r["class"], r["metric"])] = r
-        if str(r["metric"]).startswith("Bernstein-") and str(r["metric"]).endswith("-SampleSize"):
-            sizes[(r["metric"][: -len("-SampleSize")], r["attribute"], r["class"], g)] = r
-    verdicts, notes = [], []
+    decided = []
     for r in recs:
-        v, note = (r["verdict"], None) if not _isnull(r.get("verdict")) else _row_verdict(
-            r, specs, bmap, parts, sig, sizes, confidence, tolerance, ratio_tolerance, group_orders, min_n,
-            min_templates)
-        verdicts.append(v)
-        old = r.get("note")
-        notes.append(old if note is None else (note if _isnull(old) else f"{old}; {note}"))
-    out["verdict"] = pd.Series(verdicts, index=out.index, dtype=object)
-    out["note"] = pd.Series(notes, index=out.index, dtype=object)
-    out["note"] = out["note"].where(out["note"].notna(), None)
-    out["verdict"] = out["verdict"].where(out["verdict"].notna(), None)
+        if r.get("verdict") in VERDICTS:
+            decided.append(None)
+            continue
+        decided.append(_row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders,
+                                    min_n, min_templates))
+    judged = [d for d in decided if d is not None and d["verdict"] != "undefined" and d.get("holm", True)]
+    m = len(judged)
+    alpha = 1.0 - confidence
+    cands = sorted((d for d in judged if d["verdict"] == "material" and d.get("p") is not None), key=lambda d: d["p"])
+    failed = False
+    for i, d in enumerate(cands):  # Holm's step-down over the candidates, m = every row judged here
+        if failed or d["p"] > alpha / (m - i):
+            failed = True
+            d["verdict"] = "inconclusive"
+            d["reason"] += f"; not material after the Holm adjustment (p = {d['p']:.2g}, {m} values)"
+    for r, d in zip(recs, decided):
+        if d is None:
+            continue
+        r["verdict"] = d["verdict"]
+        r["threshold"] = d.get("threshold")
+        r["baseline"] = d.get("baseline")
+        r["effect"] = None if d.get("effect") is None or not np.isfinite(d["effect"]) else float(d["effect"])
+        r["reason"] = d.get("reason")
+    new = pd.DataFrame(recs, columns=out.columns, index=out.index)
+    for c in VERDICT_COLUMNS:
+        out[c] = new[c].astype(object).where(new[c].notna(), None)
+    for c in ("threshold", "baseline", "effect"):
+        out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    total = int(out["verdict"].isin([v for v in VERDICTS if v != "undefined"]).sum())
+    out.attrs["intervals"] = {
+        "confidence": confidence,
+        "method": f"material = Holm-adjusted over {total} values",
+    }
     return out
 
 
-def _row_verdict(r, specs, bmap, parts, sig, sizes, confidence, tolerance, ratio_tolerance, group_orders, min_n,
-                 min_templates):
+def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders, min_n, min_templates):
     metric, fam = str(r["metric"]), r["family"]
     g = r["group"] if isinstance(r["group"], str) else None
     n = None if _isnull(r.get("n")) else int(r["n"])
@@ -418,55 +399,88 @@ def _row_verdict(r, specs, bmap, parts, sig, sizes, confidence, tolerance, ratio
     if fam == "significance":
         for suffix in ("-p-holm", "-p-bh"):
             if metric.endswith(suffix):
-                test = metric[: -len(suffix)]
-                adjusted = suffix[3:]
+                test, adjusted = metric[: -len(suffix)], suffix[3:]
                 break
         else:
-            if metric.endswith("-p") and not any(
-                    (r["attribute"], r["class"], metric + s) in sig for s in ("-holm", "-bh")):
+            if metric.endswith("-p") and not any((r["attribute"], r["class"], metric + s) in sig for s in ("-holm", "-bh")):
                 test, adjusted = metric[:-2], None
             else:
-                return None, None
-        eff = sig.get((r["attribute"], r["class"], f"{test}-r"))
-        k = None
+                return None
+        eff = sig.get((r["attribute"], r["class"], f"{test}-r" if test == "Wilcoxon" else f"{test}-W"))
         groups = list(group_orders.get(r["attribute"], [])) if group_orders else None
-        if groups:
-            k = len(groups)
-        elif test == "Friedman":
+        k = len(groups) if groups else None
+        if k is None and test == "Friedman":
             st, w = sig.get((r["attribute"], r["class"], "Friedman")), sig.get((r["attribute"], r["class"], "Friedman-W"))
             if st is not None and w is not None and _num(w["value"]) and n:
                 k = int(round(_num(st["value"]) / (_num(w["value"]) * n))) + 1
-        return significance_verdict(value, test=test, n=n, k=k, effect=_num(eff["value"]) if eff is not None else None,
-                                    groups=groups, confidence=confidence, adjusted=adjusted), None
+        d = significance_verdict(value, test=test, n=n, k=k, effect=_num(eff["value"]) if eff is not None else None,
+                                 groups=groups, confidence=confidence, adjusted=adjusted)
+        if d is not None:
+            d["holm"] = False  # already adjusted across the run's tests
+        return d
     if fam == "bernstein":
         if metric.endswith("-SampleSize") or not metric.startswith("Bernstein-"):
-            return None, None
-        size = sizes.get((metric, r["attribute"], r["class"], g))
-        return bernstein_verdict(value, _num(r.get("ci_low")), _num(r.get("ci_high")), preset=metric[len("Bernstein-"):],
-                                 group=g, cls=r["class"], n=n, needed=_num(size["value"]) if size is not None else None,
-                                 confidence=confidence, tolerance=tolerance, min_n=min_n)
+            return None
+        tau = float((thresholds or {}).get(metric, (thresholds or {}).get("Bernstein", tolerance or 0.05)))
+        pos_, neg_ = _BERNSTEIN_TEXT.get(metric[len("Bernstein-"):], ("higher cost", "lower cost"))
+        direction = (f"{pos_.format(c=r['class'])} for '{g}' than the rest", f"{neg_.format(c=r['class'])} for '{g}' than the rest")
+        d = decide(value, _num(r.get("ci_low")), _num(r.get("ci_high")), kind="signed", tau=tau, confidence=confidence,
+                   direction=direction, what=f"the disparity for '{g}'")
+        if d["verdict"] in ("material", "small", "negligible") and n is not None and n < min_n:
+            d.update(verdict="inconclusive", p=None, reason=f"only {n} examples (fewer than {min_n})")
+        return dict(d, threshold=tau, baseline=0.0)
     if fam not in GENERALIZED:
-        return None, None
+        return None
     spec = specs.get(metric)
     if spec is None:
         try:
             spec = get_metric(metric)
         except MetricError:
-            return None, None
+            return None
     kind, _ = no_bias_reference(spec)
+    tau = _tau(spec, thresholds, tolerance)
     b = bmap.get((metric, r["attribute"], r["class"], g), {})
     siblings = parts.get((metric, r["attribute"], r["class"]), [])
-    tol = tolerance
+    tau_row = tau
     if g is None and kind == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:
         k = len(siblings) if spec.generalized == "BCM" else int(round((1 + math.sqrt(1 + 8 * len(siblings))) / 2))
         N = normalizer_value(spec.normalizer, k)
-        if N:
-            tol = tolerance * len(siblings) / N
-    pair_names = [s for s in siblings if "|" in s]
-    return metric_verdict(
-        value, _num(r.get("ci_low")), _num(r.get("ci_high")), kind=kind,
-        direction=_direction(spec, kind, g, r["class"], pair_names), n=n if spec.view == "group" else None,
-        confidence=confidence, tolerance=tol,
-        ratio_tolerance=ratio_tolerance, basis_value=_num(b.get("basis_value")), basis_low=_num(b.get("basis_low")),
-        basis_high=_num(b.get("basis_high")), templates=b.get("templates"), undefined=b.get("undefined"),
-        what=_what(g), min_n=min_n, min_templates=min_templates)
+        if N:  # an accumulated sum of N-normalised parts: tau per part
+            tau_row = tau * len(siblings) / N
+    pair_names = [x for x in siblings if "|" in x]
+    direction = _direction(spec, kind, g, r["class"], pair_names)
+    bv, blo, bhi = _num(b.get("basis_value")), _num(b.get("basis_low")), _num(b.get("basis_high"))
+    has_basis = blo is not None and bhi is not None and np.isfinite(blo) and np.isfinite(bhi) and bv is not None
+    lo, hi = _num(r.get("ci_low")), _num(r.get("ci_high"))
+    templates = b.get("templates")
+    base = {"threshold": tau_row, "baseline": 1.0 if kind == "ratio" else 0.0}
+    if value is None or not np.isfinite(value):
+        return dict(decide(None, None, None, kind="signed", tau=tau_row), **base)
+    if kind == "auc":
+        overall = value - bv if has_basis else None
+        base["baseline"] = overall
+        if not has_basis:
+            return dict(base, verdict="inconclusive", effect=None, p=None,
+                        reason="an AUC is judged against the overall AUC, which needs intervals (--bootstrap B > 0)")
+        d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
+                   direction=direction, what="AUC(group) − AUC(all)")
+    elif has_basis and kind in ("signed", "unsigned"):
+        d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
+                   direction=direction, what="the signed difference")
+        if kind == "unsigned":
+            d["effect"] = abs(value) / tau_row
+    elif kind == "ratio":
+        d = decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
+                   direction=direction, what="the ratio")
+    else:
+        d = decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
+                   direction=direction, what=_what(g))
+    undefined = b.get("undefined")
+    if templates is not None and templates < min_templates and d["verdict"] != "undefined":
+        d.update(verdict="inconclusive", p=None,
+                 reason=f"only {int(templates)} templates (the intervals need at least {min_templates})")
+    elif undefined is not None and undefined > 0.5 and (lo is None or not np.isfinite(lo)):
+        d.update(verdict="inconclusive", p=None, reason=f"undefined in {undefined:.0%} of the template resamples")
+    elif spec.view == "group" and n is not None and n < min_n and d["verdict"] in ("material", "small", "negligible"):
+        d.update(verdict="inconclusive", p=None, reason=f"only {n} examples (fewer than {min_n})")
+    return dict(d, **base)
