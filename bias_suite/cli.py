@@ -193,7 +193,10 @@ def expand(
     seed: int = typer.Option(0, help="Seed of the printed sample."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
-    """Expand suites into examples: print counts per attribute/group and a sample, or write them."""
+    """Expand suites into examples: print counts per attribute/group and a sample, or write them.
+
+    Example: bias-suite expand sentiment_gender --out examples.jsonl
+    """
     from rich.table import Table
 
     from .scoring.scored import write_jsonl, write_parquet
@@ -237,7 +240,10 @@ def validate(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
-    """Check suite files (and the identity-term files they use): every check that expansion makes, and the size."""
+    """Check suite files (and the identity-term files they use): every check that expansion makes, and the size.
+
+    Example: bias-suite validate templates/sentiment_gender.yaml
+    """
     from .suites import find_suite, load_suite, validate_suite
 
     for s in suites:
@@ -301,7 +307,10 @@ def run(
 ):
     """Expand suites, run the model, compute metrics, print a one-screen summary and write results.
 
-    Thresholds (the suites' `thresholds:` and --fail-if/--fail-on-verdict) make the run exit with code 3 and a list of violations."""
+    Thresholds (the suites' `thresholds:` and --fail-if/--fail-on-verdict) make the run exit with code 3 and a list of violations.
+
+    Example: bias-suite run sentiment_gender --model default-sentiment --out results/gender
+    """
     from .run import run as run_
 
     try:
@@ -473,7 +482,10 @@ def report(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="HTML file (default RESULTS_DIR/report.html)."),
     title: Optional[str] = typer.Option(None, help="Report title."),
 ):
-    """Write one self-contained HTML report (heatmaps, intervals, significance, verdicts, drill-down)."""
+    """Write one self-contained HTML report (heatmaps, intervals, significance, verdicts, drill-down).
+
+    Example: bias-suite report results/gender
+    """
     from .report.html import write_html_report
 
     try:
@@ -491,7 +503,10 @@ def plot(
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Only these attributes."),
     metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
 ):
-    """Write publication figures (matplotlib): heatmaps per attribute and per-group charts with intervals."""
+    """Write publication figures (matplotlib): heatmaps per attribute and per-group charts with intervals.
+
+    Example: bias-suite plot results/gender --out figures --format png
+    """
     try:
         from .report.plots import write_figures
     except ImportError as e:
@@ -511,7 +526,10 @@ def check(
     fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on", "--fail-on-verdict", help="'material', 'material:METRIC' or a metric name (repeatable)."),
     suite: Optional[List[str]] = typer.Option(None, "--suite", "-s", help="Also use this suite file's thresholds (repeatable)."),
 ):
-    """Check thresholds on existing results (e.g. after `evaluate`): exit 3 with the violations."""
+    """Check thresholds on existing results (e.g. after `evaluate`): exit 3 with the violations.
+
+    Example: bias-suite check results/gender --fail-on material
+    """
     from .report.html import read_results_table
 
     try:
@@ -543,7 +561,10 @@ def evaluate(
     detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
 ):
-    """Compute every applicable metric on a scored-examples file (bring your own predictions)."""
+    """Compute every applicable metric on a scored-examples file (bring your own predictions).
+
+    Example: bias-suite evaluate results/gender/scored.jsonl --out results/again --metrics FNED,CFGap
+    """
     import pandas as pd
 
     from .metrics import evaluate as evaluate_
@@ -644,7 +665,10 @@ def sample_size_cmd(
     variance: Optional[float] = typer.Option(None, help="Variance of the amortized disparity (default (C/gamma)^2)."),
     have: Optional[int] = typer.Option(None, help="Examples you have: how much more is needed, or the smallest detectable bias."),
 ):
-    """Minimum number of examples to claim a bias with Bernstein-bounded confidence (Ethayarajh 2020)."""
+    """Minimum number of examples to claim a bias with Bernstein-bounded confidence (Ethayarajh 2020).
+
+    Example: bias-suite sample-size --bias 0.05 --gamma 0.5
+    """
     from .stats import min_detectable_bias, sample_size
 
     try:
@@ -670,7 +694,10 @@ def models_build(
     epochs: Optional[float] = typer.Option(None, help="Training epochs (default: the recipe's)."),
     max_train: Optional[int] = typer.Option(None, help="Use at most this many training sentences."),
 ):
-    """Build a default model offline and cache it."""
+    """Build a default model offline and cache it.
+
+    Example: bias-suite models build default-sentiment
+    """
     from .models import build_model
 
     kw = {"force": force}
@@ -692,7 +719,10 @@ def cache_info(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Prediction cache folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ):
-    """One line per cached model: predictions stored, size, last use."""
+    """One line per cached model: predictions stored, size, last use.
+
+    Example: bias-suite cache info --json
+    """
     import json as _json
 
     from rich.table import Table
@@ -727,7 +757,10 @@ def cache_clear(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Prediction cache folder."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ):
-    """Delete cached predictions (all of them, or one model's)."""
+    """Delete cached predictions (all of them, or one model's).
+
+    Example: bias-suite cache clear default-sentiment --yes
+    """
     from .predict.cache import PredictionCache
 
     cache = PredictionCache(cache_dir)
@@ -754,7 +787,10 @@ def _size(n: int) -> str:
 
 @models_app.command("list")
 def models_list():
-    """The default models, their cache folders and whether they are built."""
+    """The default models, their cache folders and whether they are built.
+
+    Example: bias-suite models list
+    """
     from rich.table import Table
 
     from .models import list_models
@@ -771,7 +807,10 @@ def models_list():
 
 @models_app.command("path")
 def models_path(name: str = typer.Argument("default-sentiment")):
-    """Print the cache folder of a default model."""
+    """Print the cache folder of a default model.
+
+    Example: bias-suite models path default-sentiment
+    """
     from .paths import model_dir
 
     console.print(escape(str(model_dir(name))), soft_wrap=True)

@@ -12,3 +12,17 @@ if "BIAS_SUITE_PREDICTION_CACHE" not in os.environ:
 
     os.environ["BIAS_SUITE_PREDICTION_CACHE"] = tempfile.mkdtemp(prefix="bias_suite_test_predictions_")
     atexit.register(shutil.rmtree, os.environ["BIAS_SUITE_PREDICTION_CACHE"], ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say how many documentation blocks ran and which were skipped, and why."""
+    reports = [r for key in ("passed", "failed", "skipped") for r in terminalreporter.stats.get(key, [])
+               if getattr(r, "nodeid", "").startswith("tests/test_docs.py::test_doc_block")]
+    if not reports:
+        return
+    skipped = [r for r in reports if r.skipped]
+    ran = len(reports) - len(skipped)
+    terminalreporter.write_line(f"documentation blocks: {ran} run, {len(skipped)} skipped")
+    for r in skipped:
+        reason = r.longrepr[2] if isinstance(r.longrepr, tuple) else str(r.longrepr)
+        terminalreporter.write_line(f"  skipped {reason.removeprefix('Skipped: ')}")

@@ -220,3 +220,14 @@ def test_direction_follows_the_argument_order_of_d():
     assert _direction(get_metric("FNR-Ratio"), "ratio", "f", "pos", [])[0] == "FNR higher for 'f' than the rest"
     assert _direction(get_metric("PosAEG"), "signed", "f", "pos", [])[0] == "probability of 'pos' higher for 'f' than the rest"
     assert _direction(get_metric("TPR-Diff"), "signed", "a|b", "pos", [])[0] == "TPR higher for 'a' than 'b'"
+
+
+def test_evaluate_returns_results_with_summary_and_findings():
+    res = _cal(0.25)
+    assert hasattr(res, "summary") and hasattr(res, "findings")
+    ov = res.summary()
+    assert {"attribute", "topic", "verdict", "effect"} <= set(ov.columns) and (ov["verdict"] == "material").any()
+    top = res.findings("material", top=3)
+    assert len(top) == 3 and (top["verdict"] == "material").all()
+    assert list(top["effect"]) == sorted(top["effect"], reverse=True)
+    assert res[res["metric"] == "FNED"].findings().shape[0] > 0   # still a Results after filtering

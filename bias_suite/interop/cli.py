@@ -42,7 +42,10 @@ def export_cmd(
     criterion: str = typer.Option("prob", help="prob (any class probability) or checklist (Expect.inv)."),
     seed: int = typer.Option(0, help="Seed of the per-group variant choice."),
 ):
-    """Export suites as a CheckList TestSuite in CheckList's raw-file format (one sentence per line)."""
+    """Export suites as a CheckList TestSuite in CheckList's raw-file format (one sentence per line).
+
+    Example: bias-suite checklist export sentiment_gender --out exp
+    """
     from ..exceptions import BiasSuiteError
     from .checklist import export_checklist
 
@@ -68,7 +71,10 @@ def predict_cmd(
     device: str = typer.Option("auto"),
     batch_size: int = typer.Option(64),
 ):
-    """Predict an exported raw file with a bias_suite model, in CheckList's prediction-file format."""
+    """Predict an exported raw file with a bias_suite model, in CheckList's prediction-file format.
+
+    Example: bias-suite checklist predict exp --model default-sentiment --out preds.txt
+    """
     from ..exceptions import BiasSuiteError
     from ..run import load_predictor
     from .checklist import RAW_FILE, write_predictions
@@ -94,7 +100,10 @@ def import_cmd(
     seed: int = typer.Option(0),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ):
-    """Read predictions back (TestSuite.run_from_file) into scored examples, metrics and INV fail rates."""
+    """Read predictions back (TestSuite.run_from_file) into scored examples, metrics and INV fail rates.
+
+    Example: bias-suite checklist import exp preds.txt --out results/imported
+    """
     from ..exceptions import BiasSuiteError
     from ..report.files import prepare_run_folder, write_results
     from ..scoring.scored import write_jsonl, write_scored

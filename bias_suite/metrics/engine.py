@@ -231,7 +231,7 @@ def evaluate(
                                thresholds=thresholds,
                                group_orders={a: group_order(data.frame, a, group_order_override)
                                              for a in select_attributes(data, attributes)})
-        return single_group_nulls(res, data.frame, resolve_metrics(metrics), group_order_override)
+        return _results(single_group_nulls(res, data.frame, resolve_metrics(metrics), group_order_override))
     specs = resolve_metrics(metrics)
     wanted = select_attributes(data, attributes)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
@@ -250,13 +250,23 @@ def evaluate(
                         max_tuples=max_tuples, group_order_override=group_order_override)
         res = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=specs, thresholds=thresholds,
                            group_orders={a: group_order(data.frame, a, group_order_override) for a in wanted})
-    return single_group_nulls(res, data.frame, specs, group_order_override)
+    return _results(single_group_nulls(res, data.frame, specs, group_order_override))
 
 
 def _compares_groups(spec) -> bool:
     """Whether a metric's value compares groups (or a group with a
     background): everything but a VBCM with d = value (SubgroupAUC)."""
     return not (spec.generalized == "VBCM" and spec.comparison == "value")
+
+
+def _results(res: pd.DataFrame) -> pd.DataFrame:
+    """The table as :class:`bias_suite.stats.summary.Results` (a DataFrame
+    with ``.summary()`` and ``.findings()``), its attrs kept."""
+    from ..stats.summary import Results
+
+    out = Results(res)
+    out.attrs.update(res.attrs)
+    return out
 
 
 def single_group_nulls(res: pd.DataFrame, frame: pd.DataFrame, specs, group_order_override=None) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .verdicts import VERDICTS
 
-__all__ = ["findings", "overview", "verdict_counts", "multiplicity", "SEVERITY"]
+__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "SEVERITY"]
 
 #: worst first: what a reader must look at before the rest
 SEVERITY = ("material", "inconclusive", "small", "negligible", "undefined")
@@ -87,3 +87,24 @@ def multiplicity(results: pd.DataFrame) -> dict | None:
     """How the verdict stage controlled the error rate across values
     (``results.attrs["intervals"]``), or None."""
     return results.attrs.get("intervals")
+
+
+class Results(pd.DataFrame):
+    """Tidy results (a pandas DataFrame) with the headline at hand:
+    ``results.summary()`` is :func:`overview`, ``results.findings(verdict=
+    "material")`` is :func:`findings`."""
+
+    @property
+    def _constructor(self):
+        return Results
+
+    def summary(self) -> pd.DataFrame:
+        """One row per attribute and topic: worst verdict, largest effect."""
+        return overview(self)
+
+    def findings(self, verdict=None, top: int | None = None) -> pd.DataFrame:
+        """Judged values, largest effect first (``verdict`` to keep one kind)."""
+        return findings(self, verdict=verdict, top=top)
+
+    def verdict_counts(self) -> dict:
+        return verdict_counts(self)
