@@ -526,16 +526,19 @@ def check(
     fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on", "--fail-on-verdict", help="'material', 'material:METRIC' or a metric name (repeatable)."),
     suite: Optional[List[str]] = typer.Option(None, "--suite", "-s", help="Also use this suite file's thresholds (repeatable)."),
 ):
-    """Check thresholds on existing results (e.g. after `evaluate`): exit 3 with the violations.
+    """Check thresholds on existing results (e.g. after `evaluate`): exit 3 with
+    the violations. The thresholds of the suites the run used (recorded in its
+    run.json) are checked too.
 
     Example: bias-suite check results/gender --fail-on material
     """
+    from .gating import recorded_rules
     from .report.html import read_results_table
 
     try:
-        rules = _gate_rules(suite or [], fail_if, fail_on_verdict)
+        rules = recorded_rules(results_dir) + _gate_rules(suite or [], fail_if, fail_on_verdict)
         if not rules:
-            raise BiasSuiteError("no rules: give --fail-if, --fail-on-verdict or --suite with thresholds")
+            raise BiasSuiteError("no rules: the run recorded no suite thresholds; give --fail-if, --fail-on or --suite")
         results = read_results_table(results_dir)
     except (BiasSuiteError, FileNotFoundError) as e:
         _fail(e)

@@ -321,6 +321,23 @@ def rules_from_suites(suites: Iterable) -> list:
     return [r for s in suites for r in rules_from_suite(s)]
 
 
+def recorded_rules(folder) -> list:
+    """The suites' threshold rules a run recorded in its ``run.json``
+    (``bias-suite check`` applies them without ``--suite``)."""
+    import json
+    from pathlib import Path
+
+    try:
+        meta = json.loads((Path(folder) / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    out = []
+    for d in meta.get("rules") or meta.get("metadata", {}).get("rules") or []:
+        d = dict(d)
+        out.append(rule_from_dict(d, source=d.pop("source", None) or "run.json"))
+    return out
+
+
 VERDICT_WORDS = ("material", "small", "negligible", "inconclusive", "undefined")
 
 

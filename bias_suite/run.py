@@ -252,6 +252,8 @@ def run(
         "bootstrap": bootstrap,
         "intervals": dict(results.attrs.get("intervals") or {}, bootstrap=bootstrap),
         "thresholds": dict(thresholds or {}),
+        "rules": [{"source": f"{st.path or st.name} thresholds[{i}]", **d}
+                  for st in loaded for i, d in enumerate(getattr(st, "thresholds", None) or [])],
         "confidence": confidence,
         "inv_threshold": inv_threshold if invariance else None,
         "inv_criterion": inv_criterion if invariance else None,

@@ -156,6 +156,11 @@ def test_cli_run_exits_3_with_violations(run_dir, tmp_path):
     assert r.exit_code == EXIT_VIOLATIONS, r.output
     assert "bias threshold violation" in r.output and "BPSN < 0.99" in r.output and "thresholds[0]" in r.output
     assert (tmp_path / "o" / "results.jsonl").exists()  # results are written before the gate
+    # check reads the suite's thresholds the run recorded: no --suite needed, reported once with --suite too
+    r = runner.invoke(app, ["check", str(tmp_path / "o")])
+    assert r.exit_code == EXIT_VIOLATIONS and "BPSN < 0.99" in r.output and "thresholds[0]" in r.output
+    again = runner.invoke(app, ["check", str(tmp_path / "o"), "--suite", str(suite)])
+    assert again.exit_code == EXIT_VIOLATIONS and again.output.count("BPSN < 0.99") == r.output.count("BPSN < 0.99")
     # the command line adds rules; a passing set exits 0
     ok = mini_names_suite(tmp_path / "ok")
     r = runner.invoke(app, ["run", str(ok), "--model", str(model), "--out", str(tmp_path / "o2"), "-q", "--fail-if", "BPSN<0"])
