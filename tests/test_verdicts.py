@@ -51,6 +51,12 @@ def test_ratio_four_fifths(v, lo, hi, expected):
     assert d["effect"] == pytest.approx(abs(np.log(v)) / np.log(1.25))
 
 
+def test_ratio_interval_down_to_zero_is_still_an_interval():
+    d = decide(0.107, 0.0, 0.347, kind="ratio", tau=0.25)
+    assert d["verdict"] == "material" and "no interval" not in d["reason"]
+    assert decide(1.0, 0.0, 3.0, kind="ratio", tau=0.25)["verdict"] == "inconclusive"
+
+
 def test_ratio_band_is_symmetric_in_log():
     assert decide(0.8, 0.79, 0.81, kind="ratio", tau=0.25)["effect"] == pytest.approx(1.0)
     assert decide(1.25, 1.24, 1.26, kind="ratio", tau=0.25)["effect"] == pytest.approx(1.0)

@@ -119,8 +119,10 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
         return {"verdict": "undefined", "effect": None, "reason": "the value is undefined (see note)", "p": None}
     pct = f"{confidence:.0%}"
     if kind == "ratio":
-        to_log = (lambda x: math.log(x) if x is not None and np.isfinite(x) and x > 0 else None)
-        v, lo, hi, b, t = to_log(value), to_log(low), to_log(high), 0.0, math.log(RATIO_BAND)
+        to_log = (lambda x: math.log(max(x, 1e-12)) if x is not None and np.isfinite(x) and x >= 0 else None)
+        # an interval reaching down to a ratio of 0 is an interval all the same (log 0 taken as log 1e-12)
+        v = math.log(value) if value is not None and np.isfinite(value) and value > 0 else None
+        lo, hi, b, t = to_log(low), to_log(high), 0.0, math.log(RATIO_BAND)
         if v is None:
             return {"verdict": "undefined", "effect": None, "reason": "a ratio of 0 or less cannot be judged", "p": None}
     else:
