@@ -200,50 +200,38 @@ def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source) -> ScoredDa
             **_where(source, _row_number(df, i)),
             field="probs",
         )
-    index = {c: k for k, c in enumerate(classes)}
     n = len(df)
-    if "label" in df.columns:
-        labels = pd.Series([None if _is_null(v) else v for v in df["label"].to_numpy(dtype=object)],
-                           index=df.index, dtype=object)
-        y = labels.map(lambda v: -1 if v is None else (index.get(v, -2) if isinstance(v, str) else -3)
-                          ).to_numpy(dtype=np.int64)
-        i = _first_bad(y == -3)
-        if i is not None:
-            raise ScoredFormatError(f"expected a class name (a string) or null, got {type(labels.iat[i]).__name__} "
-                                    f"{_show(labels.iat[i])}", **_where(source, _row_number(df, i)), field="label")
-        i = _first_bad(y == -2)
-        if i is not None:
-            raise ScoredFormatError(
-                f"unknown class {_show(labels.iat[i])}; classes are {list(classes)}",
-                **_where(source, _row_number(df, i)),
-                field="label",
-            )
-    else:
-        labels = pd.Series([None] * n, index=df.index, dtype=object)
-        y = np.full(n, -1, dtype=np.int64)
+    labels, y = _class_column(df, "label", classes, source)
     yhat = P.argmax(axis=1).astype(np.int64)  # argmax keeps the first of tied maxima
     if "pred" in df.columns:
-        preds = pd.Series([None if _is_null(v) else v for v in df["pred"].to_numpy(dtype=object)],
-                          index=df.index, dtype=object)
-        given = preds.map(lambda v: -1 if v is None else (index.get(v, -2) if isinstance(v, str) else -3)
-                          ).to_numpy(dtype=np.int64)
-        i = _first_bad(given == -3)
-        if i is not None:
-            raise ScoredFormatError(f"expected a class name (a string) or null, got {type(preds.iat[i]).__name__} "
-                                    f"{_show(preds.iat[i])}", **_where(source, _row_number(df, i)), field="pred")
-        i = _first_bad(given == -2)
-        if i is not None:
-            raise ScoredFormatError(
-                f"unknown class {_show(preds.iat[i])}; classes are {list(classes)}",
-                **_where(source, _row_number(df, i)),
-                field="pred",
-            )
+        _, given = _class_column(df, "pred", classes, source)
         yhat = np.where(given >= 0, given, yhat)
     keep = [c for c in ("id", "template", "attribute", "group", "term", "text") if c in df.columns]
     frame = df[keep].reset_index(drop=True).copy()
     frame["label"] = labels.reset_index(drop=True)
     frame["pred"] = np.asarray(classes, dtype=object)[yhat]
     return ScoredData(frame=frame, probs=P, classes=classes, y=y, yhat=yhat, source=source)
+
+
+def _class_column(df: pd.DataFrame, col: str, classes: tuple, source):
+    """``(values, class indices)`` of a ``label``/``pred`` column: a class
+    name or null (index -1; all -1 when the column is absent); anything else
+    is one error naming the row."""
+    n = len(df)
+    if col not in df.columns:
+        return pd.Series([None] * n, index=df.index, dtype=object), np.full(n, -1, dtype=np.int64)
+    index = {c: k for k, c in enumerate(classes)}
+    vals = pd.Series([None if _is_null(v) else v for v in df[col].to_numpy(dtype=object)], index=df.index, dtype=object)
+    idx = vals.map(lambda v: -1 if v is None else (index.get(v, -2) if isinstance(v, str) else -3)).to_numpy(dtype=np.int64)
+    i = _first_bad(idx == -3)
+    if i is not None:
+        raise ScoredFormatError(f"expected a class name (a string) or null, got {type(vals.iat[i]).__name__} "
+                                f"{_show(vals.iat[i])}", **_where(source, _row_number(df, i)), field=col)
+    i = _first_bad(idx == -2)
+    if i is not None:
+        raise ScoredFormatError(f"unknown class {_show(vals.iat[i])}; classes are {list(classes)}",
+                                **_where(source, _row_number(df, i)), field=col)
+    return vals, idx
 
 
 def scored_from_arrays(
