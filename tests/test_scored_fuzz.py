@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 
 import pandas as pd
 import pytest
@@ -22,8 +23,9 @@ from bias_suite.exceptions import BiasSuiteError
 from bias_suite.metrics import evaluate
 from bias_suite.scoring.scored import as_scored, read_scored
 
-N = int(os.environ.get("BIAS_SUITE_FUZZ_EXAMPLES", "150"))
-SETTINGS = settings(max_examples=N, deadline=None, derandomize=True,
+N = int(os.environ.get("BIAS_SUITE_FUZZ_EXAMPLES", "200"))
+# the deadline is loose (the machine may be shared); it catches a reader that goes quadratic
+SETTINGS = settings(max_examples=N, deadline=timedelta(seconds=10), derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 json_values = st.recursive(
@@ -114,9 +116,7 @@ def test_sequence_jsonl_is_read_or_refused(tmp_path, rows, raw):
     _check_file(tmp_path, rows, raw)
 
 
-@SETTINGS
-@given(rows=mutated(classification_rows, CLS_FIELDS))
-def test_parquet_is_read_or_refused(tmp_path, rows):
+def _check_parquet(tmp_path, rows):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -128,6 +128,27 @@ def test_parquet_is_read_or_refused(tmp_path, rows):
     data = _accepted_or_ours(lambda: read_scored(path))
     if data is not None:
         _accepted_or_ours(lambda: evaluate(data, metrics=["FNED", "CFGap"], bootstrap=0))
+
+
+@SETTINGS
+@given(rows=mutated(classification_rows, CLS_FIELDS))
+def test_parquet_is_read_or_refused(tmp_path, rows):
+    _check_parquet(tmp_path, rows)
+
+
+@SETTINGS
+@given(rows=mutated(sequence_rows, SEQ_FIELDS))
+def test_sequence_parquet_is_read_or_refused(tmp_path, rows):
+    _check_parquet(tmp_path, rows)
+
+
+@SETTINGS
+@given(rows=mutated(classification_rows, CLS_FIELDS) | mutated(sequence_rows, SEQ_FIELDS))
+def test_dataframes_are_read_or_refused(rows):
+    # pandas infers column types here (int64, float64 with NaN for a missing cell, object)
+    data = _accepted_or_ours(lambda: as_scored(pd.DataFrame(rows)))
+    if data is not None:
+        assert len(data) == len(rows)
 
 
 @pytest.mark.parametrize("mutate, field, msg", [
@@ -153,6 +174,24 @@ def test_wrong_types_are_named(tmp_path, mutate, field, msg):
     assert len(str(e.value)) < 300   # a 400-digit number is cut, not printed whole
     with pytest.raises(ScoredFormatError):
         as_scored(rows)
+
+
+def test_json_constants_and_pandas_nulls(tmp_path):
+    from bias_suite.exceptions import ScoredFormatError
+
+    rows = classification_rows()
+    path = tmp_path / "nan.jsonl"
+    lines = [json.dumps(r) for r in rows]
+    lines[2] = lines[2].replace('"text": "text 1 female"', '"text": NaN')
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ScoredFormatError, match=r"nan.jsonl:3: invalid JSON \(NaN is not a JSON value"):
+        read_scored(path)
+    # in a DataFrame, pandas' own nulls are nulls
+    df = pd.DataFrame(rows)
+    df["label"] = df["label"].astype("string")
+    df.loc[0, "label"] = pd.NA
+    data = as_scored(df)
+    assert data.y[0] == -1 and data.frame["label"].iat[0] is None and data.y[1] == 0
 
 
 def test_encoding_and_nesting_errors_name_the_line(tmp_path):

@@ -82,7 +82,8 @@ def _first_bad(mask: np.ndarray) -> int | None:
 
 
 def _is_null(v) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+    """None, a float NaN or pandas' NA (the null of a DataFrame column)."""
+    return v is None or (isinstance(v, float) and v != v) or v is pd.NA
 
 
 def _is_number(v) -> bool:
@@ -269,6 +270,11 @@ def as_scored(data, *, source: str | None = None) -> ScoredData:
 
 
 # ----------------------------------------------------------------- reading
+def _no_constant(name):
+    # NaN, Infinity and -Infinity are not JSON; Python's parser takes them unless told
+    raise ValueError(f"{name} is not a JSON value; use null")
+
+
 def _read_jsonl(path: Path) -> pd.DataFrame:
     records, lines = [], []
     with open(path, "rb") as fh:
@@ -281,7 +287,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
             if not s:
                 continue
             try:
-                obj = json.loads(s)
+                obj = json.loads(s, parse_constant=_no_constant)
             except json.JSONDecodeError as e:
                 raise ScoredFormatError(f"invalid JSON ({e.msg} at column {e.colno})", file=path, row=lineno) from None
             except RecursionError:

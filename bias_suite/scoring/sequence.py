@@ -130,11 +130,7 @@ def tag_class_matrix(tag_names: Sequence[str], types: Sequence[str]) -> np.ndarr
 
 
 def _is_null(v) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, float) and np.isnan(v):
-        return True
-    return False
+    return v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA
 
 
 def _as_list(v):
