@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoredFormatError
+from .columnar import read_columns
 
 REQUIRED_COLUMNS = ("id", "template", "attribute", "group", "term", "probs")
 SEQ_REQUIRED_COLUMNS = ("id", "template", "attribute", "group", "term", "tokens", "tags", "pred_tags")
@@ -184,7 +185,10 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
     return _finish(df, P, classes, source)
 
 
-def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source) -> ScoredData:
+def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source, coded=None) -> ScoredData:
+    """Check ``P`` and code the labels/predictions; ``coded`` (labels as an
+    object array, their class indices, the given predictions' indices or -1)
+    comes from the columnar reader, which has checked them already."""
     bad = ~np.isfinite(P).all(axis=1) | (P < -1e-9).any(axis=1) | (P > 1 + 1e-9).any(axis=1)
     i = _first_bad(bad)
     if i is not None:
@@ -201,14 +205,18 @@ def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source) -> ScoredDa
             **_where(source, _row_number(df, i)),
             field="probs",
         )
-    n = len(df)
-    labels, y = _class_column(df, "label", classes, source)
+    if coded is not None:
+        labels, y = pd.Series(coded[0], index=df.index, dtype=object), coded[1]
+    else:
+        labels, y = _class_column(df, "label", classes, source)
     yhat = P.argmax(axis=1).astype(np.int64)  # argmax keeps the first of tied maxima
-    if "pred" in df.columns:
-        _, given = _class_column(df, "pred", classes, source)
+    if coded is not None or "pred" in df.columns:
+        given = coded[2] if coded is not None else _class_column(df, "pred", classes, source)[1]
         yhat = np.where(given >= 0, given, yhat)
     keep = [c for c in ("id", "template", "attribute", "group", "term", "text") if c in df.columns]
     frame = df[keep].reset_index(drop=True).copy()
+    if coded is None and "text" in frame.columns:  # one null: None (a row without text gave NaN)
+        frame["text"] = [None if _is_null(v) else v for v in frame["text"].to_numpy(dtype=object)]
     frame["label"] = labels.reset_index(drop=True)
     frame["pred"] = np.asarray(classes, dtype=object)[yhat]
     return ScoredData(frame=frame, probs=P, classes=classes, y=y, yhat=yhat, source=source)
@@ -230,7 +238,7 @@ def _class_column(df: pd.DataFrame, col: str, classes: tuple, source):
                                 f"{_show(vals.iat[i])}", **_where(source, _row_number(df, i)), field=col)
     i = _first_bad(idx == -2)
     if i is not None:
-        raise ScoredFormatError(f"unknown class {_show(vals.iat[i])}; classes are {list(classes)}",
+        raise ScoredFormatError(f"unknown class {_show(vals.iat[i])}; classes are {_show(list(classes), 120)}",
                                 **_where(source, _row_number(df, i)), field=col)
     return vals, idx
 
@@ -333,17 +341,21 @@ def _pairs_to_dict(v):
     return v
 
 
-def read_table(path) -> pd.DataFrame:
-    """Read a JSONL or Parquet file of examples into a DataFrame (no validation)."""
-    path = Path(path)
+def _kind(path: Path) -> str:
     if not path.exists():
         raise ScoredFormatError("no such file", file=path)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
-        return _read_jsonl(path)
+        return "jsonl"
     if suffix in (".parquet", ".pq"):
-        return _read_parquet(path)
+        return "parquet"
     raise ScoredFormatError(f"unknown extension {suffix!r}: expected .jsonl or .parquet", file=path)
+
+
+def read_table(path) -> pd.DataFrame:
+    """Read a JSONL or Parquet file of examples into a DataFrame (no validation)."""
+    path = Path(path)
+    return _read_jsonl(path) if _kind(path) == "jsonl" else _read_parquet(path)
 
 
 def is_sequence_table(df: pd.DataFrame) -> bool:
@@ -355,7 +367,16 @@ def read_scored(path):
 
     Returns :class:`ScoredData` for classification files and a
     sequence-labelling scored object for files with ``tokens``/``tags``.
+    Classification files are first read as typed columns and checked whole
+    (:mod:`.columnar`); a file that does not pass there is read again row by
+    row, which names the file, row and field of its first problem.
     """
+    path = Path(path)
+    fast = read_columns(path, _kind(path))  # typed columns, checked whole; None: read row by row
+    if fast is not None:
+        columns, P, classes, y, given = fast
+        labels = columns.pop("label")
+        return _finish(pd.DataFrame(columns), P, classes, str(path), coded=(labels, y, given))
     df = read_table(path)
     if is_sequence_table(df):
         from .sequence import check_sequence_scored
