@@ -4,10 +4,12 @@
 Reports wall seconds and peak memory (tracemalloc for Python/numpy
 allocations, and the process's peak RSS) for
   (a) validation of the interchange DataFrame (probs as dicts) into columns,
-  (b) every named metric on the validated data.
+  (b) every named metric on the validated data,
+  (c) with --read, reading the same rows back from scored.jsonl and
+      scored.parquet (read_scored: typed columns checked whole).
 Targets: (b) <= 30 s and <= 4 GB on a 2-core machine.
 
-    python benchmarks/metrics_scale.py [--rows 1000000] [--groups 8] [--templates 200]
+    python benchmarks/metrics_scale.py [--rows 1000000] [--groups 8] [--templates 200] [--read]
 """
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ def main():
     ap.add_argument("--groups", type=int, default=8)
     ap.add_argument("--templates", type=int, default=200)
     ap.add_argument("--dict-rows", type=int, default=200_000, help="rows for the dict-validation timing")
+    ap.add_argument("--read", action="store_true", help="also time read_scored on JSONL and Parquet files")
     args = ap.parse_args()
 
     from bias_suite.metrics import NAMED_METRICS, evaluate
@@ -93,6 +96,19 @@ def main():
     print(f"peak traced memory during evaluate:    {peak / 2**30:7.2f} GiB target <= 4 GiB ratio {peak / 2**30 / 4:.2f}")
     print(f"peak process RSS (whole run so far):   {rss:7.2f} GiB")
     print(f"result rows: {len(res):,}; null values: {int(res['value'].isna().sum())}")
+    if args.read:
+        import tempfile
+
+        from bias_suite.scoring.scored import read_scored, write_scored
+
+        with tempfile.TemporaryDirectory() as tmp:
+            files = write_scored(data, tmp)
+            for kind, path in files.items():
+                t0 = time.perf_counter()
+                back = read_scored(path)
+                t_read = time.perf_counter() - t0
+                assert np.array_equal(back.probs, data.probs) and np.array_equal(back.yhat, data.yhat)
+                print(f"read_scored {kind:8s} ({path.stat().st_size / 2**20:6.0f} MiB):   {t_read:7.2f} s")
     print("slowest metrics (s):", ", ".join(f"{k} {v:.2f}" for k, v in sorted(per_metric.items(), key=lambda kv: -kv[1])[:8]))
 
 
