@@ -144,13 +144,13 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
     dup = df["id"].duplicated().to_numpy()
     i = _first_bad(dup)
     if i is not None:
-        raise ScoredFormatError(f"duplicate id {df['id'].iat[i]!r}", **_where(source, _row_number(df, i)), field="id")
+        raise ScoredFormatError(f"duplicate id {_show(df['id'].iat[i])}", **_where(source, _row_number(df, i)), field="id")
 
     probs_col = df["probs"]
     first = probs_col.iat[0]
     if not isinstance(first, dict) or not first:
         raise ScoredFormatError(
-            f"expected an object class -> probability, got {first!r}", **_where(source, _row_number(df, 0)), field="probs"
+            f"expected an object class -> probability, got {_show(first)}", **_where(source, _row_number(df, 0)), field="probs"
         )
     bad_key = next((k for k in first if not isinstance(k, str) or k == ""), None)
     if bad_key is not None:
@@ -166,7 +166,7 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
         got = probs_col.iat[i]
         got_keys = list(got.keys()) if isinstance(got, dict) else got
         raise ScoredFormatError(
-            f"mixed class sets: expected classes {list(classes)} (from the first row), got {got_keys!r}",
+            f"mixed class sets: expected classes {_show(list(classes), 120)} (from the first row), got {_show(got_keys, 120)}",
             **_where(source, _row_number(df, i)),
             field="probs",
         )
@@ -174,7 +174,7 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
     for i, row in enumerate(values):
         for c, v in zip(classes, row):
             if not _is_number(v):
-                raise ScoredFormatError(f"probability of class {c!r} is not a number: {type(v).__name__} {_show(v)}",
+                raise ScoredFormatError(f"probability of class {_show(c)} is not a number: {type(v).__name__} {_show(v)}",
                                         **_where(source, _row_number(df, i)), field="probs")
     try:
         P = np.array(values, dtype=np.float64)

@@ -169,7 +169,7 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
     check_string_columns(df, ("text",), source, nullable=True, nonempty=False)
     i = _first_bad(df["id"].duplicated().to_numpy())
     if i is not None:
-        err(f"duplicate id {df['id'].iat[i]!r}", i, "id")
+        err(f"duplicate id {_show(df['id'].iat[i])}", i, "id")
 
     n = len(df)
     tokens, gold, pred = [], [], []
@@ -220,7 +220,7 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         col = df["tag_probs"].to_numpy(dtype=object)
         first = _as_list(col[0])
         if not isinstance(first, list) or not first or not isinstance(first[0], dict) or not first[0]:
-            err(f"expected a list of objects tag -> probability, one per token, got {col[0]!r}", 0, "tag_probs")
+            err(f"expected a list of objects tag -> probability, one per token, got {_show(col[0])}", 0, "tag_probs")
         tag_names = tuple(first[0].keys())
         for t in tag_names:
             if not is_valid_tag(t):
@@ -230,17 +230,17 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         for i in range(n):
             v = _as_list(col[i])
             if _is_null(v) or not isinstance(v, list):
-                err(f"expected a list of objects tag -> probability, one per token, got {col[i]!r}", i, "tag_probs")
+                err(f"expected a list of objects tag -> probability, one per token, got {_show(col[i])}", i, "tag_probs")
             if len(v) != len(tokens[i]):
                 err(f"{len(v)} probability objects for {len(tokens[i])} tokens", i, "tag_probs")
             rows = []
             for j, d in enumerate(v):
                 if not isinstance(d, dict) or (tuple(d.keys()) != tag_names and set(d.keys()) != kset):
                     got = list(d.keys()) if isinstance(d, dict) else d
-                    err(f"token {j}: mixed tag sets: expected tags {list(tag_names)} (from the first row), got {got!r}", i, "tag_probs")
+                    err(f"token {j}: mixed tag sets: expected tags {_show(list(tag_names), 120)} (from the first row), got {_show(got, 120)}", i, "tag_probs")
                 bad = next((t for t in tag_names if not _is_number(d[t])), None)
                 if bad is not None:
-                    err(f"token {j}: the probability of {bad!r} must be a number, got {type(d[bad]).__name__} "
+                    err(f"token {j}: the probability of {_show(bad)} must be a number, got {type(d[bad]).__name__} "
                         f"{_show(d[bad])}", i, "tag_probs")
                 try:
                     rows.append([float(d[t]) for t in tag_names])
