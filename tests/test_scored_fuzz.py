@@ -297,3 +297,16 @@ def test_valid_files_take_the_columnar_path(tmp_path):
     gap.write_text("\n".join(text[:3] + [""] + text[3:]) + "\n")
     assert columnar.read_columns(gap, "jsonl") is None
     np.testing.assert_array_equal(read_scored(gap).probs, ref.probs)
+
+
+def test_an_object_over_two_lines_is_refused_with_its_line(tmp_path):
+    from bias_suite.exceptions import ScoredFormatError
+    from bias_suite.scoring import columnar
+
+    lines = [json.dumps(r) for r in classification_rows()]
+    lines[1] = lines[1].replace(', "term"', ',\n"term"')  # valid JSON, but not one object per line
+    path = tmp_path / "split.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert columnar.read_columns(path, "jsonl") is None
+    with pytest.raises(ScoredFormatError, match=r"split.jsonl:2: invalid JSON"):
+        read_scored(path)

@@ -67,10 +67,12 @@ def _read_jsonl(path: Path):
                            newlines_in_values=False)
     table = pj.read_json(path, parse_options=opts)
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        if mm.find(b"\n\n") >= 0 or mm.find(b"\n\r\n") >= 0:  # blank lines: the slow reader skips them
+            return None
         lines = _count_lines(mm)
         # the column is there when some row names it (all-null text stays a column)
         text_named = mm.find(b'"text"') >= 0
-    if table.num_rows != lines:  # blank lines, or an object over several lines: the slow reader decides
+    if table.num_rows != lines:  # an object over several lines, or two on one: the slow reader decides
         return None
     return table, classes, text_named
 
