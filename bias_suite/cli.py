@@ -568,40 +568,15 @@ def evaluate(
 
     Example: bias-suite evaluate results/gender/scored.jsonl --out results/again --metrics FNED,CFGap
     """
-    import pandas as pd
-
     from .metrics import evaluate as evaluate_
-    from .metrics.engine import results_frame
     from .report.files import write_results
     from .scoring.scored import read_scored
 
     try:
         data = read_scored(scored)
         res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_group_orders(group_order),
-                        bootstrap=bootstrap, confidence=confidence, thresholds=_thresholds(threshold))
-        verdicts = res.get("verdict")  # metric verdicts of the bootstrap, kept through the concatenations below
-        res = res.drop(columns="verdict", errors="ignore")
-        if significance and data.task == "classification" and metrics is None:
-            from .stats import significance_tests
-
-            sig = significance_tests(data, attributes=attribute)
-            res = results_frame(res.to_dict("records") + sig.to_dict("records"))  # (pd.concat warns on all-null interval columns)
-        elif significance and metrics is None:  # sequence labelling: identity-position probabilities
-            from .metrics.sequence import sequence_significance_tests
-
-            sig = sequence_significance_tests(data, attributes=attribute, group_order_override=_group_orders(group_order))
-            res = results_frame(pd.concat([res, sig], ignore_index=True).to_dict("records"))
-        if bernstein and data.task == "classification" and metrics is None:
-            from .stats import bernstein_rows
-
-            res = results_frame(res.to_dict("records") + bernstein_rows(data, confidence=confidence, attributes=attribute).to_dict("records"))
-        if data.task == "classification":
-            from .stats.verdicts import add_verdicts
-
-            if verdicts is not None:  # the first rows are evaluate's, in order
-                res["verdict"] = pd.concat([verdicts, pd.Series([None] * (len(res) - len(verdicts)), dtype=object)], ignore_index=True).to_numpy(dtype=object)
-            res = add_verdicts(res, confidence=confidence, group_orders=_group_orders(group_order),
-                               thresholds=_thresholds(threshold))
+                        bootstrap=bootstrap, confidence=confidence, thresholds=_thresholds(threshold),
+                        significance=significance, bernstein=bernstein)
         inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
         write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence,
                                           "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),

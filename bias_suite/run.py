@@ -215,16 +215,17 @@ def run(
                               stats=pstats)
     group_order = {a: t.groups for s in loaded for a, t in s.identity.items()} if table is None else table.group_order()
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples),
-                       bootstrap=bootstrap, confidence=confidence, thresholds=thresholds)  # intervals, verdicts
-    parts = [results]
-    if bernstein:
-        from .stats import bernstein_rows
-
-        parts.append(bernstein_rows(scored, confidence=confidence))
-    if significance:
+                       bootstrap=bootstrap, confidence=confidence, thresholds=thresholds,
+                       significance=significance and metrics is None, bernstein=bernstein and metrics is None)
+    parts = [results]  # metrics, intervals, tests, Bernstein rows: judged together (one Holm family)
+    if significance and metrics is not None:
         from .stats import significance_tests
 
         parts.append(significance_tests(scored, adjust="holm"))
+    if bernstein and metrics is not None:
+        from .stats import bernstein_rows
+
+        parts.append(bernstein_rows(scored, confidence=confidence))
     if invariance:  # CheckList INV fail rates on the scored probabilities (no new predictions)
         from .interop import invariance_for_run
 

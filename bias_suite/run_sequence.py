@@ -97,9 +97,10 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
     order = _present({a: t.groups for s in suites for a, t in s.identity.items()} if table is None
                      else table.group_order(), examples)
     results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
-                       bootstrap=bootstrap, confidence=confidence, thresholds=thresholds)  # intervals, verdicts
+                       bootstrap=bootstrap, confidence=confidence, thresholds=thresholds,
+                       significance=significance and metrics is None)  # intervals, tests, verdicts
     parts = [results]
-    if significance:
+    if significance and metrics is not None:
         parts.append(sequence_significance_tests(scored, adjust="holm", group_order_override=order))
     if invariance:  # CheckList INV on the tagged sequences: fails when a tag outside the identity span changes
         from .interop import invariance_for_run

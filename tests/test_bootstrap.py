@@ -12,7 +12,10 @@ import pandas as pd
 import pytest
 
 from bias_suite.exceptions import MetricError
-from bias_suite.metrics import MetricSpec, evaluate
+from functools import partial
+
+from bias_suite.metrics import MetricSpec
+from bias_suite.metrics import evaluate as evaluate_full
 from bias_suite.metrics.catalog import NAMED_METRICS
 from bias_suite.metrics.scores import AucScore, rate_score
 from bias_suite.scoring.scored import scored_from_arrays
@@ -21,6 +24,9 @@ from bias_suite.stats.bootstrap import (
     bootstrap, bootstrap_intervals, bootstrap_replicates, cluster_bootstrap_difference, template_weights,
 )
 from bias_suite.suites.views import counterfactual_view
+
+#: the observed metric values alone (evaluate's defaults add intervals, tests and verdicts)
+evaluate = partial(evaluate_full, bootstrap=0, significance=False, bernstein=False)
 
 CLASSES = ("neg", "neu", "pos")
 
@@ -230,6 +236,14 @@ def test_evaluate_with_bootstrap_adds_intervals_and_verdicts():
     assert res["ci_low"].notna().any() and res["verdict"].notna().any()
     plain = evaluate(data, metrics=["FNED", "CFGap", "BPSN"])
     assert "verdict" not in plain.columns and plain["ci_low"].isna().all()
+    # the defaults: intervals (B = 200), verdicts, and with every metric the tests and Bernstein rows
+    full = evaluate_full(data)
+    assert full.attrs["intervals"]["confidence"] == 0.95 and full["verdict"].notna().any()
+    assert {"significance", "bernstein"} <= set(full["family"])
+    gen = full[full["metric"] == "FNED"]
+    np.testing.assert_allclose(gen["value"].to_numpy(float),
+                               evaluate(data, metrics=["FNED"])["value"].to_numpy(float), equal_nan=True)
+    assert gen["ci_low"].notna().any()
 
 
 def test_basis_carries_signed_differences_and_auc_contrasts():

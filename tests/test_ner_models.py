@@ -360,3 +360,14 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
     ok = merged["value"].notna()
     assert ok.sum() > 5
     np.testing.assert_allclose(merged.loc[ok, "rep"], merged.loc[ok, "value"].astype(float), atol=1e-12)
+    # the signed basis beneath |x| (FNED per group, TPR-Gap and CFGap per pair) from signed twins: on the
+    # all-ones replicate its interval is the point itself, and its absolute value is the row's value
+    basis = bs.basis[bs.basis["basis_value"].notna()].merge(obs, on=["attribute", "metric", "class", "group"])
+    assert {"FNED", "TPR-Gap", "CFGap"} <= set(basis["metric"])
+    grp = basis["view"] == "group"   # |phi(a) - phi(b)| is the group value; a mean of |d| is at least |mean d|
+    np.testing.assert_allclose(basis.loc[grp, "basis_value"].abs(), basis.loc[grp, "value"].astype(float), atol=1e-12)
+    assert (basis.loc[~grp, "basis_value"].abs() <= basis.loc[~grp, "value"].astype(float) + 1e-12).all()
+    assert (~grp).any()
+    np.testing.assert_allclose(basis["basis_low"], basis["basis_value"], atol=1e-12)
+    fned = basis[basis["metric"] == "FNED"]
+    assert fned["basis"].str.contains("group").all()

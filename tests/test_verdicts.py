@@ -115,8 +115,11 @@ def test_add_verdicts_on_a_results_table():
     v = out["verdict"].tolist()
     assert v[0] == "material" and "FNR higher for 'female' than all examples" in out["reason"][0]
     assert v[1] == "negligible"
-    # accumulated FNED (N = 1, 2 groups): tau 0.05 * 2 / 1 = 0.1; interval (0.04, 0.14) reaches across it
-    assert v[2] == "inconclusive" and out["threshold"][2] == pytest.approx(0.1)
+    # accumulated FNED (N = 1, 2 groups): a sum of |parts| is as bad as its worst part (female: material),
+    # even though its own interval (0.04, 0.14) reaches across tau * 2 / 1 = 0.1
+    assert v[2] == "material" and out["threshold"][2] == pytest.approx(0.1)
+    assert "2 parts (1 material, 1 negligible)" in out["reason"][2] and "'female'" in out["reason"][2]
+    assert out["effect"][2] == pytest.approx(0.07 / 0.05)
     assert v[3] == "material" and out["baseline"][3] == 1.0
     assert v[4] == "negligible"
     assert v[5] == "material" and "lower for 'female' than 'male'" in out["reason"][5]
@@ -129,6 +132,51 @@ def test_add_verdicts_on_a_results_table():
     # an existing verdict is kept
     again = add_verdicts(out.assign(verdict=["small"] + list(out["verdict"][1:])), basis=basis)
     assert again["verdict"].iloc[0] == "small"
+
+
+def test_distances_without_a_signed_basis_are_never_material():
+    # mean |f(a) - f(b)| over variants, W1 and ranges are positive on pure noise: with no signed
+    # difference beneath them, a whole interval above tau is still not evidence of a bias
+    rows = [row("CFGap", "PCM", "a|b", 0.30, 0.25, 0.35, view="counterfactual"),
+            row("AvgIF", "PCM", "a|b", 0.02, 0.01, 0.03, view="counterfactual"),
+            row("PertSR", "MCM", None, 0.20, 0.19, 0.22, view="counterfactual")]
+    out = add_verdicts(pd.DataFrame(rows, columns=COLS))
+    assert out["verdict"].tolist() == ["inconclusive", "negligible", "inconclusive"]
+    assert "noise alone" in out["reason"][0] and out["effect"].isna().all()
+    # the same CFGap judged on its signed difference from the bootstrap
+    basis = pd.DataFrame([dict(metric="CFGap", attribute="gender", **{"class": "pos"}, group="a|b", undefined=0.0,
+                               templates=40, B=200, confidence=0.95, basis="f(first) - f(second)",
+                               basis_value=0.2, basis_low=0.15, basis_high=0.25)])
+    out = add_verdicts(pd.DataFrame(rows[:1], columns=COLS), basis=basis)
+    assert out["verdict"][0] == "material" and out["effect"][0] == pytest.approx(0.2 / 0.05)
+    assert out["reason"][0].startswith("signed 0.2 [0.15, 0.25]: ")
+    basis.loc[0, ["basis_value", "basis_low", "basis_high"]] = [0.0, -0.02, 0.02]
+    out = add_verdicts(pd.DataFrame(rows[:1], columns=COLS), basis=basis)
+    assert out["verdict"][0] == "negligible"   # large |differences| in both directions: no group effect
+
+
+def test_a_sum_of_parts_takes_its_worst_part():
+    rows = [row("TPR-Gap", "PCM", "a|b", 0.03, 0.01, 0.05),     # small (within tau, excludes 0)
+            row("TPR-Gap", "PCM", "a|c", 0.04, -0.02, 0.10),    # inconclusive
+            row("TPR-Gap", "PCM", "b|c", 0.01, -0.01, 0.03),    # negligible
+            row("TPR-Gap", "PCM", None, 0.08, 0.05, 0.11)]
+    basis = pd.DataFrame([dict(metric="TPR-Gap", attribute="gender", **{"class": "pos"}, group=g, undefined=0.0,
+                               templates=40, B=200, confidence=0.95, basis="TPR(first) - TPR(second)",
+                               basis_value=v, basis_low=lo, basis_high=hi)
+                          for g, v, lo, hi in [("a|b", 0.03, 0.01, 0.05), ("a|c", 0.04, -0.02, 0.10),
+                                               ("b|c", 0.01, -0.01, 0.03)]])
+    out = add_verdicts(pd.DataFrame(rows, columns=COLS), basis=basis)
+    assert out["verdict"].tolist() == ["small", "inconclusive", "negligible", "inconclusive"]
+    assert "worst: 'a' vs 'c'" in out["reason"][3]
+
+
+def test_holm_covers_small_claims_too():
+    # one weak 'small' claim (z about 2) among 60 values: not real after Holm; its interval lies within tau
+    rows = [row("TPR-Diff", "PCM", "a|b", 0.02, 0.001, 0.039)]
+    rows += [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}") for i in range(60)]
+    out = add_verdicts(pd.DataFrame(rows, columns=COLS))
+    assert out["verdict"][0] == "negligible" and "not real after the Holm adjustment" in out["reason"][0]
+    assert add_verdicts(pd.DataFrame(rows[:1], columns=COLS))["verdict"][0] == "small"
 
 
 def test_user_thresholds_by_metric_and_topic():
@@ -237,3 +285,49 @@ def test_evaluate_returns_results_with_summary_and_findings():
     assert len(top) == 3 and (top["verdict"] == "material").all()
     assert list(top["effect"]) == sorted(top["effect"], reverse=True)
     assert res[res["metric"] == "FNED"].findings().shape[0] > 0   # still a Results after filtering
+
+
+def _eight_groups(effect: float, seed: int = 0):
+    """8 groups x 3 terms x 120 templates x 3 classes (2,880 rows). Every example gets its own noise
+    (sd 0.05) in the probability of 'pos': swapping a term moves predictions at random, by about
+    0.06, but no group is treated differently unless ``effect`` shifts group g0."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(120):
+        base = rng.uniform(0.05, 0.95)
+        label = ["neg", "neu", "pos"][rng.integers(3)]
+        for g in range(8):
+            for k in range(3):
+                p = float(np.clip(base + (effect if g == 0 else 0.0) + rng.normal(0, 0.05), 0.01, 0.98))
+                q = rng.uniform(0.2, 0.8) * (1 - p)
+                rows.append({"id": f"{t}-{g}-{k}", "template": f"t{t}", "attribute": "attr", "group": f"g{g}",
+                             "term": f"g{g}{k}", "text": f"text {t} {g} {k}", "label": label,
+                             "probs": {"pos": p, "neu": float(q), "neg": float(1 - p - q)}})
+    return rows
+
+
+def test_calibration_random_term_sensitivity_is_not_a_group_bias():
+    from bias_suite.metrics import evaluate
+
+    res = evaluate(_eight_groups(0.0))   # every metric, tests, Bernstein rows, B = 200: the defaults
+    judged = res[res["verdict"].isin(VERDICTS[:4])]
+    assert len(judged) > 1000
+    counts = judged["verdict"].value_counts()
+    assert counts.get("material", 0) == 0, judged[judged["verdict"] == "material"][["metric", "group", "reason"]]
+    assert counts.get("small", 0) <= 0.01 * len(judged)
+    assert counts.get("negligible", 0) > 0.4 * len(judged)
+    # the counterfactual distances are large (about 0.06-0.1) and still not evidence of a bias
+    cf = res[(res["metric"] == "CFGap") & res["group"].notna()]
+    assert (cf["value"] > 0.04).all() and not cf["verdict"].isin(["material", "small"]).any()
+    assert "Holm" in res.attrs["intervals"]["method"]
+
+
+def test_calibration_eight_groups_planted_effect():
+    from bias_suite.metrics import evaluate
+
+    res = evaluate(_eight_groups(0.2), metrics=CAL_METRICS)
+    mat = res[res["verdict"] == "material"]
+    assert {"group", "counterfactual"} <= set(mat["view"])
+    cf = mat[(mat["view"] == "counterfactual") & mat["group"].notna()]
+    assert len(cf) and cf["group"].str.contains("g0").all()   # only pairs with the shifted group
+    assert (evaluate(_eight_groups(0.01), metrics=CAL_METRICS)["verdict"] == "material").sum() == 0

@@ -82,7 +82,10 @@ Verdict basis
 the number of templates, and - where the row's value is unsigned but a signed
 quantity underlies it - the interval of that signed quantity from the same
 resamples: phi(group) - phi(background) for BCM/VBCM with d = abs,
-phi(first) - phi(second) for PCM pairs with d = abs, and for the AUC metrics
+phi(first) - phi(second) for PCM pairs with d = abs, in the counterfactual
+view the mean over variants of f(first) - f(second) (CFGap, CFGap-TC, PertSS)
+or over templates of the difference of the template means (AvgScoreDiff),
+and for the AUC metrics
 (SubgroupAUC, BPSN, BNSP) the paired contrast AUC(group) - AUC(all examples of
 the attribute).
 
@@ -231,7 +234,7 @@ def bootstrap(
         from ..metrics.engine import evaluate
 
         results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
-                           group_order_override=group_order_override)
+                           group_order_override=group_order_override, bootstrap=0, significance=False, bernstein=False)
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
     weights = _draw_weights(data, B, seed)
@@ -259,9 +262,11 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
     :func:`bias_suite.metrics.sequence.evaluate_sequence`. Unlike the
     classification fast path, the counterfactual tuples of a copied template
     are drawn again (``max_tuples``), so the intervals include the tuple
-    sampling too. No signed "basis" is kept: verdicts use the intervals
-    themselves. Cost: B evaluations of each attribute (about 0.07 s each for
-    the bundled NER suites).
+    sampling too. The verdict basis of a metric with d = abs (per group or
+    pair) comes from a signed twin (the same metric with d = x - y) evaluated
+    on the same resamples: phi(first) - phi(second) for pairs,
+    phi(group) - phi(background) for groups. Cost: B evaluations of each
+    attribute (about 0.07 s each for the bundled NER suites).
     """
     from tqdm.auto import tqdm
 
@@ -272,10 +277,19 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
     tseed = seed if tuple_seed is None else tuple_seed
     if results is None:
         results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
-                           group_order_override=group_order_override)
+                           group_order_override=group_order_override, bootstrap=0, significance=False, bernstein=False)
     specs = _specs_for(results, metrics)
     cf_names = {s.name for s in specs if s.view == "counterfactual"}
     attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
+    twins = _signed_twins(specs)
+    run_specs = specs + [t for _, t in twins.values()]
+    observed = {}
+    if twins:
+        obs = evaluate_sequence(data, metrics=[t for _, t in twins.values()], attributes=attrs, max_tuples=max_tuples,
+                                seed=tseed, group_order_override=group_order_override)
+        for a, m, c, g, v in zip(obs["attribute"], obs["metric"], obs["class"], obs["group"], obs["value"]):
+            if isinstance(g, str) and v is not None and not pd.isna(v):
+                observed[(a, m, c, g)] = float(v)
     weights = _draw_weights(data, B, seed)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tseed, group_order_override=group_order_override)
     fr = data.frame
@@ -295,7 +309,7 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
             copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
             labels = np.char.add(np.char.add(base_tpl[pick], "#"), copy.astype(str))
             sub = data.take(rows[pick], templates=labels)
-            res_b = evaluate_sequence(sub, metrics=specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
+            res_b = evaluate_sequence(sub, metrics=run_specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
                                       group_order_override=group_order_override)
             for m, c, g, v in zip(res_b["metric"], res_b["class"], res_b["group"], res_b["value"]):
                 key = (a, m, c, g if isinstance(g, str) else None)
@@ -305,14 +319,39 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
                     vals[key][b] = float(v)
         J, Jc = int(W.shape[1]), len(cfs[a].templates) if a in cfs else 0
         for key, v in vals.items():
+            if key[1] in twins:
+                continue
             keys.append(key)
             rows_out.append(v)
             extra[key] = {"templates": Jc if key[1] in cf_names else J}
+        for key, v in vals.items():  # the signed basis of the metric each twin shadows
+            if key[1] not in twins or key[3] is None or key not in observed:
+                continue
+            spec, _ = twins[key[1]]
+            sign = 1.0 if spec.generalized == "PCM" else -1.0  # d(background, group): report group - background
+            own = (key[0], spec.name, key[2], key[3])
+            phi = getattr(spec.phi, "name", "phi")
+            text = (f"{phi}(first) - {phi}(second)" if spec.generalized == "PCM"
+                    else f"{phi}(group) - {phi}({'all' if _BACKGROUND.get(spec.background) == 'all' else 'rest'})")
+            extra.setdefault(own, {}).update(basis=text, basis_reps=sign * v, basis_obs=sign * observed[key])
     reps = np.vstack(rows_out) if rows_out else np.zeros((0, B))
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
     return BootstrapResult(out, basis, pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps)
+
+
+def _signed_twins(specs) -> dict:
+    """{twin name: (spec, twin)}: for each metric comparing per group or pair
+    with d = abs, the same metric with d = x - y (its signed quantity)."""
+    import dataclasses
+
+    out = {}
+    for sp in specs:
+        if sp.comparison == "abs" and sp.generalized in ("PCM", "BCM", "VBCM") and not sp.per_template:
+            twin = dataclasses.replace(sp, name=f"{sp.name}\x00signed", comparison="diff", signed=True)
+            out[twin.name] = (sp, twin)
+    return out
 
 
 def bootstrap_replicates(
@@ -542,7 +581,7 @@ def _fast_attribute(prep: _Prepared, specs, W):
                 else:
                     res = _tuple_values(spec, prep, sc, comp, c, Wf)
                 if res is not None:
-                    _store(out, basis, spec, cls, res, {}, B)
+                    _store(out, basis, spec, cls, *res, B)
     for c, jobs in set_jobs.items():
         _set_values(prep, c, jobs, Wx, out, basis, B)
     return out, basis
@@ -673,11 +712,16 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
         return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
 
     labels, cols = [], []
+    signed_labels, signed_cols = [], []
+    phi_name = getattr(score, "name", "f")
     if gen == "PCM":
         N = normalizer_value(spec.normalizer, k)
         D = np.stack([per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in ad.pairs()], axis=1)
         labels = ad.pair_names() + [None]
         cols = np.column_stack([D, D.sum(axis=1) / N])
+        if comp.name == "abs":  # the signed difference beneath |f(a) - f(b)|, per variant
+            signed_labels = ad.pair_names()
+            signed_cols = [per_tuple(Vz[:, a] - Vz[:, b]) for a, b in ad.pairs()]
     elif gen == "MCM":
         labels = [None]
         cols = per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))[:, None]
@@ -687,6 +731,9 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
         for t in range(k):
             bg = total / k if _BACKGROUND.get(spec.background) == "all" else (total - Vz[:, t]) / (k - 1)
             D.append(per_tuple(comp.fn(bg, Vz[:, t])[0]))
+            if comp.name == "abs":
+                signed_labels.append(ad.groups[t])
+                signed_cols.append(per_tuple(Vz[:, t] - bg))
         D = np.stack(D, axis=1)
         labels = list(ad.groups)
         cols = D
@@ -695,6 +742,9 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
             cols = np.column_stack([D, D.sum(axis=1) / normalizer_value(spec.normalizer, k)])
     else:
         raise MetricError(f"unknown generalized metric {gen!r}")
+    n_signed = len(signed_cols)
+    if n_signed:
+        cols = np.column_stack([cols] + signed_cols)
     Jc = len(ad.templates)
     S = np.zeros((Jc, cols.shape[1]))
     np.add.at(S, tt, cols)
@@ -703,7 +753,11 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
     with np.errstate(divide="ignore", invalid="ignore"):
         vals = (Wc @ S) / (Wc @ M)[:, None]
     vals[~np.isfinite(vals)] = np.nan
-    return {lab: vals[:, i] for i, lab in enumerate(labels)}
+    n = len(labels)
+    text = (f"{phi_name}(first) - {phi_name}(second), mean over variants" if gen == "PCM"
+            else f"{phi_name}(group) - {phi_name}(background), mean over variants")
+    signed = {lab: (text, vals[:, n + i]) for i, lab in enumerate(signed_labels)}
+    return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
 
 
 def _per_template_values(spec, prep, score, comp, c, Wf):
@@ -716,12 +770,18 @@ def _per_template_values(spec, prep, score, comp, c, Wf):
         return None
     D = D[ok]
     cols = np.column_stack([D, D.sum(axis=1) / normalizer_value(spec.normalizer, k)])
+    signed_on = comp.name == "abs" and isinstance(score, MeanScore)
+    if signed_on:  # the signed difference of the template means beneath |mean f(a) - mean f(b)|
+        cols = np.column_stack([cols, per_template_differences(spec, ad, score, get_comparison("diff"), c)[ok]])
     Wc = Wf[:, prep.complete_idx[ok]]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (Wc @ cols) / Wc.sum(axis=1)[:, None]
     out[~np.isfinite(out)] = np.nan
     labels = ad.pair_names() + [None]
-    return {lab: out[:, i] for i, lab in enumerate(labels)}
+    n = len(labels)
+    signed = ({lab: ("mean f(first) - mean f(second), mean over templates", out[:, n + i])
+               for i, lab in enumerate(ad.pair_names())} if signed_on else {})
+    return {lab: out[:, i] for i, lab in enumerate(labels)}, signed
 
 
 # ------------------------------------------------------------ set metrics

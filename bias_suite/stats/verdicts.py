@@ -18,15 +18,26 @@ What is judged:
 - Signed values (AccuracyDiff, PosAEG, Bernstein disparities, ...) by their
   own interval.
 - Absolute values with a signed quantity underneath (FNED, FPED per group;
-  TPR-Gap, ParityGap, DisparityScore per pair; ...) by the interval of that
-  signed difference from the same bootstrap resamples: a percentile interval
-  of |x| is pushed away from 0 by noise and would call everything biased.
-- Absolute values and distances without one (CFGap, AvgGF/AvgIF (W1), PertSS,
-  PertSD/SR, AvgScoreDiff, accumulated sums): one-sided against tau:
-  ``material`` when the whole interval is at or above tau, ``negligible``
-  when it is below tau, ``inconclusive`` otherwise (never ``small``: noise
-  alone makes such values positive). An accumulated sum of N-normalised parts
-  is compared with tau × parts / N.
+  TPR-Gap, ParityGap, DisparityScore per pair; CFGap, CFGap-TC, PertSS and
+  AvgScoreDiff per pair, as the mean signed difference over variants or
+  templates; ...) by the interval of that signed difference from the same
+  bootstrap resamples: a percentile interval of |x| is pushed away from 0 by
+  noise and would call everything biased. The row's ``effect`` is that of
+  the signed difference and its ``reason`` starts with it.
+- Distances with no signed quantity underneath in the counterfactual view
+  (AvgIF (W1), PertSD, PertSR, CFGap without a bootstrap basis): a term swap
+  that moves predictions at random gives them a positive value however many
+  templates there are, so they are never ``material`` or ``small``:
+  ``negligible`` when the whole interval is below tau, otherwise
+  ``inconclusive`` (no ``effect``). Group-view distances (AvgGF) shrink with
+  the sample and are judged one-sided against tau: ``material`` when the
+  whole interval is at or above tau, ``negligible`` when it is below tau,
+  ``inconclusive`` otherwise.
+- Accumulated sums of |parts| (FNED, TPR-Gap, CFGap, ... with group null):
+  the worst verdict of their parts (material, then inconclusive, then
+  small, then negligible), the ``effect`` of the largest part; the reason
+  counts the parts' verdicts and names the worst. tau is shown per sum:
+  tau × parts / N.
 - Ratios by |log ratio| against log 1.25 (the four-fifths rule: material
   outside [0.8, 1.25]).
 - Subgroup AUC, BPSN and BNSP by the paired contrast AUC(group) − AUC(all)
@@ -35,10 +46,14 @@ What is judged:
   consistently across templates, not how much: ``small`` when significant,
   else ``inconclusive``.
 
-Many values are judged at once. A ``material`` verdict is kept only when its
-p-value (normal approximation with the bootstrap standard error taken from
-the interval) passes Holm's step-down adjustment across every value judged in
-the same call; otherwise it becomes ``inconclusive`` and the reason says so.
+Many values are judged at once. A ``material`` or ``small`` verdict (a claim
+that the interval excludes b) is kept only when its p-value (normal
+approximation with the bootstrap standard error taken from the interval)
+passes Holm's step-down adjustment across every value judged in the same
+call (sums decided by their parts are not counted twice); otherwise a
+``material`` becomes ``inconclusive``, a ``small`` becomes ``negligible``
+when its interval lies within b ± tau and ``inconclusive`` otherwise, and
+the reason says so.
 ``results.attrs["intervals"]`` records this for the summary.
 """
 from __future__ import annotations
@@ -75,6 +90,9 @@ _BERNSTEIN_TEXT = {  # delta_bar > 0 means ...
 # the decision
 # --------------------------------------------------------------------------
 VERDICTS = ("material", "small", "negligible", "inconclusive", "undefined")
+#: how bad a part's verdict is for a sum of parts: one material part makes the sum material; a part that
+#: may still be material (inconclusive) outweighs a real but small one
+_WORST = {"material": 3, "inconclusive": 2, "small": 1, "negligible": 0}
 VERDICT_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason"]
 
 
@@ -127,7 +145,7 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
             return {"verdict": "undefined", "effect": None, "reason": "a ratio of 0 or less cannot be judged", "p": None}
     else:
         v, lo, hi, b, t = float(value), low, high, float(baseline), float(tau)
-    dist = abs(v - b) if kind != "unsigned" else v
+    dist = abs(v - b) if kind not in ("unsigned", "distance") else v
     effect = dist / t if t > 0 else None
     shown = (f"{_fmt(value)}" if kind != "signed" or baseline == 0 else f"{_fmt(value)} (no-bias value {_fmt(baseline)})")
     if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
@@ -135,7 +153,14 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
                 "reason": f"{what} is {shown} but has no interval to judge it by (intervals: --bootstrap B > 0)"}
     half = (hi - lo) / 2
     se = half / _z(confidence) if half > 0 else 0.0
-    band = (f"[0.8, 1.25]" if kind == "ratio" else f"±{_fmt(t)} of {_fmt(b)}" if kind == "signed" else f"below {_fmt(t)}")
+    band = ("[0.8, 1.25]" if kind == "ratio" else f"±{_fmt(t)} of {_fmt(b)}" if kind == "signed" else f"below {_fmt(t)}")
+    if kind == "distance":  # a distance with no signed quantity beneath it: noise alone makes it positive
+        if hi < t:  # (no effect: its size is not the size of a bias)
+            return {"verdict": "negligible", "effect": None, "p": None,
+                    "reason": f"{what} stays below the threshold (the whole interval)"}
+        return {"verdict": "inconclusive", "effect": None, "p": None,
+                "reason": f"{what} is a distance, which noise alone makes positive, so it cannot show a bias "
+                          "by itself; the signed metrics of the same view decide"}
     if kind == "unsigned":
         p = float(_norm_sf((v - t) / se)) if se > 0 else (0.0 if v > t else 1.0)
         if lo >= t:
@@ -154,13 +179,14 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
         side = direction[0] if v > b else direction[1]
     lo_s, hi_s = (math.exp(lo), math.exp(hi)) if kind == "ratio" else (lo, hi)
     interval = f"{pct} interval [{_fmt(lo_s)}, {_fmt(hi_s)}]"
+    within = lo >= b - t and hi <= b + t
     if excludes and dist >= t:
-        return {"verdict": "material", "effect": effect, "p": p,
+        return {"verdict": "material", "effect": effect, "p": p, "within": within,
                 "reason": side or f"{what} is beyond the threshold"}
     if excludes:
-        return {"verdict": "small", "effect": effect, "p": None,
+        return {"verdict": "small", "effect": effect, "p": p, "within": within,
                 "reason": (f"{side}, " if side else "real, ") + "but within the threshold"}
-    if lo >= b - t and hi <= b + t:
+    if within:
         return {"verdict": "negligible", "effect": effect, "p": None,
                 "reason": f"the interval lies within {band}"}
     need = (t - dist) if dist < t else dist
@@ -362,16 +388,42 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
             continue
         decided.append(_row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders,
                                     min_n, min_templates))
-    judged = [d for d in decided if d is not None and d["verdict"] != "undefined" and d.get("holm", True)]
+    judged = [d for d in decided if d is not None and d["verdict"] != "undefined" and d.get("holm", True)
+              and "parts" not in d]
     m = len(judged)
     alpha = 1.0 - confidence
-    cands = sorted((d for d in judged if d["verdict"] == "material" and d.get("p") is not None), key=lambda d: d["p"])
+    cands = sorted((d for d in judged if d["verdict"] in ("material", "small") and d.get("p") is not None),
+                   key=lambda d: d["p"])
     failed = False
-    for i, d in enumerate(cands):  # Holm's step-down over the candidates, m = every row judged here
+    for i, d in enumerate(cands):  # Holm's step-down over the claims of a real effect, m = every row judged here
         if failed or d["p"] > alpha / (m - i):
             failed = True
-            d["verdict"] = "inconclusive"
-            d["reason"] += f"; not material after the Holm adjustment (p = {d['p']:.2g}, {m} values)"
+            was = d["verdict"]
+            d["verdict"] = "negligible" if was == "small" and d.get("within") else "inconclusive"
+            d["reason"] += f"; not {'real' if was == 'small' else 'material'} after the Holm adjustment (p = {d['p']:.2g}, {m} values)"
+    by_key = {}
+    for r, d in zip(recs, decided):
+        if d is not None and not _isnull(r.get("group")):
+            by_key[(r["metric"], r["attribute"], r["class"], r["group"])] = d
+    for r, d in zip(recs, decided):  # an accumulated sum of |parts| is as bad as its worst part
+        if d is None or "parts" not in d:
+            continue
+        names = d.pop("parts")
+        if d["verdict"] == "undefined" or str(d.get("reason", "")).startswith("only "):
+            continue
+        got = [(g, by_key.get((r["metric"], r["attribute"], r["class"], g))) for g in names]
+        effects = [x["effect"] for _, x in got if x is not None and x.get("effect") is not None]
+        d["effect"] = max(effects) if effects else None  # the size of its largest part
+        got = [(g, x["verdict"] if x is not None and x["verdict"] in _WORST else "inconclusive") for g, x in got]
+        if not got:
+            continue
+        g_worst, worst = max(got, key=lambda gv: _WORST[gv[1]])
+        d["verdict"] = worst
+        counts = {v: sum(1 for _, x in got if x == v) for v in _WORST}
+        said = ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda kv: -_WORST[kv[0]]) if n)
+        worst_name = "' vs '".join(str(g_worst).split("|", 1))
+        d["reason"] = (f"judged by its {len(got)} parts ({said}); worst: '{worst_name}'"
+                       if worst != "negligible" else f"all {len(got)} parts are negligible")
     for r, d in zip(recs, decided):
         if d is None:
             continue
@@ -388,7 +440,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
     total = int(out["verdict"].isin([v for v in VERDICTS if v != "undefined"]).sum())
     out.attrs["intervals"] = {
         "confidence": confidence,
-        "method": f"material = Holm-adjusted over {total} values",
+        "method": f"material and small = Holm-adjusted over {total} values",
     }
     return out
 
@@ -469,14 +521,18 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     elif has_basis and kind in ("signed", "unsigned"):
         d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
                    direction=direction, what="the signed difference")
-        if kind == "unsigned":
-            d["effect"] = abs(value) / tau_row
+        if kind == "unsigned":  # effect and verdict are those of the signed difference; the reason gives it
+            d["reason"] = f"signed {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
     elif kind == "ratio":
         d = decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
                    direction=direction, what="the ratio")
     else:
+        if kind == "unsigned" and spec.view == "counterfactual":
+            kind = "distance"  # no signed quantity beneath it (W1, std, range): see the module doc
         d = decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
                    direction=direction, what=_what(g))
+    if g is None and no_bias_reference(spec)[0] == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:
+        d["parts"] = list(siblings)  # decided from its parts' verdicts once they are all known (add_verdicts)
     undefined = b.get("undefined")
     if templates is not None and templates < min_templates and d["verdict"] != "undefined":
         d.update(verdict="inconclusive", p=None,
