@@ -250,6 +250,10 @@ def validate(
         try:
             suite = load_suite(find_suite(s))
             n = validate_suite(suite, max_examples=max_examples)
+            if suite.materiality:  # tau keys name metrics or topics (checked against the metric registry)
+                from .run import suite_thresholds
+
+                suite_thresholds([suite])
         except BiasSuiteError as e:
             _fail(e)
         console.print(escape(f"ok  {suite.path}: {len(suite.templates)} templates, {n:,} examples, attributes {list(suite.identity)}"),

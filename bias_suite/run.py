@@ -174,6 +174,7 @@ def run(
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
         raise BiasSuiteError("no suites given")
+    thresholds = suite_thresholds(loaded, thresholds, metrics)
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .report.files import prepare_run_folder
 
@@ -280,6 +281,33 @@ def write_run(out_dir, examples, scored, results, meta) -> dict:
     paths.update({f"scored_{k}": v for k, v in write_scored(scored, out).items()})
     paths.update(write_results(results, out, metadata=meta, files=list(paths.values())))
     return paths
+
+
+def suite_thresholds(suites: Sequence[Suite], thresholds=None, metrics=None) -> dict | None:
+    """tau per metric or topic: the suites' ``materiality`` entries, then
+    ``thresholds`` (the command line's or the caller's) over them. A key that
+    is no metric or topic, or two suites giving one key different values, is
+    an error naming the suite file, line and field."""
+    from .exceptions import MetricError, SuiteError
+    from .metrics.engine import resolve_metrics
+    from .stats.verdicts import check_thresholds
+
+    specs = resolve_metrics(metrics) if metrics is not None else None
+    merged: dict = {}
+    origin: dict = {}
+    for s in suites:
+        for key, tau in (getattr(s, "materiality", None) or {}).items():
+            where = dict(file=s.path, line=s.line_of("materiality", key), field=f"materiality.{key}")
+            try:
+                check_thresholds({key: tau}, specs)
+            except MetricError as e:
+                raise SuiteError(str(e), **where) from None
+            if key in merged and merged[key] != tau and key not in (thresholds or {}):
+                raise SuiteError(f"{origin[key]} sets {key}={merged[key]}; one run takes one threshold per metric "
+                                 "or topic (give it with --threshold to decide)", **where)
+            merged[key], origin[key] = tau, s.path
+    merged.update(check_thresholds(thresholds, specs))
+    return merged or None
 
 
 def _present(order: dict, examples: pd.DataFrame) -> dict:

@@ -195,3 +195,31 @@ def test_pytest_helper_on_a_run(run_dir, tmp_path):
         assert_no_bias(res, [{"metric": "SubgroupAUC", "min": 1.01}])
     assert isinstance(check_thresholds(run_dir, ["BPSN<0"]), list)  # a results folder works too
     assert isinstance(pd.DataFrame([v.as_dict() for v in check_thresholds(run_dir, ["BPSN<1"])]), pd.DataFrame)
+
+
+def test_suite_materiality_sets_tau(run_dir, tmp_path):
+    """tau per metric or topic in the suite file; the command line's/caller's value wins; a key that is
+    neither a metric nor a topic is one error naming the file, line and field."""
+    import json
+
+    from bias_suite.run import run
+
+    model = run_dir.parent / f"{run_dir.name}_model"
+    suite = mini_names_suite(tmp_path / "m", "materiality:\n  FNED: 0.2\n  counterfactual: 0.1\n")
+    res = run([str(suite)], str(model), tmp_path / "o", progress=False, bootstrap=20).results
+    tau = res.groupby("metric")["threshold"].first()
+    assert tau["FPED"] == pytest.approx(0.05)   # a metric the suite leaves alone keeps its default
+    assert set(res.loc[(res["metric"] == "FNED") & res["group"].notna(), "threshold"]) == {0.2}
+    assert set(res.loc[(res["metric"] == "CFGap") & res["group"].notna(), "threshold"]) == {0.1}
+    assert json.loads((tmp_path / "o" / "run.json").read_text())["thresholds"] == {"FNED": 0.2, "counterfactual": 0.1}
+    res = run([str(suite)], str(model), None, progress=False, bootstrap=20, thresholds={"FNED": 0.03}).results
+    assert set(res.loc[(res["metric"] == "FNED") & res["group"].notna(), "threshold"]) == {0.03}
+    bad = mini_names_suite(tmp_path / "bad", "materiality:\n  FNDE: 0.2\n")
+    with pytest.raises(SuiteError) as e:
+        run([str(bad)], str(model), None, progress=False, bootstrap=0)
+    n = len(bad.read_text().splitlines())
+    assert f"mini_names.yaml:{n}: field 'materiality.FNDE'" in str(e.value) and "unknown metric or topic" in str(e.value)
+    with pytest.raises(SuiteError, match="materiality"):
+        load_suite(mini_names_suite(tmp_path / "neg", "materiality:\n  FNED: -1\n"))
+    r = CliRunner().invoke(app, ["validate", str(bad)])
+    assert r.exit_code != 0 and "materiality.FNDE" in r.output

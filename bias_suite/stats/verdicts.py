@@ -70,7 +70,7 @@ from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
 from ..metrics.materiality import RATIO_BAND
 
-__all__ = ["add_verdicts", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
+__all__ = ["add_verdicts", "check_thresholds", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
            "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
 
 DEFAULT_TOLERANCE = 0.05
@@ -330,6 +330,36 @@ def _tau(spec, thresholds, tolerance) -> float:
     return mat.threshold
 
 
+def threshold_names(metrics=None) -> set:
+    """The keys a ``thresholds`` mapping may use: registered metric names,
+    topics, the Bernstein rows (and the names of ``metrics`` given as specs)."""
+    from ..metrics.catalog import REGISTRY
+    from ..metrics.materiality import TOPICS
+
+    names = set(REGISTRY) | set(TOPICS) | {f"Bernstein-{k}" for k in _BERNSTEIN_TEXT}
+    for m in (metrics or []):
+        names.add(getattr(m, "name", m))
+    return names
+
+
+def check_thresholds(thresholds: Mapping[str, float] | None, metrics=None) -> dict:
+    """``thresholds`` as a dict, or one error naming every key that is
+    neither a metric nor a topic (a typo would otherwise change nothing)."""
+    if not thresholds:
+        return {}
+    known = threshold_names(metrics)
+    bad = [k for k in thresholds if k not in known]
+    if bad:
+        from ..metrics.materiality import TOPICS
+
+        raise MetricError(f"thresholds for unknown metric or topic {bad}: give a metric name (bias-suite metrics) "
+                          f"or a topic ({', '.join(TOPICS)})")
+    for k, v in thresholds.items():
+        if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
+            raise MetricError(f"the threshold of {k!r} must be a positive number, got {v!r}")
+    return dict(thresholds)
+
+
 def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, confidence: float = 0.95,
                  tolerance: float | None = None, ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE,
                  group_orders: Mapping[str, Sequence[str]] | None = None, metrics=None,
@@ -356,6 +386,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
     ``material`` verdicts of the rows judged here are Holm-adjusted across
     those rows (module doc); ``results.attrs["intervals"]`` says so.
     """
+    thresholds = check_thresholds(thresholds, metrics)
     out = results.copy()
     for c in VERDICT_COLUMNS:
         if c not in out.columns:

@@ -8,6 +8,8 @@ and the field.
 """
 from __future__ import annotations
 
+import math
+
 import re
 import string
 from dataclasses import dataclass, field
@@ -333,6 +335,15 @@ class _SuiteModel(BaseModel):
     templates: list[_TemplateModel] = Field(min_length=1)
     group_order: dict[str, list[str]] | None = None
     thresholds: list[dict] | None = None
+    materiality: dict[str, float] | None = None  # metric name or topic -> tau (the smallest material effect)
+
+    @field_validator("materiality")
+    @classmethod
+    def _tau(cls, v):
+        for k, tau in (v or {}).items():
+            if not (math.isfinite(tau) and tau > 0):
+                raise ValueError(f"the threshold of {k!r} must be a positive number, got {tau!r}")
+        return v
 
 
 @dataclass(frozen=True)
@@ -363,6 +374,7 @@ class Suite:
     slot_tags: dict = field(default_factory=dict)
     thresholds: list = field(default_factory=list)
     lines: dict = field(default_factory=dict, repr=False)  # key path -> line in the suite file
+    materiality: dict = field(default_factory=dict)  # metric name or topic -> tau
 
     def line_of(self, *key) -> int | None:
         """1-based line of a key path of the suite file (its parent's when absent)."""
@@ -530,7 +542,8 @@ def load_suite(path) -> Suite:
                 raise SuiteError(f"unknown attribute(s) {unknown}; the suite has {list(identity)}", file=path, line=_line_for(lines, ("templates", i, "attributes")), field=f"{fl}.attributes")
         tpl = Template(t.id, t.text, t.label, kinds[0], list(dict.fromkeys(lex)), t.attributes, tl, t.tags, i)
         templates.append(tpl)
-    suite = Suite(m.suite, m.task, classes, identity, dict(m.lexicons), templates, m.description, str(path), dict(m.slot_tags), list(m.thresholds or []), lines)
+    suite = Suite(m.suite, m.task, classes, identity, dict(m.lexicons), templates, m.description, str(path), dict(m.slot_tags), list(m.thresholds or []), lines,
+                  materiality=dict(m.materiality or {}))
     for i, tpl in enumerate(templates):
         if not suite.attributes_for(tpl):
             raise SuiteError(
