@@ -735,3 +735,69 @@ def test_import_raw_file_of_a_users_own_suite(tmp_path):
     with pytest.raises(BiasSuiteError, match="prediction lines"):
         preds.write_text("0 1 0 0\n")
         import_raw_file(raw, preds, suite, class_names=CLASSES)
+
+
+def test_cli_imports_a_users_own_raw_file(tmp_path):
+    """`bias-suite checklist import RAW PREDS --suite FILE`: a suite saved with CheckList's own
+    TestSuite.save (dill, only with --allow-dill) and its to_raw_file output, predictions made elsewhere."""
+    from bias_suite.cli import app
+
+    inv, _ = _name_swap_inv()
+    suite = CheckListSuite()
+    suite.add(inv, capability="Fairness")
+    suite.add(MFT(["I love it.", "I hate it."], labels=[2, 0], name="basic", capability="Vocabulary"))
+    raw = tmp_path / "raw.txt"
+    suite.to_raw_file(str(raw))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        suite.save(str(tmp_path / "suite.pkl"))   # CheckList's own format
+
+    def probs(t):  # flips "Emma is a great doctor." for Noah only
+        p = 0.3 if ("Noah" in t and "great" in t) else 0.8 if ("great" in t or "love" in t) else 0.2
+        return [1 - p, 0.0, p]
+
+    preds = tmp_path / "preds.txt"
+    preds.write_text("\n".join(f"{int(np.argmax(probs(t)))} " + " ".join(map(str, probs(t)))
+                               for t in raw.read_text().split("\n")) + "\n")
+    runner = CliRunner()
+    base = ["checklist", "import", str(raw), str(preds), "--classes", ",".join(CLASSES), "--metrics", "CFGap"]
+    r = runner.invoke(app, base + ["--suite", str(tmp_path / "suite.pkl"), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "allow_dill" in r.output   # never unpickled unless asked
+    r = runner.invoke(app, base + ["--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "--suite" in r.output
+    r = runner.invoke(app, base + ["--suite", str(tmp_path / "suite.pkl"), "--allow-dill", "--out", str(tmp_path / "o"), "-q"])
+    assert r.exit_code == 0, r.output
+    res = pd.read_csv(tmp_path / "o" / "results.csv")
+    inv_rows = res[res["metric"] == "INV-FailRate"]
+    assert inv_rows["value"].iloc[0] == pytest.approx(1 / 3)    # CheckList's own count: 1 of 3 cases
+    assert res.loc[(res["metric"] == "CFGap") & res["group"].isna(), "value"].notna().all()
+    assert json.loads((tmp_path / "o" / "run.json").read_text())["raw_file"] == str(raw)
+    # own groups instead of the names read from the perturbation
+    r = runner.invoke(app, base + ["--suite", str(tmp_path / "suite.pkl"), "--allow-dill", "-q", "--out", str(tmp_path / "o2"),
+                                   "--attribute", "names", "--group", "a=Emma,Olivia", "--group", "b=Liam,Noah"])
+    assert r.exit_code == 0, r.output
+    res = pd.read_csv(tmp_path / "o2" / "results.csv")
+    assert set(res.loc[res["metric"] == "CFGap", "attribute"]) == {"names"}
+    assert set(res.loc[(res["metric"] == "CFGap") & res["group"].notna(), "group"]) == {"a|b"}
+    # once imported, the suite saves as JSON (read safely) and imports again from it; the MFT's
+    # expectation is code, which JSON cannot hold: that test is named in the error
+    from bias_suite.interop.checklist import import_raw_file
+
+    import_raw_file(raw, preds, suite, class_names=CLASSES, metrics=["CFGap"])
+    with pytest.raises(BiasSuiteError, match="'basic' .*MFT"):
+        save_testsuite(suite, tmp_path / "suite.json")
+    del suite.tests["basic"], suite.info["basic"]
+    suite.to_raw_file(str(raw))
+    preds.write_text("\n".join(f"{int(np.argmax(probs(t)))} " + " ".join(map(str, probs(t)))
+                               for t in raw.read_text().split("\n")) + "\n")
+    save_testsuite(suite, tmp_path / "suite.json")
+    r = runner.invoke(app, base + ["--suite", str(tmp_path / "suite.json"), "-q", "--out", str(tmp_path / "o3")])
+    assert r.exit_code == 0, r.output
+    again = pd.read_csv(tmp_path / "o3" / "results.csv")
+    assert again.loc[again["metric"] == "INV-FailRate", "value"].iloc[0] == pytest.approx(1 / 3)
+    # a raw file the suite did not write is refused before anything is read into it
+    other = tmp_path / "other.txt"
+    other.write_text(raw.read_text().replace("Emma", "Ava"))
+    r = runner.invoke(app, ["checklist", "import", str(other), str(preds), "--suite", str(tmp_path / "suite.json"),
+                            "--classes", ",".join(CLASSES), "--out", str(tmp_path / "o4")])
+    assert r.exit_code == 2 and "is not this suite's raw file" in r.output

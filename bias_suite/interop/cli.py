@@ -3,6 +3,7 @@
     bias-suite checklist export SUITE... --out DIR          suite -> CheckList raw file (+ manifest, settings)
     bias-suite checklist predict DIR --model M --out PREDS  predict the raw file, CheckList's prediction format
     bias-suite checklist import DIR PREDS --out OUT         predictions -> scored examples, metrics, INV rows
+    bias-suite checklist import RAW PREDS --suite FILE ...   the same for a CheckList user's own to_raw_file output
 
 This module only defines the commands; ``checklist`` (slow to import) is
 imported when a command runs.
@@ -30,6 +31,22 @@ def _fail(e):
     from ..cli import _fail as fail
 
     fail(e)
+
+
+def _groups(specs):
+    """--group GROUP=TERM,TERM (repeatable) -> {group: [terms]} (None if not given)."""
+    from ..exceptions import BiasSuiteError
+
+    if not specs:
+        return None
+    out = {}
+    for sp in specs:
+        name, _, terms = sp.partition("=")
+        words = [t.strip() for t in terms.split(",") if t.strip()]
+        if not name.strip() or not words:
+            raise BiasSuiteError(f"--group expects GROUP=TERM,TERM, got {sp!r}")
+        out[name.strip()] = words
+    return out
 
 
 @checklist_app.command("export")
@@ -89,9 +106,13 @@ def predict_cmd(
 
 @checklist_app.command("import")
 def import_cmd(
-    export_dir: Path = typer.Argument(..., help="Folder written by `bias-suite checklist export`."),
-    predictions: Path = typer.Argument(..., help="CheckList prediction file, one line per line of tests.txt."),
+    export_dir: Path = typer.Argument(..., help="Folder written by `bias-suite checklist export`, or a CheckList raw file (TestSuite.to_raw_file) with --suite."),
+    predictions: Path = typer.Argument(..., help="CheckList prediction file, one line per line of tests.txt / the raw file."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder for scored.jsonl and results.jsonl/csv."),
+    suite: Optional[Path] = typer.Option(None, "--suite", help="The TestSuite that wrote the raw file: JSON (save_testsuite) or CheckList's TestSuite.save file (with --allow-dill)."),
+    allow_dill: bool = typer.Option(False, "--allow-dill", help="Load a CheckList TestSuite.save (dill) file; this executes code from the file."),
+    group: Optional[List[str]] = typer.Option(None, "--group", metavar="GROUP=TERM,TERM", help="Identity terms of a group in the cases (repeatable; default: read from the tests)."),
+    attribute: Optional[str] = typer.Option(None, "--attribute", help="Attribute name for --group (default: identity)."),
     classes: Optional[str] = typer.Option(None, help="Comma-separated class names in probability order (default: the suite's)."),
     file_format: str = typer.Option("pred_and_softmax", help="CheckList format: pred_and_softmax, softmax or binary_conf."),
     ignore_header: bool = typer.Option(False, help="Skip the first line of the prediction file."),
@@ -103,16 +124,34 @@ def import_cmd(
     """Read predictions back (TestSuite.run_from_file) into scored examples, metrics and INV fail rates.
 
     Example: bias-suite checklist import exp preds.txt --out results/imported
+
+    A CheckList user's own suite: bias-suite checklist import raw.txt preds.txt --suite suite.json --out results/mine
     """
     from ..exceptions import BiasSuiteError
     from ..report.files import prepare_run_folder, write_results
     from ..scoring.scored import write_jsonl, write_scored
     from .checklist import import_checklist
+    from .exchange import import_raw_file, load_testsuite
 
     names = [c.strip() for c in classes.split(",") if c.strip()] if classes else None
     try:
-        res = import_checklist(export_dir, predictions, class_names=names, file_format=file_format,
-                               ignore_header=ignore_header, metrics=metrics, max_tuples=max_tuples, seed=seed)
+        if export_dir.is_dir():
+            if suite is not None or group:
+                raise BiasSuiteError(f"{export_dir} is an export folder, which holds its own suite: --suite and --group "
+                                     "are for a CheckList raw file")
+            res = import_checklist(export_dir, predictions, class_names=names, file_format=file_format,
+                                   ignore_header=ignore_header, metrics=metrics, max_tuples=max_tuples, seed=seed)
+        else:
+            if suite is None:
+                raise BiasSuiteError(f"{export_dir} is a file: a CheckList raw file needs the TestSuite that wrote it "
+                                     "(--suite FILE)")
+            if not export_dir.exists():
+                raise BiasSuiteError(f"{export_dir}: no such file or folder")
+            groups = _groups(group)
+            ts = load_testsuite(suite, allow_dill=allow_dill)
+            res = import_raw_file(export_dir, predictions, ts, class_names=names, file_format=file_format,
+                                  ignore_header=ignore_header, groups=groups, attribute=attribute, metrics=metrics,
+                                  max_tuples=max_tuples, seed=seed)
         folder = prepare_run_folder(out)  # ".." resolved
         if hasattr(res.scored, "to_frame"):
             files = list(write_scored(res.scored, folder).values())
@@ -120,7 +159,9 @@ def import_cmd(
             files = [write_jsonl(res.scored, folder / "scored.jsonl")]
         if len(res.failures):
             files.append(write_jsonl(res.failures, folder / "inv_failures.jsonl"))
-        write_results(res.results, folder, metadata={"checklist_export": str(export_dir), "predictions": str(predictions)},
+        source = {"checklist_export": str(export_dir)} if export_dir.is_dir() else {"raw_file": str(export_dir),
+                                                                                    "suite": str(suite)}
+        write_results(res.results, folder, metadata={**source, "predictions": str(predictions)},
                       files=files)  # run.json last, listing every file
     except BiasSuiteError as e:
         _fail(e)

@@ -192,6 +192,19 @@ def import_raw_file(raw_file, predictions, suite, *, class_names: Sequence[str] 
     if isinstance(suite, (str, Path)):
         suite = load_testsuite(suite)
     lines = Path(raw_file).read_text(encoding="utf-8").split("\n")
+    if set(getattr(suite, "test_ranges", None) or {}) != set(suite.tests):
+        # a suite loaded from a file has forgotten where its tests sit in the raw file: write it again
+        # (CheckList's own to_raw_file) and check that it is the file the predictions are for
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            again = Path(d) / "tests.txt"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                suite.to_raw_file(str(again))
+            if again.read_text(encoding="utf-8").split("\n") != lines:
+                raise BiasSuiteError(f"{raw_file} is not this suite's raw file (its to_raw_file writes other lines); "
+                                     "write it with to_raw_file of the same suite and no sampling (n=None)")
     with open(predictions, "r", encoding="utf-8") as fh:
         n_pred = sum(1 for _ in fh) - (1 if ignore_header else 0)
     if n_pred != len(lines):
@@ -250,6 +263,10 @@ def _flat_results(t) -> dict | None:
     idxs = list(range(len(t.data))) if t.run_idxs is None else [int(i) for i in t.run_idxs]
     preds, confs = [], []
     for d in idxs:
+        if isinstance(t.data[d], str):  # a one-sentence case (MFT): one prediction
+            preds.append(_py(t.results.preds[d]))
+            confs.append(_py(t.results.confs[d]))
+            continue
         for k in range(len(t.data[d])):
             preds.append(_py(t.results.preds[d][k]))
             confs.append(_py(t.results.confs[d][k]))
@@ -310,6 +327,8 @@ def testsuite_from_dict(d: Mapping) -> BiasTestSuite:
                           criterion=info["criterion"], mode=info["mode"], seed=info["seed"], task=info["task"],
                           class_names=info.get("class_names"), name=spec["name"], capability=spec["capability"],
                           description=spec.get("description"), dropped=info.get("dropped_templates", 0))
+            if info.get("case_meta"):  # an adopted test (a CheckList user's own): its groups were read per case
+                t.bias_suite.update(case_meta=info["case_meta"], adopted=bool(info.get("adopted")))
         else:
             ex = pd.DataFrame([{**m, "text": x} for case, metas in zip(spec["data"], spec["meta"]) for x, m in zip(case, metas)])
             if kind == "METRIC":
