@@ -801,3 +801,44 @@ def test_cli_imports_a_users_own_raw_file(tmp_path):
     r = runner.invoke(app, ["checklist", "import", str(other), str(preds), "--suite", str(tmp_path / "suite.json"),
                             "--classes", ",".join(CLASSES), "--out", str(tmp_path / "o4")])
     assert r.exit_code == 2 and "is not this suite's raw file" in r.output
+
+
+def test_checklist_inv_and_cfgap_agree_case_by_case():
+    """A CheckList INV test of two-sentence cases (Emma -> Liam) and CFGap on the same cases: with the
+    probability-shift rule at threshold t, a case fails exactly when its CFGap (one pair: |Δp| of a
+    class) exceeds t; CheckList's own rule fails exactly the cases whose label flips."""
+    from bias_suite.interop.from_tests import from_checklist
+    from bias_suite.scoring.scored import scored_from_arrays
+
+    words = ["praised", "read", "ignored", "loved", "hated", "checked", "signed", "lost", "found", "wrote"]
+    shift = [0.0, 0.05, 0.09, 0.11, 0.2, -0.15, -0.3, 0.02, 0.45, -0.08]
+    base = [0.3, 0.6, 0.2, 0.52, 0.7, 0.4, 0.55, 0.9, 0.3, 0.45]
+    table = {}
+    for w, b, d in zip(words, base, shift):
+        table[f"Emma {w} the report."] = b
+        table[f"Liam {w} the report."] = b + d
+
+    def probs(texts):
+        return np.array([[1 - table[t], 0.0, table[t]] for t in texts])
+
+    inv = INV([[f"Emma {w} the report.", f"Liam {w} the report."] for w in words], name="swap")
+    with redirect_stdout(io.StringIO()):
+        inv.run(PredictorWrapper.wrap_softmax(probs), overwrite=True)
+    flips = sum((b > 0.5) != (b + d > 0.5) for b, d in zip(base, shift))
+    assert inv.get_stats().fails == flips == 2 and len(failures([inv])) == flips   # CheckList's own rule
+    # the same cases as bias_suite examples (one template per case), scored with the same probabilities;
+    # INV tests rebuilt from them with the probability-shift rule at t
+    t = 0.1
+    ex = from_checklist(inv)
+    scored = scored_from_arrays(ex.assign(label=None), probs(ex["text"].tolist()), CLASSES)
+    frame = scored.to_frame()
+    assert frame["template"].nunique() == len(words)
+    shifted = failures(scored, threshold=t, criterion="prob")
+    assert len(shifted) == sum(abs(d) > t for d in shift) == 5
+    assert set(failures(scored, criterion="checklist")["template"]) == {
+        tpl for tpl, rows in frame.groupby("template") if rows["text"].iloc[0] in {x[0] for x in failures([inv])["sentences"]}}
+    failing = {tuple(x) for x in shifted["sentences"]}
+    for tpl, rows in frame.groupby("template"):
+        cf = evaluate(rows, metrics=["CFGap"])
+        gap = cf.loc[cf["group"].isna(), "value"].max()   # the largest class: |Δp| of the one pair
+        assert (tuple(rows["text"]) in failing) == (gap > t), (tpl, gap)
