@@ -29,7 +29,7 @@ class SuiteError(BiasSuiteError, ValueError):
 
 
 class ScoredFormatError(BiasSuiteError, ValueError):
-    """A scored-examples file (JSONL/Parquet) does not follow FORMATS.md.
+    """A scored-examples file (JSONL/Parquet) does not follow docs/formats.md.
 
     ``str(err)`` reads ``FILE:ROW: field 'FIELD': message`` (rows are 1-based
     line numbers for JSONL, 1-based row numbers for Parquet).

@@ -69,7 +69,7 @@ def _keys_and_groups(attribute_key, groups):
 def from_editor(ret, *, attribute_key, groups: Mapping[str, Sequence[str]] | None = None, label=None,
                 template_id: str = "editor", attribute: str | None = None,
                 class_names: Sequence[str] | None = None, suite: str = "checklist") -> pd.DataFrame:
-    """Examples (FORMATS.md columns) from ``Editor.template(..., meta=True)``.
+    """Examples (docs/formats.md columns) from ``Editor.template(..., meta=True)``.
 
     Parameters
     ----------
@@ -207,7 +207,7 @@ def suite_from_templates(templates, *, attribute_key: str, groups: Mapping[str, 
     (out / "identity_terms").mkdir(parents=True, exist_ok=True)
     ident = {"attribute": attribute, "description": f"{attribute} (from CheckList)", "sources": list(sources),
              "groups": {g: {kind: list(ts)} for g, ts in groups.items()}}
-    from ..report.files import atomic_write_text
+    from ..io import atomic_write_text
 
     atomic_write_text(out / "identity_terms" / f"{attribute}.yaml", yaml.safe_dump(ident, sort_keys=False, allow_unicode=True))
     ids = list(template_ids) if template_ids else [f"t{i:03d}" for i in range(len(converted))]

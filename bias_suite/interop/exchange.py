@@ -47,7 +47,7 @@ def export_checklist(examples_or_suite, out_dir, *, mode: str = "all_terms", thr
     templates, so the metrics can be computed from the predictions too.
     Returns the paths.
     """
-    from ..report.files import atomic_write_text
+    from ..io import atomic_write_text
     from ..scoring.scored import write_jsonl
 
     src = _source(examples_or_suite, attributes)
@@ -238,7 +238,7 @@ def write_predictions(raw_file, model, out_path, *, class_names: Sequence[str] |
     prediction format (``pred_and_softmax``: "pred p_0 ... p_C-1";
     ``softmax``: "p_0 ... p_C-1") — what "running predictions elsewhere"
     produces. ``model``: anything :func:`checklist_predict_fn` accepts."""
-    from ..report.files import atomic_write_text
+    from ..io import atomic_write_text
 
     if file_format not in ("pred_and_softmax", "softmax"):
         raise BiasSuiteError(f"file_format must be 'pred_and_softmax' or 'softmax', got {file_format!r}")
@@ -360,7 +360,7 @@ def save_testsuite(suite: TestSuite, path, *, allow_dill: bool = False) -> Path:
     of bias_suite-built tests. ``allow_dill=True`` uses CheckList's own
     ``TestSuite.save`` (dill, i.e. pickle) and warns: a dill file runs code
     when loaded, so only load files you made yourself."""
-    from ..report.files import atomic_write_text
+    from ..io import atomic_write_text
 
     path = Path(path)
     if allow_dill:

@@ -83,7 +83,7 @@ def _from_frame(df: pd.DataFrame) -> _Source:
     df = df.drop(columns=[c for c in ("__line__",) if c in df.columns])
     for col in ("template", "attribute", "group"):
         if col not in df.columns:
-            raise BiasSuiteError(f"examples need a {col!r} column (FORMATS.md); columns present: {list(df.columns)}")
+            raise BiasSuiteError(f"examples need a {col!r} column (docs/formats.md); columns present: {list(df.columns)}")
     if "tokens" in df.columns and "probs" not in df.columns:
         return _Source(df.reset_index(drop=True), "sequence_labelling")
     if "probs" in df.columns:

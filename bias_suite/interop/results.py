@@ -208,7 +208,7 @@ def _meta_tests(x) -> list:
 
 
 def examples_from_testsuite(suite) -> pd.DataFrame:
-    """The examples (FORMATS.md columns) held by the bias_suite-built tests of
+    """The examples (docs/formats.md columns) held by the bias_suite-built tests of
     a TestSuite, one row per example id (first occurrence)."""
     rows, seen = [], set()
     for t in _meta_tests(suite):
@@ -225,7 +225,7 @@ def examples_from_testsuite(suite) -> pd.DataFrame:
 
 
 def scored_from_testsuite(suite, class_names: Sequence[str] | None = None) -> pd.DataFrame:
-    """Scored examples (FORMATS.md) from a run TestSuite: the bias_suite-built
+    """Scored examples (docs/formats.md) from a run TestSuite: the bias_suite-built
     tests' sentences, meta and predictions; one row per example id.
     Classification rows get ``probs`` (class -> probability) and ``pred``;
     sequence-labelling rows ``tokens``, ``tags`` (gold, when known),

@@ -2,7 +2,7 @@
 
 - :func:`evaluate` — scored examples in, tidy results out.
 - :class:`MetricSpec` — a metric as data (phi, d, N, beta, view).
-- ``REGISTRY`` / :func:`catalog_frame` — the named metrics of METRICS.md.
+- ``REGISTRY`` / :func:`catalog_frame` — the named metrics of docs/metrics.md.
 - ``scores`` / ``comparisons`` — the building blocks phi and d.
 """
 from . import comparisons, scores

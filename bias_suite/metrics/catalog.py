@@ -1,5 +1,5 @@
 """The named metrics: registered parametrizations (phi, d, N, beta) of the
-generalized metrics, one data entry each (../shared/METRICS.md).
+generalized metrics, one data entry each (docs/metrics.md).
 
 A new metric is one more :class:`MetricSpec`::
 
@@ -43,7 +43,7 @@ class MetricSpec:
 
     Parameters
     ----------
-    name : canonical name (METRICS.md).
+    name : canonical name (docs/metrics.md).
     generalized : "PCM", "BCM", "VBCM" or "MCM".
     view : "group" or "counterfactual".
     score : phi, a registered score name (see ``bias_suite.metrics.scores``) or a score object.

@@ -5,7 +5,7 @@ Scalar comparisons are vectorized: they take arrays of equal shape and return
 held by :class:`bias_suite.metrics.sets.BlockHist`; multi-group comparisons
 (std, range) reduce the last axis of an array.
 
-Argument order follows METRICS.md: in BCM/VBCM ``d(phi(background), phi(group))``;
+Argument order follows docs/metrics.md: in BCM/VBCM ``d(phi(background), phi(group))``;
 in PCM ``d(phi(first), phi(second))`` for a pair ``first|second``.
 """
 from __future__ import annotations

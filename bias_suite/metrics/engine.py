@@ -1,4 +1,4 @@
-"""``evaluate``: scored examples in, tidy results out (../shared/FORMATS.md).
+"""``evaluate``: scored examples in, tidy results out (docs/formats.md).
 
 One row per metric x class x group/pair/accumulated value, with the columns
 ``metric, family, view, attribute, class, group, value, ci_low, ci_high, n,

@@ -1,6 +1,6 @@
 """Bias metrics for sequence labelling (NER), through the same generalized
 builders and the same tidy results as classification
-(``../shared/METRICS.md``, "Sequence labelling").
+(``docs/metrics.md``, "Sequence labelling").
 
 Two kinds of units:
 
@@ -255,7 +255,7 @@ def identity_position_scores(data, attribute: str, *, group_order_override=None)
 def sequence_significance_tests(data, *, attributes=None, adjust: str | None = "holm", group_order_override=None) -> pd.DataFrame:
     """Wilcoxon (2 groups) or Friedman (>= 3) per attribute and class (types
     + O) on the identity-position block scores, p-values adjusted across
-    all tests of the call (METRICS.md, "Significance tests", NER)."""
+    all tests of the call (docs/metrics.md, "Significance tests", NER)."""
     from ..stats.significance import add_adjusted_pvalues, significance_from_block_scores
     from .engine import empty_results
 

@@ -5,7 +5,7 @@ layer giving per-word emission scores, and a linear-chain CRF on top.
   algorithm, batched Viterbi decoding, per-token marginals by
   forward-backward), all on the tensors' device. Transitions can be
   *constrained* to valid BILOU sequences (see
-  :func:`bias_suite.scoring.bilou.allowed_transition`): forbidden
+  :func:`bias_suite.suites.bilou.allowed_transition`): forbidden
   transitions get a score of ``-1e4`` in training and can never be chosen
   by Viterbi, so decoding always yields well-formed BILOU.
 - :class:`TransformerCrfModel`: encoder + dropout + linear + CRF
@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from bias_suite.exceptions import ModelError
-from bias_suite.scoring.bilou import allowed_transition, is_valid_tag
+from bias_suite.suites.bilou import allowed_transition, is_valid_tag
 
 __all__ = ["CRF", "TransformerCrfModel", "TransformerCrfTagger", "is_crf_folder", "bilou_constraints", "CONFIG_MARK"]
 

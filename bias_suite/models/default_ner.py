@@ -36,7 +36,7 @@ from bias_suite.models.building import (build_atomically, bucketed_batches, is_b
 from bias_suite.models.vader import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
                                      VADER_SDIST_SHA256, load_vader_sentences, merge_duplicates, minilm_encoder_dir,
                                      vader_sdist)
-from bias_suite.scoring.bilou import bilou_tag_set, spans, spans_to_bilou
+from bias_suite.suites.bilou import bilou_tag_set, spans, spans_to_bilou
 
 __all__ = ["build_default_ner", "silver_label", "SPACY_TO_CONLL", "NER_TYPES", "SPACY_MODEL", "span_prf"]
 

@@ -8,7 +8,7 @@ Devlin et al. 2019). A word with no sub-token of its own (nothing left after
 normalisation, or cut by ``max_length``) takes the probabilities of the last
 sub-token before it. The predicted tag of a word is the argmax of its
 probabilities (the first tag on ties); the sequence is not repaired (spans
-come from well-formed runs only, see :mod:`bias_suite.scoring.bilou`).
+come from well-formed runs only, see :mod:`bias_suite.suites.bilou`).
 
 Tag names come from ``config.id2label``: BIO (``B-PER``, ``I-PER``), BILOU,
 IOB1 (only ``I-`` tags) or bare types (``PER``, read as ``I-PER``); ``O``
@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from bias_suite.exceptions import ModelError
-from bias_suite.scoring.bilou import TAG_RE
+from bias_suite.suites.bilou import TAG_RE
 
 __all__ = ["HFTokenClassifier", "normalise_tag_names"]
 

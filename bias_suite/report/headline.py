@@ -2,7 +2,7 @@
 and by how much.
 
 :func:`headline_renderables` turns a tidy results frame (any task: the
-renderer reads only the result columns of FORMATS.md and the verdict
+renderer reads only the result columns of docs/formats.md and the verdict
 columns ``verdict``, ``threshold``, ``baseline``, ``effect`` and ``reason``)
 into rich renderables, in this order:
 

@@ -1,5 +1,5 @@
 """Scored examples: the table that joins generated examples with a model's
-outputs (``../shared/FORMATS.md``), read, validated and written in one place.
+outputs (``docs/formats.md``), read, validated and written in one place.
 
 Validation happens once, in :func:`check_scored`; every later stage handles
 one shape only: a :class:`ScoredData` with the probabilities as an
@@ -407,7 +407,7 @@ def _jsonable(v):
 
 def write_jsonl(df: pd.DataFrame, path) -> Path:
     """Write a DataFrame as JSON Lines atomically (temp file + rename)."""
-    from ..report.files import atomic_write_text
+    from ..io import atomic_write_text
 
     cols = [c for c in df.columns if c != "__line__"]
     lines = []
@@ -421,7 +421,7 @@ def write_parquet(df: pd.DataFrame, path) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..report.files import atomic_path
+    from ..io import atomic_path
 
     cols = [c for c in df.columns if c != "__line__"]
     table = pa.Table.from_pandas(df[cols], preserve_index=False)

@@ -1,5 +1,5 @@
 """Scored examples of sequence labelling (NER), validated once and made
-columnar (``../shared/FORMATS.md``, "Scored examples: sequence labelling").
+columnar (``docs/formats.md``, "Scored examples: sequence labelling").
 
 One row per generated example with ``id, template, attribute, group, term``,
 ``tokens``, ``tags`` (gold, BILOU or BIO; null for an unlabelled row),
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoredFormatError
-from .bilou import is_valid_tag, span_counts, tag_type, to_bilou
+from ..suites.bilou import is_valid_tag, span_counts, tag_type, to_bilou
 from .scored import PROB_TOLERANCE, _first_bad, _is_number, _row_number, _show, check_string_columns
 
 __all__ = ["SequenceData", "check_sequence_scored", "sequence_scored_from_predictions", "tag_class_matrix"]

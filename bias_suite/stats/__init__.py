@@ -4,7 +4,7 @@ templates (:mod:`.significance`) and Bernstein-bounded uncertainty
 and the verdicts (``verdict`` column) in ``bias_suite.stats.verdicts`` (import
 them from there; they build on ``bias_suite.metrics``).
 
-All result-producing functions return the tidy results table of FORMATS.md
+All result-producing functions return the tidy results table of docs/formats.md
 (columns metric, family, view, attribute, class, group, value, ci_low,
 ci_high, n, note).
 """

@@ -1,5 +1,5 @@
 """Shared helpers of bias_suite.stats: reading a scored-examples frame
-(FORMATS.md) and building tidy result rows.
+(docs/formats.md) and building tidy result rows.
 
 Private module: the public entry points are in ``significance`` and
 ``bernstein``.
@@ -13,7 +13,7 @@ import pandas as pd
 
 from bias_suite.exceptions import MetricError, ScoredFormatError
 
-#: Columns of the tidy results table (FORMATS.md), in this order.
+#: Columns of the tidy results table (docs/formats.md), in this order.
 RESULT_COLUMNS = [
     "metric", "family", "view", "attribute", "class", "group",
     "value", "ci_low", "ci_high", "n", "note",

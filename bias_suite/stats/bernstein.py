@@ -1,6 +1,6 @@
 """Bernstein-bounded uncertainty of bias estimates (Ethayarajh 2020, "Is Your
 Classifier Actually Biased? Measuring Fairness under Uncertainty with
-Bernstein Bounds"; METRICS.md, "Bernstein-bounded uncertainty").
+Bernstein Bounds"; docs/metrics.md, "Bernstein-bounded uncertainty").
 
 Each example i has a cost c_i in [0, C] and an annotation f(x_i) in {+1
 (protected), -1 (unprotected), 0 (neither)}. The amortized disparity is
@@ -22,7 +22,7 @@ Note that t is also the smallest |bias| that n examples can support:
 
 Judgement calls (documented here because the spec leaves them open)
 ---------------------------------------------------------------------
-* **delta_bar.** METRICS.md defines delta_bar as the mean of delta_hat and,
+* **delta_bar.** docs/metrics.md defines delta_bar as the mean of delta_hat and,
   for result rows, as "the mean cost of the group minus the mean cost of the
   rest". Both are the same number: since Pr[f = +1] = n_A / n,
   (1/n) sum_i delta_hat_i = (1/n)(n/n_A) sum_A c_i - (1/n)(n/n_B) sum_B c_i
@@ -43,7 +43,7 @@ Judgement calls (documented here because the spec leaves them open)
 * **Undefined.** With no row annotated +1 or no row annotated -1 the
   interval is undefined (value None + note). A sample size for
   delta_bar = 0 does not exist (value None + note).
-* **Unlabelled rows.** The Bernstein section of METRICS.md counts every row
+* **Unlabelled rows.** The Bernstein section of docs/metrics.md counts every row
   of the attribute in n, "rows annotated 0 still count in n".
   DemographicParity's cost 1 - y_hat and annotation need no gold label, so
   unlabelled rows are annotated like the others. EqualOpportunity and

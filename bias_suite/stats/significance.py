@@ -1,4 +1,4 @@
-"""Significance tests of counterfactual differences (METRICS.md, "Significance
+"""Significance tests of counterfactual differences (docs/metrics.md, "Significance
 tests").
 
 Per attribute and class c, every template that contains every group of the

@@ -64,7 +64,7 @@ def read_conll(path, *, side=None, columns: Columns | None = None, group_column:
 
     Sentences without a mark are left out.
     """
-    from ..scoring.bilou import to_bilou
+    from .bilou import to_bilou
 
     path = Path(path)
     cols = columns or Columns()

@@ -34,7 +34,7 @@ from typing import Iterable
 import pandas as pd
 
 from ..exceptions import SuiteError
-from ..scoring.bilou import expand_unit, split_tag
+from .bilou import expand_unit, split_tag
 from .expansion import EXAMPLE_COLUMNS, variants
 from .grammar import article, capitalize_first
 from .loader import Suite, Template, load_suite, slot_base
@@ -64,7 +64,7 @@ def tokenize(text: str) -> list[tuple[str, int]]:
 
 def bracketed(tokens, tags) -> str:
     """Tokens with their entities in brackets: ``[New Zealand]LOC is far .``"""
-    from ..scoring.bilou import spans
+    from .bilou import spans
 
     starts = {s: (t, e) for t, s, e in spans(tags)}
     out, i = [], 0
