@@ -364,8 +364,12 @@ def test_json_persistence_and_dill_opt_in(toy_suite, tmp_path):
     assert list(back.tests) == list(suite.tests)
     pd.testing.assert_frame_equal(invariance_rows(back), invariance_rows(suite))
     assert list(back.tests["CFGap (|value| <= 0.1)"].results.passed) == list(suite.tests["CFGap (|value| <= 0.1)"].results.passed)
-    # CheckList's own MFT cannot be JSON: its expectation is code
+    # an MFT judged by its labels is data; one with its own expectation function is code, which JSON cannot hold
     suite.add(MFT(["I love it."], labels=[2], name="mft", capability="Vocabulary"))
+    assert list(load_testsuite(save_testsuite(suite, tmp_path / "with_mft.json")).tests) == list(suite.tests)
+    from checklist.expect import Expect
+
+    suite.add(MFT(["I hate it."], expect=Expect.eq(0), name="mft eq 0", capability="Vocabulary"))
     with pytest.raises(BiasSuiteError, match="allow_dill"):
         save_testsuite(suite, tmp_path / "x.json")
     with pytest.warns(DillWarning):
@@ -779,18 +783,20 @@ def test_cli_imports_a_users_own_raw_file(tmp_path):
     res = pd.read_csv(tmp_path / "o2" / "results.csv")
     assert set(res.loc[res["metric"] == "CFGap", "attribute"]) == {"names"}
     assert set(res.loc[(res["metric"] == "CFGap") & res["group"].notna(), "group"]) == {"a|b"}
-    # once imported, the suite saves as JSON (read safely) and imports again from it; the MFT's
-    # expectation is code, which JSON cannot hold: that test is named in the error
+    # once imported, the suite saves as JSON (read safely; the MFT judged by its labels included) and
+    # imports again from it; an MFT with an expectation function of its own is code, named in the error
+    from checklist.expect import Expect
+
     from bias_suite.interop.checklist import import_raw_file
 
     import_raw_file(raw, preds, suite, class_names=CLASSES, metrics=["CFGap"])
-    with pytest.raises(BiasSuiteError, match="'basic' .*MFT"):
-        save_testsuite(suite, tmp_path / "suite.json")
-    del suite.tests["basic"], suite.info["basic"]
-    suite.to_raw_file(str(raw))
-    preds.write_text("\n".join(f"{int(np.argmax(probs(t)))} " + " ".join(map(str, probs(t)))
-                               for t in raw.read_text().split("\n")) + "\n")
     save_testsuite(suite, tmp_path / "suite.json")
+    back = load_testsuite(tmp_path / "suite.json")
+    assert back.tests["basic"].labels == [2, 0] and back.tests["basic"].get_stats().fails == 0
+    own = CheckListSuite()
+    own.add(MFT(["I love it."], expect=Expect.single(lambda x, pred, conf, label=None, meta=None: pred == 2), name="mine", capability="Vocabulary"))
+    with pytest.raises(BiasSuiteError, match="'mine' .*MFT"):
+        save_testsuite(own, tmp_path / "own.json")
     r = runner.invoke(app, base + ["--suite", str(tmp_path / "suite.json"), "-q", "--out", str(tmp_path / "o3")])
     assert r.exit_code == 0, r.output
     again = pd.read_csv(tmp_path / "o3" / "results.csv")

@@ -16,7 +16,7 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
     warnings.simplefilter("ignore")
     from checklist.abstract_test import load_test
     from checklist.test_suite import TestSuite
-    from checklist.test_types import INV
+    from checklist.test_types import INV, MFT
 
 from ..exceptions import BiasSuiteError
 from .invariance import _make_inv, _present_order, _py, _source, DillWarning
@@ -273,11 +273,32 @@ def _flat_results(t) -> dict | None:
     return {"run_idxs": None if t.run_idxs is None else idxs, "preds": preds, "confs": confs}
 
 
+def _label_expectation(test) -> bool:
+    """Whether a CheckList test's expectation is the one CheckList gives an
+    MFT with labels (``Expect.testcase(Expect.single(Expect.eq()))`` with no
+    value of its own): then its labels are all it needs."""
+    chain = ["Expect.testcase.<locals>.expect", "Expect.single.<locals>.expect_fn", "Expect.eq.<locals>.ret_fn"]
+    fn = getattr(test, "expect", None)
+    for i, name in enumerate(chain):
+        if getattr(fn, "__qualname__", None) != name or getattr(fn, "__module__", "") != "checklist.expect":
+            return False
+        cells = [c.cell_contents for c in (fn.__closure__ or ())]
+        if i < len(chain) - 1:
+            inner = [c for c in cells if callable(c)]
+            if len(inner) != 1:
+                return False
+            fn = inner[0]
+        else:
+            return cells == [None]  # Expect.eq(val=None): the prediction must equal the label
+    return False
+
+
 def testsuite_to_dict(suite: TestSuite) -> dict:
     """A JSON-able description of a TestSuite made of bias_suite-built tests
     (INV from :func:`invariance_tests`, :class:`MetricTest`,
-    :class:`SignificanceTest`), with their results when run. Other tests carry
-    code (expectation functions) that JSON cannot hold: they raise."""
+    :class:`SignificanceTest`) and MFTs judged by their labels, with their
+    results when run. Other tests carry code (expectation functions) that
+    JSON cannot hold: they raise."""
     tests = []
     for name, t in suite.tests.items():
         base = {"name": name, "capability": suite.info[name]["capability"], "description": t.description,
@@ -294,6 +315,9 @@ def testsuite_to_dict(suite: TestSuite) -> dict:
             tests.append({"type": "METRIC", "metric": t.metric.name, "threshold": t.threshold, "bound": t.bound,
                           "max_tuples": t.max_tuples, "seed": t.seed, "class_names": t.class_names,
                           "group_order": t.group_order, **base})
+        elif isinstance(t, MFT) and _label_expectation(t) and isinstance(t.agg_fn, str):
+            # an MFT judged by its labels (CheckList's Expect.eq()): data, labels and agg_fn say it all
+            tests.append({"type": "MFT", "labels": _py(t.labels), "agg_fn": t.agg_fn, **base})
         elif isinstance(t, SignificanceTest):
             tests.append({"type": "SIG", "alpha": t.alpha, "adjust": t.adjust, "class_names": t.class_names,
                           "group_order": t.group_order, **base})
@@ -310,7 +334,7 @@ def _restore_results(t, res):
         return
     idxs = res["run_idxs"] if res["run_idxs"] is not None else list(range(len(t.data)))
     t.run_idxs = None if res["run_idxs"] is None else np.asarray(idxs)
-    t.result_indexes = [i for i in idxs for _ in t.data[i]]
+    t.result_indexes = [i for i in idxs for _ in ([t.data[i]] if isinstance(t.data[i], str) else t.data[i])]
     confs = [np.asarray(c, dtype=float) if isinstance(c, list) else c for c in res["confs"]]
     t.run_from_preds_confs(res["preds"], confs, overwrite=True)
 
@@ -329,6 +353,9 @@ def testsuite_from_dict(d: Mapping) -> BiasTestSuite:
                           description=spec.get("description"), dropped=info.get("dropped_templates", 0))
             if info.get("case_meta"):  # an adopted test (a CheckList user's own): its groups were read per case
                 t.bias_suite.update(case_meta=info["case_meta"], adopted=bool(info.get("adopted")))
+        elif kind == "MFT":
+            t = MFT(spec["data"], labels=spec["labels"], meta=spec["meta"], agg_fn=spec.get("agg_fn", "all"),
+                    name=spec["name"], capability=spec["capability"], description=spec.get("description"))
         else:
             ex = pd.DataFrame([{**m, "text": x} for case, metas in zip(spec["data"], spec["meta"]) for x, m in zip(case, metas)])
             if kind == "METRIC":
