@@ -331,3 +331,15 @@ def test_calibration_eight_groups_planted_effect():
     cf = mat[(mat["view"] == "counterfactual") & mat["group"].notna()]
     assert len(cf) and cf["group"].str.contains("g0").all()   # only pairs with the shifted group
     assert (evaluate(_eight_groups(0.01), metrics=CAL_METRICS)["verdict"] == "material").sum() == 0
+
+
+def test_holm_reads_the_half_of_the_interval_that_faces_b():
+    # FNR(group) / FNR(rest) = 0.038 with interval [0, 0.096]: the interval excludes 1 by far. On the log
+    # scale its lower half is unbounded; the p-value comes from the upper half, which faces 1.
+    rows = [row("FNR-Ratio", "VBCM", "male", 0.038, 0.0, 0.096)]
+    rows += [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}") for i in range(500)]
+    out = add_verdicts(pd.DataFrame(rows, columns=COLS))
+    assert out["verdict"][0] == "material", out["reason"][0]
+    # a skewed interval that only just excludes b is still adjusted away
+    rows[0] = row("FNR-Ratio", "VBCM", "male", 0.6, 0.0, 0.97)
+    assert add_verdicts(pd.DataFrame(rows, columns=COLS))["verdict"][0] == "inconclusive"

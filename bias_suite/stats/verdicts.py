@@ -48,7 +48,8 @@ What is judged:
 
 Many values are judged at once. A ``material`` or ``small`` verdict (a claim
 that the interval excludes b) is kept only when its p-value (normal
-approximation with the bootstrap standard error taken from the interval)
+approximation with the bootstrap standard error taken from the half of the
+interval that faces b)
 passes Holm's step-down adjustment across every value judged in the same
 call (sums decided by their parts are not counted twice); otherwise a
 ``material`` becomes ``inconclusive``, a ``small`` becomes ``negligible``
@@ -172,7 +173,12 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
         need = (t - v) if v < t else (v - t)
         return {"verdict": "inconclusive", "effect": effect, "p": None,
                 "reason": "the interval reaches across the threshold; " + _more(half, need, templates)}
-    p = float(2 * _norm_sf(abs(v - b) / se)) if se > 0 else (0.0 if v != b else 1.0)
+    # the standard error on the side of the interval that faces b: a percentile interval is not symmetric
+    # (a ratio whose interval reaches 0 has an unbounded lower half on the log scale, which says nothing
+    # about how far the value is from 1)
+    toward = (hi - v) if b > v else (v - lo)
+    se_b = toward / _z(confidence) if toward > 0 else se
+    p = float(2 * _norm_sf(abs(v - b) / se_b)) if se_b > 0 else (0.0 if v != b else 1.0)
     excludes = lo > b or hi < b
     side = None
     if direction is not None:
