@@ -54,7 +54,7 @@ def main(argv=None):
     data = scored_from_arrays(frame, P, classes)
     print(f"table: {len(frame):,} rows, {len(classes)} classes, {args.groups} groups, {args.templates} templates")
 
-    t_eval, results = best_of(lambda: evaluate(data, bootstrap=0, significance=False, bernstein=False), args.repeat)
+    t_eval, results = best_of(lambda: evaluate(data), args.repeat)
     print(f"evaluate (every named metric): {t_eval:.3f} s, {len(results)} result rows")
 
     t_boot, bs = best_of(lambda: bootstrap(data, results, B=args.B, seed=args.seed), args.repeat)

@@ -572,7 +572,7 @@ def evaluate(
 
     Example: bias-suite evaluate results/gender/scored.jsonl --out results/again --metrics FNED,CFGap
     """
-    from .metrics import evaluate as evaluate_
+    from .evaluation import evaluate as evaluate_
     from .report.files import write_results
     from .scoring.scored import read_scored
 

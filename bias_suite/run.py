@@ -18,7 +18,8 @@ import pandas as pd
 
 from . import __version__
 from .exceptions import BiasSuiteError, ModelError
-from .metrics.engine import evaluate, results_frame
+from .evaluation import evaluate
+from .metrics.engine import results_frame
 from .scoring.scored import ScoredData, scored_from_arrays, write_scored
 from .suites.expansion import expand_suites
 from .suites.loader import Suite, find_suite, load_suite

@@ -82,8 +82,9 @@ def run_sequence(suites, model, out_dir=None, *, metrics=None, attributes=None, 
     """Expand NER suites (or take the examples of ``table``, an NER
     :class:`~bias_suite.suites.tables.ExamplesTable`), tag, score, evaluate;
     returns a ``RunResult``."""
-    from .metrics.engine import evaluate, results_frame
-    from .metrics.sequence import sequence_significance_tests
+    from .evaluation import evaluate
+    from .metrics.engine import results_frame
+    from .stats.significance import sequence_significance_tests
     from .run import RunResult, _present
     from .suites.expansion import expand_suites
 

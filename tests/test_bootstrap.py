@@ -12,10 +12,8 @@ import pandas as pd
 import pytest
 
 from bias_suite.exceptions import MetricError
-from functools import partial
-
-from bias_suite.metrics import MetricSpec
-from bias_suite.metrics import evaluate as evaluate_full
+from bias_suite.evaluation import evaluate as evaluate_full
+from bias_suite.metrics import MetricSpec, evaluate
 from bias_suite.metrics.catalog import NAMED_METRICS
 from bias_suite.metrics.scores import AucScore, rate_score
 from bias_suite.scoring.scored import scored_from_arrays
@@ -24,9 +22,6 @@ from bias_suite.stats.bootstrap import (
     bootstrap, bootstrap_intervals, bootstrap_replicates, cluster_bootstrap_difference, template_weights,
 )
 from bias_suite.suites.views import counterfactual_view
-
-#: the observed metric values alone (evaluate's defaults add intervals, tests and verdicts)
-evaluate = partial(evaluate_full, bootstrap=0, significance=False, bernstein=False)
 
 CLASSES = ("neg", "neu", "pos")
 
@@ -231,7 +226,7 @@ def test_user_rate_function_uses_the_generic_path():
 
 def test_evaluate_with_bootstrap_adds_intervals_and_verdicts():
     data = small_table()
-    res = evaluate(data, metrics=["FNED", "CFGap", "BPSN"], bootstrap=100)
+    res = evaluate_full(data, metrics=["FNED", "CFGap", "BPSN"], bootstrap=100)
     assert list(res.columns)[-6:] == ["note", "verdict", "threshold", "baseline", "effect", "reason"]
     assert res["ci_low"].notna().any() and res["verdict"].notna().any()
     plain = evaluate(data, metrics=["FNED", "CFGap", "BPSN"])

@@ -6,7 +6,6 @@ import json
 import textwrap
 import warnings
 from contextlib import redirect_stdout
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -29,13 +28,10 @@ from bias_suite.interop.checklist import (
     invariance_tests, load_testsuite, run_checklist, run_testsuite, save_testsuite, scored_from_testsuite,
     suite_from_templates, to_testsuite, write_predictions,
 )
-from bias_suite.metrics import evaluate as evaluate_full
+from bias_suite.metrics import evaluate
 from bias_suite.models import CallablePredictor
 from bias_suite.run import predict_examples
 from bias_suite.suites import expand_suite, load_suite
-
-#: metric values only (evaluate's defaults add intervals, tests and verdicts)
-evaluate = partial(evaluate_full, bootstrap=0, significance=False, bernstein=False)
 
 CLASSES = ["negative", "neutral", "positive"]
 

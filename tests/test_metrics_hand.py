@@ -67,8 +67,6 @@ def get(res: pd.DataFrame, metric: str, cls: str, group=None, attribute=None) ->
 def engine_evaluate(df, **kw):
     from bias_suite.metrics import evaluate  # imported lazily: the engine may not exist yet
 
-    for k, v in dict(bootstrap=0, significance=False, bernstein=False).items():  # metric values only
-        kw.setdefault(k, v)
     return evaluate(df, **kw)
 
 

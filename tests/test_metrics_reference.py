@@ -40,8 +40,6 @@ def _isnull(v) -> bool:
 def engine_evaluate(df, **kw):
     from bias_suite.metrics import evaluate
 
-    for k, v in dict(bootstrap=0, significance=False, bernstein=False).items():  # metric values only
-        kw.setdefault(k, v)
     return evaluate(df, **kw)
 
 

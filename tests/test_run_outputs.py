@@ -254,7 +254,7 @@ def test_single_group_comparisons_are_null_with_a_note(tmp_path):
     it is untouched."""
     import pandas as pd
 
-    from bias_suite.metrics import evaluate
+    from bias_suite.evaluation import evaluate
 
     rows = [dict(id=f"g{i}", template=f"t{i % 3}", attribute="gender", group="f", term=f"w{i % 2}", text=f"x{i}",
                  label=["pos", "neg"][i % 2], probs={"pos": 0.2 + 0.1 * (i % 5), "neg": 0.8 - 0.1 * (i % 5)})

@@ -1,6 +1,5 @@
 """Scored-examples validation, bring-your-own-predictions, and the CLI end to end."""
 import json
-from functools import partial
 import subprocess
 import sys
 import textwrap
@@ -16,13 +15,10 @@ from _tiny_models import make_tiny_classifier
 from bias_suite.cli import app
 from bias_suite.exceptions import ScoredFormatError
 from bias_suite.metrics import RESULT_COLUMNS
-from bias_suite.metrics import evaluate as evaluate_full
+from bias_suite.metrics import evaluate
 from bias_suite.scoring.scored import read_scored, write_jsonl, write_parquet
 
 runner = CliRunner()
-
-#: metric values only (evaluate's defaults add intervals, tests and verdicts)
-evaluate = partial(evaluate_full, bootstrap=0, significance=False, bernstein=False)
 
 
 def rows(n_templates=3):

@@ -135,7 +135,7 @@ def _check_file(tmp_path, rows, raw_line):
     path.write_bytes(b"\n".join(lines) + b"\n")
     data = _same_as_row_by_row(path)
     if data is not None:
-        _accepted_or_ours(lambda: evaluate(data, metrics=["FNED", "CFGap", "AvgGF"], bootstrap=0))
+        _accepted_or_ours(lambda: evaluate(data, metrics=["FNED", "CFGap", "AvgGF"]))
     return data
 
 
@@ -164,7 +164,7 @@ def _check_parquet(tmp_path, rows):
         return
     data = _same_as_row_by_row(path)
     if data is not None:
-        _accepted_or_ours(lambda: evaluate(data, metrics=["FNED", "CFGap"], bootstrap=0))
+        _accepted_or_ours(lambda: evaluate(data, metrics=["FNED", "CFGap"]))
 
 
 @SETTINGS

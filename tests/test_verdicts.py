@@ -232,7 +232,7 @@ CAL_METRICS = ["FNED", "TPR-Gap", "ParityGap", "AvgGF", "PosAEG", "FNR-Ratio", "
 
 
 def _cal(effect_group, seed=0):
-    from bias_suite.metrics import evaluate
+    from bias_suite.evaluation import evaluate
 
     return evaluate(_synthetic(effect_group, 0.005, seed), metrics=CAL_METRICS, bootstrap=100, seed=seed)
 
@@ -307,7 +307,7 @@ def _eight_groups(effect: float, seed: int = 0):
 
 
 def test_calibration_random_term_sensitivity_is_not_a_group_bias():
-    from bias_suite.metrics import evaluate
+    from bias_suite.evaluation import evaluate
 
     res = evaluate(_eight_groups(0.0))   # every metric, tests, Bernstein rows, B = 200: the defaults
     judged = res[res["verdict"].isin(VERDICTS[:4])]
@@ -323,7 +323,7 @@ def test_calibration_random_term_sensitivity_is_not_a_group_bias():
 
 
 def test_calibration_eight_groups_planted_effect():
-    from bias_suite.metrics import evaluate
+    from bias_suite.evaluation import evaluate
 
     res = evaluate(_eight_groups(0.2), metrics=CAL_METRICS)
     mat = res[res["verdict"] == "material"]

@@ -198,7 +198,7 @@ class MetricTest(_BiasSuiteTest):
         from ..metrics.engine import evaluate
 
         return evaluate(scored, metrics=[self.metric], max_tuples=self.max_tuples, seed=self.seed,
-                        group_order_override=_present_order(self.group_order, scored.frame) or None, bootstrap=0)
+                        group_order_override=_present_order(self.group_order, scored.frame) or None)
 
     def _verdict(self, rows):
         ok = rows[rows["value"].notna()]

@@ -287,8 +287,7 @@ class CheckListRun:
 def _metrics_and_inv(scored, suite, *, metrics, significance, max_tuples, seed, group_order):
     from ..metrics.engine import evaluate
 
-    parts = [evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=group_order or None,
-                      bootstrap=0, significance=False, bernstein=False)]
+    parts = [evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=group_order or None)]
     if significance and metrics is None:
         from ..stats.significance import significance_tests
 

@@ -172,13 +172,9 @@ def evaluate(
     max_tuples: int | None = 100,
     seed: int = 0,
     group_order_override: Mapping[str, Sequence[str]] | None = None,
-    bootstrap: int = 200,
-    confidence: float = 0.95,
-    thresholds: Mapping[str, float] | None = None,
-    significance: bool = True,
-    bernstein: bool = True,
 ) -> pd.DataFrame:
-    """Compute bias metrics on scored examples, with intervals, tests and verdicts.
+    """The metric values of scored examples (no intervals, tests or verdicts:
+    :func:`bias_suite.evaluation.evaluate` adds those).
 
     Parameters
     ----------
@@ -189,117 +185,44 @@ def evaluate(
     max_tuples : int or None, default 100
         Counterfactual tuples per template above which tuples are sampled.
     seed : int, default 0
-        Seed of the tuple sampler and of the bootstrap. Tuples are drawn for
-        every attribute of the input in order, so an attribute's values do
-        not depend on which attributes are requested.
+        Seed of the tuple sampler. Tuples are drawn for every attribute of
+        the input in order, so an attribute's values do not depend on which
+        attributes are requested.
     group_order_override : {attribute: [groups...]}
         Group order (first minus second in two-group metrics); default the
         order of first appearance.
-    bootstrap : int, default 200
-        B template resamples for cluster-bootstrap intervals (``ci_low``,
-        ``ci_high``) and verdicts; 0 turns them off
-        (``bias_suite.stats.bootstrap``, ``bias_suite.stats.verdicts``).
-    confidence : float, default 0.95
-        Level of the intervals, tests and verdicts.
-    thresholds : {metric name or topic: tau}, optional
-        The smallest effect that counts as material, overriding the
-        registry's defaults (``bias-suite metrics``; docs/verdicts.md).
-    significance : bool, default True
-        With every metric (``metrics=None``): Wilcoxon/Friedman rows per
-        attribute and class, Holm-adjusted (classification and NER).
-    bernstein : bool, default True
-        With every metric on classification data: Bernstein-bounded
-        disparity rows (``bias_suite.stats.bernstein``).
 
     Returns
     -------
-    :class:`bias_suite.stats.summary.Results`: the tidy result columns
-    (``RESULT_COLUMNS``), plus the verdict columns (``verdict, threshold,
-    baseline, effect, reason``) whenever something was judged; one
-    :func:`~bias_suite.stats.verdicts.add_verdicts` call judges every row,
-    so the Holm adjustment covers them all. ``.summary()`` and
-    ``.findings("material")`` give the headline.
+    DataFrame with the tidy result columns (``RESULT_COLUMNS``).
 
     Examples
     --------
     >>> res = evaluate("scored.jsonl", metrics=["FNED", "CFGap"])  # doctest: +SKIP
-    >>> res.findings("material")  # doctest: +SKIP
-    >>> evaluate("scored.jsonl", bootstrap=0, significance=False)  # values only  # doctest: +SKIP
+    >>> res.query("group.isna()")  # accumulated values  # doctest: +SKIP
     """
     data = as_scored(scored)
-    sequence = getattr(data, "task", "classification") != "classification"
     specs = resolve_metrics(metrics)
-    wanted = select_attributes(data, attributes)
-    orders = {a: group_order(data.frame, a, group_order_override) for a in wanted}
-    if sequence:
+    if getattr(data, "task", "classification") != "classification":
         from .sequence import evaluate_sequence
 
-        res = evaluate_sequence(
-            data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
-            group_order_override=group_order_override,
-        )
-    else:
-        cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
-        rows = []
-        for a in wanted:
-            ad = attribute_data(data, a, cfs[a], orders[a])
-            for spec in specs:
-                rows.extend(metric_rows(spec, ad))
-        res = results_frame(rows)
-    # stats builds on metrics; imported here to keep the metrics layer usable without it
-    basis = None
-    if bootstrap:
-        from ..stats.bootstrap import bootstrap as _bootstrap, sequence_bootstrap
-
-        if sequence:  # template-cluster bootstrap by re-evaluation
-            bs = sequence_bootstrap(data, res, metrics=metrics, B=int(bootstrap), confidence=confidence, seed=seed,
-                                        max_tuples=max_tuples, group_order_override=group_order_override)
-        else:
-            bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
-                               max_tuples=max_tuples, group_order_override=group_order_override)
-        res, basis = bs.results, bs.basis
-    extra = []
-    if significance and metrics is None:
-        if sequence:
-            from .sequence import sequence_significance_tests
-
-            extra.append(sequence_significance_tests(data, attributes=attributes, adjust="holm",
-                                                     group_order_override=group_order_override))
-        else:
-            from ..stats.significance import significance_tests
-
-            extra.append(significance_tests(data, attributes=attributes, adjust="holm"))
-    if bernstein and metrics is None and not sequence:
-        from ..stats.bernstein import bernstein_rows
-
-        extra.append(bernstein_rows(data, confidence=confidence, attributes=attributes))
-    extra = [e for e in extra if len(e)]
-    if extra:  # (pd.concat warns on all-null interval columns)
-        attrs = dict(res.attrs)
-        res = results_frame(res.to_dict("records") + [r for e in extra for r in e.to_dict("records")])
-        res.attrs.update(attrs)
-    if bootstrap or extra:
-        from ..stats.verdicts import add_verdicts
-
-        res = add_verdicts(res, basis=basis, confidence=confidence, metrics=specs, thresholds=thresholds,
-                           group_orders=orders)
-    return _results(single_group_nulls(res, data.frame, specs, group_order_override))
+        res = evaluate_sequence(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
+                                group_order_override=group_order_override)
+        return single_group_nulls(res, data.frame, specs, group_order_override)
+    wanted = select_attributes(data, attributes)
+    cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
+    rows = []
+    for a in wanted:
+        ad = attribute_data(data, a, cfs[a], group_order(data.frame, a, group_order_override))
+        for spec in specs:
+            rows.extend(metric_rows(spec, ad))
+    return single_group_nulls(results_frame(rows), data.frame, specs, group_order_override)
 
 
 def _compares_groups(spec) -> bool:
     """Whether a metric's value compares groups (or a group with a
     background): everything but a VBCM with d = value (SubgroupAUC)."""
     return not (spec.generalized == "VBCM" and spec.comparison == "value")
-
-
-def _results(res: pd.DataFrame) -> pd.DataFrame:
-    """The table as :class:`bias_suite.stats.summary.Results` (a DataFrame
-    with ``.summary()`` and ``.findings()``), its attrs kept."""
-    from ..stats.summary import Results
-
-    out = Results(res)
-    out.attrs.update(res.attrs)
-    return out
 
 
 def single_group_nulls(res: pd.DataFrame, frame: pd.DataFrame, specs, group_order_override=None) -> pd.DataFrame:

@@ -37,7 +37,7 @@ from .generalized import AttributeData
 from .scores import GoldProbScore, RateScore, SetScore, get_score
 
 __all__ = ["evaluate_sequence", "sequence_attribute_data", "token_items", "identity_position_scores",
-           "sequence_significance_tests", "NOT_APPLICABLE_NOTE"]
+           "NOT_APPLICABLE_NOTE"]
 
 NOT_APPLICABLE_NOTE = "not applicable to sequence labelling"
 _NA_SCORES = ("FPR", "TNR")
@@ -250,23 +250,3 @@ def identity_position_scores(data, attribute: str, *, group_order_override=None)
         tab.index.name, tab.columns.name = "template", "group"
         out[c] = tab
     return out
-
-
-def sequence_significance_tests(data, *, attributes=None, adjust: str | None = "holm", group_order_override=None) -> pd.DataFrame:
-    """Wilcoxon (2 groups) or Friedman (>= 3) per attribute and class (types
-    + O) on the identity-position block scores, p-values adjusted across
-    all tests of the call (docs/metrics.md, "Significance tests", NER)."""
-    from ..stats.significance import add_adjusted_pvalues, significance_from_block_scores
-    from .engine import empty_results
-
-    if data.type_probs is None or not (data.term_span[:, 0] >= 0).any():
-        return empty_results()
-    attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
-    parts = []
-    for a in attrs:
-        tables = identity_position_scores(data, a, group_order_override=group_order_override)
-        for c, tab in tables.items():
-            parts.append(significance_from_block_scores(tab, attribute=a, cls=c))
-    if not parts:
-        return empty_results()
-    return add_adjusted_pvalues(pd.concat(parts, ignore_index=True), adjust)

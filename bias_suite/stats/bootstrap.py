@@ -234,7 +234,7 @@ def bootstrap(
         from ..metrics.engine import evaluate
 
         results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
-                           group_order_override=group_order_override, bootstrap=0, significance=False, bernstein=False)
+                           group_order_override=group_order_override)
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
     weights = _draw_weights(data, B, seed)
@@ -277,7 +277,7 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
     tseed = seed if tuple_seed is None else tuple_seed
     if results is None:
         results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
-                           group_order_override=group_order_override, bootstrap=0, significance=False, bernstein=False)
+                           group_order_override=group_order_override)
     specs = _specs_for(results, metrics)
     cf_names = {s.name for s in specs if s.view == "counterfactual"}
     attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]

@@ -52,7 +52,7 @@ ADJUST_METHODS = ("holm", "bh")
 __all__ = [
     "adjust_pvalues", "template_group_scores", "block_test",
     "significance_from_block_scores", "add_adjusted_pvalues",
-    "significance_tests",
+    "significance_tests", "sequence_significance_tests",
 ]
 
 
@@ -284,3 +284,23 @@ def significance_tests(scored: pd.DataFrame, *, attributes: Iterable[str] | None
         for c in classes:
             rows.extend(_result_rows(block_test(tables[c]), attribute, c))
     return add_adjusted_pvalues(rows_to_frame(rows), adjust)
+
+
+def sequence_significance_tests(data, *, attributes=None, adjust: str | None = "holm", group_order_override=None) -> pd.DataFrame:
+    """Wilcoxon (2 groups) or Friedman (>= 3) per attribute and class (types
+    + O) on the identity-position block scores, p-values adjusted across
+    all tests of the call (docs/metrics.md, "Significance tests", NER)."""
+    from ..metrics.engine import empty_results
+    from ..metrics.sequence import identity_position_scores
+
+    if data.type_probs is None or not (data.term_span[:, 0] >= 0).any():
+        return empty_results()
+    attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
+    parts = []
+    for a in attrs:
+        tables = identity_position_scores(data, a, group_order_override=group_order_override)
+        for c, tab in tables.items():
+            parts.append(significance_from_block_scores(tab, attribute=a, cls=c))
+    if not parts:
+        return empty_results()
+    return add_adjusted_pvalues(pd.concat(parts, ignore_index=True), adjust)

@@ -1,0 +1,133 @@
+"""``evaluate``: scored examples in, a judged results table out.
+
+The metric values (:func:`bias_suite.metrics.evaluate`), cluster-bootstrap
+intervals over templates (:mod:`bias_suite.stats.bootstrap`), the
+Wilcoxon/Friedman tests (:mod:`bias_suite.stats.significance`) and the
+Bernstein rows (:mod:`bias_suite.stats.bernstein`), all judged in one verdict
+stage (:mod:`bias_suite.stats.verdicts`), for classification and sequence
+labelling alike. ``bias-suite evaluate`` and :func:`bias_suite.run.run` call
+it; it sits above the metrics and stats layers, which it composes.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from .metrics.engine import evaluate as metric_values
+from .metrics.engine import resolve_metrics, results_frame, select_attributes, single_group_nulls
+from .scoring.scored import as_scored
+from .stats.summary import Results
+from .suites.views import group_order
+
+__all__ = ["evaluate"]
+
+
+def evaluate(
+    scored,
+    *,
+    metrics: Iterable | None = None,
+    attributes: Iterable[str] | str | None = None,
+    max_tuples: int | None = 100,
+    seed: int = 0,
+    group_order_override: Mapping[str, Sequence[str]] | None = None,
+    bootstrap: int = 200,
+    confidence: float = 0.95,
+    thresholds: Mapping[str, float] | None = None,
+    significance: bool = True,
+    bernstein: bool = True,
+) -> Results:
+    """Compute bias metrics on scored examples, with intervals, tests and verdicts.
+
+    Parameters
+    ----------
+    scored : DataFrame, list of dicts, path, or ScoredData
+        Scored examples (docs/formats.md); validated once here.
+    metrics : names or :class:`~bias_suite.metrics.MetricSpec` objects, default every named metric.
+    attributes : restrict to these attributes (default: all, in order of first appearance).
+    max_tuples : int or None, default 100
+        Counterfactual tuples per template above which tuples are sampled.
+    seed : int, default 0
+        Seed of the tuple sampler and of the bootstrap.
+    group_order_override : {attribute: [groups...]}
+        Group order (first minus second in two-group metrics); default the
+        order of first appearance.
+    bootstrap : int, default 200
+        B template resamples for cluster-bootstrap intervals (``ci_low``,
+        ``ci_high``) and verdicts; 0 turns them off.
+    confidence : float, default 0.95
+        Level of the intervals, tests and verdicts.
+    thresholds : {metric name or topic: tau}, optional
+        The smallest effect that counts as material, overriding the
+        registry's defaults (``bias-suite metrics``; docs/verdicts.md).
+    significance : bool, default True
+        With every metric (``metrics=None``): Wilcoxon/Friedman rows per
+        attribute and class, Holm-adjusted (classification and NER).
+    bernstein : bool, default True
+        With every metric on classification data: Bernstein-bounded
+        disparity rows.
+
+    Returns
+    -------
+    :class:`~bias_suite.stats.summary.Results`: the tidy result columns
+    plus the verdict columns (``verdict, threshold, baseline, effect,
+    reason``) whenever something was judged; one verdict stage judges every
+    row, so the Holm adjustment covers them all. ``.summary()`` and
+    ``.findings("material")`` give the headline. ``bootstrap=0,
+    significance=False`` gives the values alone (as
+    :func:`bias_suite.metrics.evaluate`).
+
+    Examples
+    --------
+    >>> res = evaluate("scored.jsonl", metrics=["FNED", "CFGap"])  # doctest: +SKIP
+    >>> res.findings("material")  # doctest: +SKIP
+    """
+    data = as_scored(scored)
+    sequence = getattr(data, "task", "classification") != "classification"
+    specs = resolve_metrics(metrics)
+    orders = {a: group_order(data.frame, a, group_order_override) for a in select_attributes(data, attributes)}
+    res = metric_values(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
+                        group_order_override=group_order_override)
+    basis = None
+    if bootstrap:
+        from .stats.bootstrap import bootstrap as _bootstrap, sequence_bootstrap
+
+        if sequence:  # template-cluster bootstrap by re-evaluation
+            bs = sequence_bootstrap(data, res, metrics=metrics, B=int(bootstrap), confidence=confidence, seed=seed,
+                                    max_tuples=max_tuples, group_order_override=group_order_override)
+        else:
+            bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
+                            max_tuples=max_tuples, group_order_override=group_order_override)
+        res, basis = bs.results, bs.basis
+    extra = []
+    if significance and metrics is None:
+        from .stats.significance import sequence_significance_tests, significance_tests
+
+        if sequence:
+            extra.append(sequence_significance_tests(data, attributes=attributes, adjust="holm",
+                                                     group_order_override=group_order_override))
+        else:
+            extra.append(significance_tests(data, attributes=attributes, adjust="holm"))
+    if bernstein and metrics is None and not sequence:
+        from .stats.bernstein import bernstein_rows
+
+        extra.append(bernstein_rows(data, confidence=confidence, attributes=attributes))
+    extra = [e for e in extra if len(e)]
+    if extra:  # (pd.concat warns on all-null interval columns)
+        attrs = dict(res.attrs)
+        res = results_frame(res.to_dict("records") + [r for e in extra for r in e.to_dict("records")])
+        res.attrs.update(attrs)
+    if bootstrap or extra:
+        from .stats.verdicts import add_verdicts
+
+        res = add_verdicts(res, basis=basis, confidence=confidence, metrics=specs, thresholds=thresholds,
+                           group_orders=orders)
+    return _as_results(single_group_nulls(res, data.frame, specs, group_order_override))
+
+
+def _as_results(res: pd.DataFrame) -> Results:
+    """The table as :class:`Results` (a DataFrame with ``.summary()`` and
+    ``.findings()``), its attrs kept."""
+    out = Results(res)
+    out.attrs.update(res.attrs)
+    return out
