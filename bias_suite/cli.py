@@ -143,16 +143,20 @@ def _fail(e: Exception, code: int = 2):
     raise typer.Exit(code)
 
 
-def _group_orders(specs: Optional[List[str]]) -> Optional[dict]:
+def _name_lists(specs: Optional[List[str]], option: str = "--group-order", form: str = "ATTRIBUTE=g1,g2,...") -> Optional[dict]:
+    """Repeated NAME=a,b,... options (--group-order, checklist import --group) -> {name: [a, b, ...]}."""
     if not specs:
         return None
     out = {}
     for s in specs:
         if "=" not in s:
-            raise BiasSuiteError(f"--group-order expects ATTRIBUTE=g1,g2,..., got {s!r}")
-        a, groups = s.split("=", 1)
-        out[a.strip()] = [g.strip() for g in groups.split(",") if g.strip()]
+            raise BiasSuiteError(f"{option} expects {form}, got {s!r}")
+        a, items = s.split("=", 1)
+        out[a.strip()] = [g.strip() for g in items.split(",") if g.strip()]
     return out
+
+
+_group_orders = _name_lists
 
 
 def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:

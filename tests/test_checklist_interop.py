@@ -708,24 +708,31 @@ def test_saved_inv_suite_loads_and_runs_without_bias_suite(toy_suite, tmp_path):
     assert "fails 1 False" in p.stdout
 
 
-def test_import_raw_file_of_a_users_own_suite(tmp_path):
-    """A CheckList user's own to_raw_file + a predictions file made elsewhere."""
-    from bias_suite.interop.checklist import import_raw_file
-
+def _users_raw_file(tmp_path):
+    """A CheckList user's own suite (the names-swap INV and an MFT), its to_raw_file output and a
+    predictions file made elsewhere, which flips "Emma is a great doctor." for Noah only."""
     inv, _ = _name_swap_inv()
     suite = CheckListSuite()
     suite.add(inv, capability="Fairness")
     suite.add(MFT(["I love it.", "I hate it."], labels=[2, 0], name="basic", capability="Vocabulary"))
     raw = tmp_path / "raw.txt"
     suite.to_raw_file(str(raw))
-    lines = raw.read_text().split("\n")
 
-    def probs(t):  # flips "Emma is a great doctor." for Noah only
+    def probs(t):
         p = 0.3 if ("Noah" in t and "great" in t) else 0.8 if ("great" in t or "love" in t) else 0.2
         return [1 - p, 0.0, p]
 
     preds = tmp_path / "preds.txt"
-    preds.write_text("\n".join(f"{int(np.argmax(probs(t)))} " + " ".join(map(str, probs(t))) for t in lines) + "\n")
+    preds.write_text("\n".join(f"{int(np.argmax(probs(t)))} " + " ".join(map(str, probs(t)))
+                               for t in raw.read_text().split("\n")) + "\n")
+    return suite, raw, preds
+
+
+def test_import_raw_file_of_a_users_own_suite(tmp_path):
+    """A CheckList user's own to_raw_file + a predictions file made elsewhere."""
+    from bias_suite.interop.checklist import import_raw_file
+
+    suite, raw, preds = _users_raw_file(tmp_path)
     out = import_raw_file(raw, preds, suite, class_names=CLASSES, metrics=["CFGap"])
     assert suite.tests["names swap"].get_stats().fails == 1
     inv_rows = out.results[out.results["metric"] == "INV-FailRate"]
@@ -742,23 +749,10 @@ def test_cli_imports_a_users_own_raw_file(tmp_path):
     TestSuite.save (dill, only with --allow-dill) and its to_raw_file output, predictions made elsewhere."""
     from bias_suite.cli import app
 
-    inv, _ = _name_swap_inv()
-    suite = CheckListSuite()
-    suite.add(inv, capability="Fairness")
-    suite.add(MFT(["I love it.", "I hate it."], labels=[2, 0], name="basic", capability="Vocabulary"))
-    raw = tmp_path / "raw.txt"
-    suite.to_raw_file(str(raw))
+    suite, raw, preds = _users_raw_file(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         suite.save(str(tmp_path / "suite.pkl"))   # CheckList's own format
-
-    def probs(t):  # flips "Emma is a great doctor." for Noah only
-        p = 0.3 if ("Noah" in t and "great" in t) else 0.8 if ("great" in t or "love" in t) else 0.2
-        return [1 - p, 0.0, p]
-
-    preds = tmp_path / "preds.txt"
-    preds.write_text("\n".join(f"{int(np.argmax(probs(t)))} " + " ".join(map(str, probs(t)))
-                               for t in raw.read_text().split("\n")) + "\n")
     runner = CliRunner()
     base = ["checklist", "import", str(raw), str(preds), "--classes", ",".join(CLASSES), "--metrics", "CFGap"]
     r = runner.invoke(app, base + ["--suite", str(tmp_path / "suite.pkl"), "--out", str(tmp_path / "o")])

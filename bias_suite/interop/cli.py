@@ -33,22 +33,6 @@ def _fail(e):
     fail(e)
 
 
-def _groups(specs):
-    """--group GROUP=TERM,TERM (repeatable) -> {group: [terms]} (None if not given)."""
-    from ..exceptions import BiasSuiteError
-
-    if not specs:
-        return None
-    out = {}
-    for sp in specs:
-        name, _, terms = sp.partition("=")
-        words = [t.strip() for t in terms.split(",") if t.strip()]
-        if not name.strip() or not words:
-            raise BiasSuiteError(f"--group expects GROUP=TERM,TERM, got {sp!r}")
-        out[name.strip()] = words
-    return out
-
-
 @checklist_app.command("export")
 def export_cmd(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
@@ -147,7 +131,9 @@ def import_cmd(
                                      "(--suite FILE)")
             if not export_dir.exists():
                 raise BiasSuiteError(f"{export_dir}: no such file or folder")
-            groups = _groups(group)
+            from ..cli import _name_lists
+
+            groups = _name_lists(group, "--group", "GROUP=TERM,TERM")
             ts = load_testsuite(suite, allow_dill=allow_dill)
             res = import_raw_file(export_dir, predictions, ts, class_names=names, file_format=file_format,
                                   ignore_header=ignore_header, groups=groups, attribute=attribute, metrics=metrics,

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 
 from ..exceptions import OutputError
-from ..io import _os_reason, atomic_path, atomic_write_text, check_folder, ensure_folder, file_mode  # noqa: F401 (re-exported)
+from ..io import atomic_path, atomic_write_text, check_folder, ensure_folder, file_mode  # noqa: F401 (file_mode re-exported)
 
 RESULTS_JSONL = "results.jsonl"
 RESULTS_CSV = "results.csv"

@@ -27,7 +27,7 @@ import pandas as pd
 
 from . import theme
 from .data import ReportData, _class_rank, _isnull, _order_unique, group_metric_rows, heatmap_tables, load_report_data
-from .files import atomic_path, ensure_folder
+from ..io import atomic_path, ensure_folder
 
 FORMATS = ("png", "svg", "pdf")
 COLUMN_WIDTH_IN = 3.4

@@ -67,10 +67,10 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import MetricError
-from ..metrics.catalog import get_metric
+from ..metrics.catalog import REGISTRY, get_metric
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
-from ..metrics.materiality import RATIO_BAND
+from ..metrics.materiality import RATIO_BAND, TOPICS
 
 __all__ = ["add_verdicts", "check_thresholds", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
            "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
@@ -138,7 +138,6 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     """
     if value is None or not np.isfinite(value):
         return {"verdict": "undefined", "effect": None, "reason": "the value is undefined (see note)", "p": None}
-    pct = f"{confidence:.0%}"
     if kind == "ratio":
         to_log = (lambda x: math.log(max(x, 1e-12)) if x is not None and np.isfinite(x) and x >= 0 else None)
         # an interval reaching down to a ratio of 0 is an interval all the same (log 0 taken as log 1e-12)
@@ -185,8 +184,6 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     side = None
     if direction is not None:
         side = direction[0] if v > b else direction[1]
-    lo_s, hi_s = (math.exp(lo), math.exp(hi)) if kind == "ratio" else (lo, hi)
-    interval = f"{pct} interval [{_fmt(lo_s)}, {_fmt(hi_s)}]"
     within = lo >= b - t and hi <= b + t
     if excludes and dist >= t:
         return {"verdict": "material", "effect": effect, "p": p, "within": within,
@@ -340,9 +337,6 @@ def _tau(spec, thresholds, tolerance) -> float:
 def threshold_names(metrics=None) -> set:
     """The keys a ``thresholds`` mapping may use: registered metric names,
     topics, the Bernstein rows (and the names of ``metrics`` given as specs)."""
-    from ..metrics.catalog import REGISTRY
-    from ..metrics.materiality import TOPICS
-
     names = set(REGISTRY) | set(TOPICS) | {f"Bernstein-{k}" for k in _BERNSTEIN_TEXT}
     for m in (metrics or []):
         names.add(getattr(m, "name", m))
@@ -357,8 +351,6 @@ def check_thresholds(thresholds: Mapping[str, float] | None, metrics=None) -> di
     known = threshold_names(metrics)
     bad = [k for k in thresholds if k not in known]
     if bad:
-        from ..metrics.materiality import TOPICS
-
         raise MetricError(f"thresholds for unknown metric or topic {bad}: give a metric name (bias-suite metrics) "
                           f"or a topic ({', '.join(TOPICS)})")
     for k, v in thresholds.items():
@@ -530,6 +522,7 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
         except MetricError:
             return None
     kind, _ = no_bias_reference(spec)
+    spec_kind = kind  # (kind becomes "distance" below for counterfactual distances)
     tau = _tau(spec, thresholds, tolerance)
     b = bmap.get((metric, r["attribute"], r["class"], g), {})
     siblings = parts.get((metric, r["attribute"], r["class"]), [])
@@ -569,7 +562,7 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
             kind = "distance"  # no signed quantity beneath it (W1, std, range): see the module doc
         d = decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
                    direction=direction, what=_what(g))
-    if g is None and no_bias_reference(spec)[0] == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:
+    if g is None and spec_kind == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:
         d["parts"] = list(siblings)  # decided from its parts' verdicts once they are all known (add_verdicts)
     undefined = b.get("undefined")
     if templates is not None and templates < min_templates and d["verdict"] != "undefined":
