@@ -787,6 +787,18 @@ def test_cli_imports_a_users_own_raw_file(tmp_path):
     own.add(MFT(["I love it."], expect=Expect.single(lambda x, pred, conf, label=None, meta=None: pred == 2), name="mine", capability="Vocabulary"))
     with pytest.raises(BiasSuiteError, match="'mine' .*MFT"):
         save_testsuite(own, tmp_path / "own.json")
+    # a user's INV with CheckList's own rule saves as JSON before any import (its groups read from the
+    # sentences, its tolerance kept); one with an expectation of its own is code
+    (tmp_path / "fresh").mkdir()
+    fresh, _, _ = _users_raw_file(tmp_path / "fresh")
+    loaded = load_testsuite(save_testsuite(fresh, tmp_path / "fresh.json"))
+    assert loaded.tests["names swap"].bias_suite["groups"] == ["female", "male"]
+    assert loaded.tests["names swap"].bias_suite["threshold"] == 0.1
+    odd = CheckListSuite()
+    odd.add(INV(fresh.tests["names swap"].data, expect=Expect.pairwise(lambda *a, **k: True), name="odd",
+                capability="Fairness"))
+    with pytest.raises(BiasSuiteError, match="'odd' .*INV"):
+        save_testsuite(odd, tmp_path / "odd.json")
     r = runner.invoke(app, base + ["--suite", str(tmp_path / "suite.json"), "-q", "--out", str(tmp_path / "o3")])
     assert r.exit_code == 0, r.output
     again = pd.read_csv(tmp_path / "o3" / "results.csv")

@@ -273,36 +273,60 @@ def _flat_results(t) -> dict | None:
     return {"run_idxs": None if t.run_idxs is None else idxs, "preds": preds, "confs": confs}
 
 
-def _label_expectation(test) -> bool:
-    """Whether a CheckList test's expectation is the one CheckList gives an
-    MFT with labels (``Expect.testcase(Expect.single(Expect.eq()))`` with no
-    value of its own): then its labels are all it needs."""
-    chain = ["Expect.testcase.<locals>.expect", "Expect.single.<locals>.expect_fn", "Expect.eq.<locals>.ret_fn"]
+def _expectation_chain(test, chain: Sequence[str]) -> list | None:
+    """The values the innermost function of a CheckList expectation holds,
+    when the expectation is exactly CheckList's ``chain`` of wrappers (by
+    qualified name, from checklist.expect), else None."""
     fn = getattr(test, "expect", None)
     for i, name in enumerate(chain):
         if getattr(fn, "__qualname__", None) != name or getattr(fn, "__module__", "") != "checklist.expect":
-            return False
+            return None
         cells = [c.cell_contents for c in (fn.__closure__ or ())]
-        if i < len(chain) - 1:
-            inner = [c for c in cells if callable(c)]
-            if len(inner) != 1:
-                return False
-            fn = inner[0]
-        else:
-            return cells == [None]  # Expect.eq(val=None): the prediction must equal the label
-    return False
+        if i == len(chain) - 1:
+            return cells
+        inner = [c for c in cells if callable(c)]
+        if len(inner) != 1:
+            return None
+        fn = inner[0]
+    return None
+
+
+def _label_expectation(test) -> bool:
+    """Whether a test's expectation is the one CheckList gives an MFT with
+    labels (``Expect.eq()`` with no value of its own): its labels say it all."""
+    cells = _expectation_chain(test, ["Expect.testcase.<locals>.expect", "Expect.single.<locals>.expect_fn",
+                                      "Expect.eq.<locals>.ret_fn"])
+    return cells == [None]
+
+
+def _inv_tolerance(test) -> float | None:
+    """The tolerance of an INV test whose expectation is CheckList's own
+    ``Expect.inv(tolerance)`` (the default of ``INV``), else None."""
+    cells = _expectation_chain(test, ["Expect.testcase.<locals>.expect", "Expect.pairwise.<locals>.expect_fn",
+                                      "Expect.inv.<locals>.expect"])
+    return float(cells[0]) if cells and len(cells) == 1 and isinstance(cells[0], (int, float)) else None
 
 
 def testsuite_to_dict(suite: TestSuite) -> dict:
     """A JSON-able description of a TestSuite made of bias_suite-built tests
     (INV from :func:`invariance_tests`, :class:`MetricTest`,
-    :class:`SignificanceTest`) and MFTs judged by their labels, with their
+    :class:`SignificanceTest`), a user's INV tests with CheckList's own rule
+    (their groups read as on import) and MFTs judged by their labels, with their
     results when run. Other tests carry code (expectation functions) that
     JSON cannot hold: they raise."""
     tests = []
     for name, t in suite.tests.items():
         base = {"name": name, "capability": suite.info[name]["capability"], "description": t.description,
                 "data": t.data, "meta": t.meta, "results": _flat_results(t)}
+        if isinstance(t, INV) and getattr(t, "bias_suite", None) is None and _inv_tolerance(t) is not None:
+            # a CheckList user's own INV with CheckList's rule: bias_suite reads its groups (as on import) and
+            # saves it as data; one whose sentences hold no known identity term stays code (error below)
+            from .from_tests import adopt_inv
+
+            try:
+                adopt_inv(t, threshold=_inv_tolerance(t))
+            except BiasSuiteError:
+                pass
         if isinstance(t, INV) and getattr(t, "bias_suite", None):
             tests.append({"type": "INV", "bias_suite": t.bias_suite, **base})
         elif isinstance(t, MetricTest):
