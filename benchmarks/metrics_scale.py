@@ -23,7 +23,7 @@ import pandas as pd
 
 
 def make_scored(rows: int, groups: int, templates: int, classes=("negative", "neutral", "positive"), seed=0):
-    from bias_suite.scoring.scored import scored_from_arrays
+    from bias_suite.families import scored_from_arrays
 
     rng = np.random.default_rng(seed)
     per_template = rows // templates
@@ -60,7 +60,7 @@ def main():
     args = ap.parse_args()
 
     from bias_suite.metrics import NAMED_METRICS, evaluate
-    from bias_suite.scoring.scored import check_scored
+    from bias_suite.families import check_scored
 
     frame, P, classes, build = make_scored(args.rows, args.groups, args.templates)
     t0 = time.perf_counter()
@@ -99,7 +99,7 @@ def main():
     if args.read:
         import tempfile
 
-        from bias_suite.scoring.scored import read_scored, write_scored
+        from bias_suite.families import read_scored, write_scored
 
         with tempfile.TemporaryDirectory() as tmp:
             files = write_scored(data, tmp)

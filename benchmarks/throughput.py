@@ -51,8 +51,8 @@ SUITES = ["sentiment_generic", "sentiment_gender", "sentiment_names", "sentiment
 
 def sentences(limit: int | None, seed: int):
     """(all example texts, distinct texts in suite order) of the bundled suites."""
-    from bias_suite.suites.expansion import expand_suites
-    from bias_suite.suites.loader import find_suite, load_suite
+    from bias_suite.families import expand_suites, load_suite
+    from bias_suite.suites.loader import find_suite
 
     ex = expand_suites([load_suite(find_suite(n)) for n in SUITES])
     texts = ex["text"].tolist()

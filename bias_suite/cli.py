@@ -203,8 +203,9 @@ def expand(
     """
     from rich.table import Table
 
-    from .scoring.scored import write_jsonl, write_parquet
-    from .suites import expand_suites, expansion_counts, find_suite
+    from .families import write_jsonl, write_parquet
+    from .families import expand_suites
+    from .suites import expansion_counts, find_suite
 
     try:
         ex = expand_suites([find_suite(s) for s in suites], attributes=attribute, max_examples=max_examples)
@@ -225,7 +226,7 @@ def expand(
             t2.add_column(c)
         for r in s.itertuples(index=False):
             if ner and isinstance(r.tags, list):
-                from .suites.sequence import bracketed
+                from .families.sequence.expansion import bracketed
 
                 t2.add_row(escape(r.attribute), escape(r.group), escape(bracketed(r.tokens, r.tags)))
             else:
@@ -248,7 +249,8 @@ def validate(
 
     Example: bias-suite validate templates/sentiment_gender.yaml
     """
-    from .suites import find_suite, load_suite, validate_suite
+    from .families import load_suite, validate_suite
+    from .suites import find_suite
 
     for s in suites:
         try:
@@ -372,7 +374,8 @@ def _with_example_limit(max_examples: int, fn):
     """``fn(suites, ...)`` run under an expansion limit of ``max_examples``,
     after every suite passed validate's checks: a bad or oversized suite is
     refused before any prediction (also the NER part of a mixed run)."""
-    from .suites import check_size, example_limit, find_suite, load_suite, validate_suite
+    from .families import load_suite, validate_suite
+    from .suites import check_size, example_limit, find_suite
 
     def call(suites, *args, **kwargs):
         loaded = [load_suite(find_suite(s)) for s in suites]
@@ -456,7 +459,8 @@ def _pred_summary(st: dict) -> str:
 def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
     """Threshold rules of the suite files plus the command-line ones (checked before the run)."""
     from .gating import cli_rules, rules_from_suites
-    from .suites import find_suite, load_suite
+    from .families import load_suite
+    from .suites import find_suite
 
     loaded = [load_suite(find_suite(s)) for s in suites]
     return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)  # (brackets: _fail escapes markup)
@@ -578,7 +582,7 @@ def evaluate(
     """
     from .evaluation import evaluate as evaluate_
     from .report.files import write_results
-    from .scoring.scored import read_scored
+    from .families import read_scored
 
     try:
         data = read_scored(scored)

@@ -14,9 +14,9 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from .families import as_scored, family_of
 from .metrics.engine import evaluate as metric_values
 from .metrics.engine import resolve_metrics, results_frame, select_attributes, single_group_nulls
-from .scoring.scored import as_scored
 from .stats.summary import Results
 from .suites.views import group_order
 
@@ -64,8 +64,8 @@ def evaluate(
         With every metric (``metrics=None``): Wilcoxon/Friedman rows per
         attribute and class, Holm-adjusted (classification and NER).
     bernstein : bool, default True
-        With every metric on classification data: Bernstein-bounded
-        disparity rows.
+        With every metric, for families that have them (classification):
+        Bernstein-bounded disparity rows.
 
     Returns
     -------
@@ -83,32 +83,25 @@ def evaluate(
     >>> res.findings("material")  # doctest: +SKIP
     """
     data = as_scored(scored)
-    sequence = getattr(data, "task", "classification") != "classification"
+    fam = family_of(data)
     specs = resolve_metrics(metrics)
     orders = {a: group_order(data.frame, a, group_order_override) for a in select_attributes(data, attributes)}
     res = metric_values(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
                         group_order_override=group_order_override)
     basis = None
     if bootstrap:
-        from .stats.bootstrap import bootstrap as _bootstrap, sequence_bootstrap
+        from .stats.bootstrap import bootstrap as _bootstrap
 
-        if sequence:  # template-cluster bootstrap by re-evaluation
-            bs = sequence_bootstrap(data, res, metrics=metrics, B=int(bootstrap), confidence=confidence, seed=seed,
-                                    max_tuples=max_tuples, group_order_override=group_order_override)
-        else:
-            bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
-                            max_tuples=max_tuples, group_order_override=group_order_override)
+        bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
+                        max_tuples=max_tuples, group_order_override=group_order_override)
         res, basis = bs.results, bs.basis
     extra = []
     if significance and metrics is None:
-        from .stats.significance import sequence_significance_tests, significance_tests
+        from .stats.significance import significance_tests
 
-        if sequence:
-            extra.append(sequence_significance_tests(data, attributes=attributes, adjust="holm",
-                                                     group_order_override=group_order_override))
-        else:
-            extra.append(significance_tests(data, attributes=attributes, adjust="holm"))
-    if bernstein and metrics is None and not sequence:
+        extra.append(significance_tests(data, attributes=attributes, adjust="holm",
+                                        group_order_override=group_order_override))
+    if bernstein and metrics is None and "bernstein" in fam.extra_parts:
         from .stats.bernstein import bernstein_rows
 
         extra.append(bernstein_rows(data, confidence=confidence, attributes=attributes))

@@ -392,7 +392,7 @@ def check_thresholds(results, rules) -> list:
     list of :class:`Violation`, in rule order then result order; empty when
     everything passes.
     """
-    from .report.html import as_results
+    from .io.results import as_results
 
     if rules is None and hasattr(results, "suites"):
         rules = rules_from_suites(results.suites)

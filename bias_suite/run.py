@@ -1,5 +1,11 @@
-"""Wire the stages: suites -> examples -> predictions -> scored examples ->
-metrics (+ statistics) -> files and summary.
+"""The pipeline: suites -> examples -> predictions -> scored examples ->
+metrics, intervals, tests, INV rows, verdicts -> files, for every task family.
+
+Each step is the family's (:mod:`bias_suite.families`): ``run`` groups the
+suites by family and runs each group the same way. A run that mixes families
+needs a default model name (each family then takes its own default model);
+the first family's files go to ``out_dir``, the others' to ``out_dir/<label>``
+(``ner`` for sequence labelling).
 
 >>> from bias_suite.run import run
 >>> result = run(["sentiment_gender"], model="default-sentiment", out_dir="results")  # doctest: +SKIP
@@ -13,18 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from . import __version__
-from .exceptions import BiasSuiteError, ModelError
 from .evaluation import evaluate
-from .metrics.engine import results_frame
-from .scoring.scored import ScoredData, scored_from_arrays, write_scored
-from .suites.expansion import expand_suites
-from .suites.loader import Suite, find_suite, load_suite
+from .exceptions import BiasSuiteError
+from .families import FAMILIES, TaskFamily, expand_suites, families_of, get_family, load_suite, write_scored
+from .io.results import results_frame
+from .suites.loader import Suite, find_suite
 
-DEFAULT_MODEL_NAMES = ("default", "default-sentiment")
 
 
 @dataclass
@@ -32,60 +35,28 @@ class RunResult:
     """Everything a run produced."""
 
     examples: pd.DataFrame
-    scored: ScoredData
+    scored: object  # the family's validated scored data
     results: pd.DataFrame
     suites: list
     model: str
     paths: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
-    sequence: "RunResult | None" = None  # NER part of a run that mixes tasks (files in out_dir/ner)
+    sequence: "RunResult | None" = None  # the next family's part of a run that mixes families (out_dir/<label>)
 
 
 def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False, dtype=None):
-    """A predictor from a model argument: a predictor object or callable, the
-    name of a bundled default model, a local folder or a hub id."""
-    from .models import HFClassifier, as_predictor
-
-    if not isinstance(model, (str, Path)):
-        return as_predictor(model), getattr(model, "name", type(model).__name__)
-    name = str(model)
-    if name in DEFAULT_MODEL_NAMES:
-        from .models import ensure_model
-
-        path = ensure_model("default-sentiment", progress=progress)
-        return HFClassifier(path, device=device, batch_size=batch_size, progress=progress, dtype=dtype), "default-sentiment"
-    return (
-        HFClassifier(name, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code,
-                     dtype=dtype),
-        name,
-    )
+    """A classifier from a model argument (see
+    :func:`bias_suite.families.classification.model.load_model`)."""
+    return FAMILIES["classification"].load_model(model, device=device, batch_size=batch_size, progress=progress,
+                                                 trust_remote_code=trust_remote_code, dtype=dtype)
 
 
 def predict_examples(examples: pd.DataFrame, predictor, *, class_map: dict | None = None, cache=False,
-                     engine="local", progress: bool = False, stats: list | None = None) -> ScoredData:
-    """Predict every distinct text once and join the probabilities to the
-    examples as a :class:`ScoredData`.
-
-    ``cache`` / ``engine``: see :func:`bias_suite.predict.predict` (off and
-    local by default here; :func:`run` turns the cache on). The
-    :class:`~bias_suite.predict.PredictionStats` are appended to ``stats``
-    when a list is given.
-    """
-    from .predict import predict
-
-    texts = examples["text"].to_numpy(dtype=object)
-    uniq, inverse = np.unique(texts, return_inverse=True)
-    probs, st = predict(predictor, list(uniq), cache=cache, engine=engine, progress=progress, kind="classification")
-    if stats is not None:
-        st.inputs = int(len(texts))
-        stats.append(st)
-    classes = list(predictor.class_names)
-    if probs.shape != (len(uniq), len(classes)):
-        raise ModelError(f"model returned probabilities of shape {probs.shape}, expected {(len(uniq), len(classes))}")
-    frame = examples.copy()
-    if class_map:
-        frame["label"] = frame["label"].map(lambda v: class_map.get(v, v) if v is not None else None)
-    return scored_from_arrays(frame, probs[inverse], classes)
+                     engine="local", progress: bool = False, stats: list | None = None):
+    """Predict every distinct text once into classification scored data
+    (see :func:`bias_suite.families.classification.model.score`)."""
+    return FAMILIES["classification"].score(examples, predictor, class_map=class_map, cache=cache, engine=engine,
+                                            progress=progress, stats=stats)
 
 
 def _library_versions() -> dict:
@@ -99,20 +70,6 @@ def _library_versions() -> dict:
         except PackageNotFoundError:
             out[dist] = None
     return out
-
-
-def _check_classes(suites: Sequence[Suite], classes: Sequence[str], class_map: dict | None):
-    known = set(classes)
-    for s in suites:
-        if s.task != "classification":
-            continue
-        mapped = [class_map.get(c, c) if class_map else c for c in s.classes]
-        missing = [c for c in mapped if c not in known]
-        if missing:
-            raise ModelError(
-                f"suite {s.name!r} has classes {s.classes} but the model's classes are {list(classes)}; "
-                f"{missing} are unknown to the model (map them with --class-map SUITE_CLASS=MODEL_CLASS)"
-            )
 
 
 def run(
@@ -177,105 +134,118 @@ def run(
         raise BiasSuiteError("no suites given")
     thresholds = suite_thresholds(loaded, thresholds, metrics)
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
-        from .report.files import prepare_run_folder
+        from .io.results import prepare_run_folder
 
         prepare_run_folder(out_dir, create=False)
     if table is not None and not table.has_template:  # each row its own template: group view only
         metrics, significance, invariance = _group_view_only(metrics), False, False
-    if table is not None and table.task == "sequence_labelling":
-        from .run_sequence import run_sequence
+    known = list(dict.fromkeys(c for f in FAMILIES.values() for c in f.inv_criteria))
+    if invariance and inv_criterion not in known:
+        raise BiasSuiteError(f"unknown INV criterion {inv_criterion!r}; expected one of {known}")
+    parts = {table.task: []} if table is not None else families_of(loaded)
+    if len(parts) > 1 and not (isinstance(model, str) and all(model in get_family(k).default_names for k in parts)):
+        raise BiasSuiteError(
+            "this run mixes task families (" + "; ".join(f"{k}: {[s.name for s in v]}" for k, v in parts.items())
+            + f"); with model {model!r} run them separately (one model serves one task), or use --model default "
+            "(each family's default model: " + ", ".join(get_family(k).default_model for k in parts) + ")")
+    order = sorted(parts, key=list(FAMILIES).index)  # the first family's files go to out_dir
+    options = dict(metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed, device=device,
+                   batch_size=batch_size, class_map=class_map, significance=significance, invariance=invariance,
+                   inv_threshold=inv_threshold, inv_criterion=inv_criterion, inv_cases=inv_cases, bootstrap=bootstrap,
+                   thresholds=thresholds, confidence=confidence, bernstein=bernstein, progress=progress,
+                   trust_remote_code=trust_remote_code, cache=cache, engine=engine, dtype=dtype)
+    results = []
+    for i, name in enumerate(order):
+        fam = get_family(name)
+        part_model = model if len(parts) == 1 else fam.default_model
+        part_dir = out_dir if i == 0 or out_dir is None else Path(out_dir) / _subfolder(fam)
+        results.append(_run_family(fam, parts[name], table, part_model, part_dir, **options))
+    for first, nxt in zip(results, results[1:]):
+        first.sequence = nxt
+    return results[0]
 
-        return run_sequence(
-            [], model, out_dir, metrics=metrics, max_tuples=max_tuples, seed=seed, device=device,
-            batch_size=batch_size, significance=significance, progress=progress, trust_remote_code=trust_remote_code,
-            cache=cache, engine=engine, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
-            bootstrap=bootstrap, confidence=confidence, table=table, thresholds=thresholds,
-        )
-    if any(s.task == "sequence_labelling" for s in loaded):  # NER suites: bias_suite.run_sequence
-        from .run_sequence import run_mixed
 
-        return run_mixed(
-            loaded, model, out_dir, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
-            device=device, batch_size=batch_size, class_map=class_map, significance=significance, bootstrap=bootstrap,
-            confidence=confidence, bernstein=bernstein, progress=progress, trust_remote_code=trust_remote_code,
-            cache=cache, engine=engine, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
-            thresholds=thresholds,
-        )
-    examples = expand_suites(loaded, attributes=attributes) if table is None else table.frame
+def _subfolder(fam: TaskFamily) -> str:
+    return (fam.label or fam.name).lower()
+
+
+def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics, attributes, max_tuples, seed, device,
+                batch_size, class_map, significance, invariance, inv_threshold, inv_criterion, inv_cases, bootstrap,
+                thresholds, confidence, bernstein, progress, trust_remote_code, cache, engine, dtype) -> RunResult:
+    """One family's part of a run: expand, load the model, predict, judge, write."""
+    examples = expand_suites(suites, attributes=attributes) if table is None else table.frame
     if examples.empty:
         raise BiasSuiteError("the suites expand to no examples (check --attribute)")
-    predictor, model_name = load_predictor(
-        model, device=device, batch_size=batch_size, progress=progress, trust_remote_code=trust_remote_code, dtype=dtype
-    )
-    _check_classes(loaded, predictor.class_names, class_map)
-    if table is not None:
-        from .suites.tables import check_labels
-
-        check_labels(table, predictor.class_names, class_map)
+    predictor, model_name = fam.load_model(model, device=device, batch_size=batch_size, progress=progress,
+                                           trust_remote_code=trust_remote_code, dtype=dtype)
+    fam.check_model(suites, predictor, class_map, table=table)
     pstats: list = []
-    scored = predict_examples(examples, predictor, class_map=class_map, cache=cache, engine=engine, progress=progress,
-                              stats=pstats)
-    group_order = {a: t.groups for s in loaded for a, t in s.identity.items()} if table is None else table.group_order()
-    results = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=_present(group_order, examples),
-                       bootstrap=bootstrap, confidence=confidence, thresholds=thresholds,
-                       significance=significance and metrics is None, bernstein=bernstein and metrics is None)
-    parts = [results]  # metrics, intervals, tests, Bernstein rows: judged together (one Holm family)
+    scored = fam.score(examples, predictor, class_map=class_map, cache=cache, engine=engine, progress=progress,
+                       stats=pstats)
+    order = _present({a: t.groups for s in suites for a, t in s.identity.items()} if table is None
+                     else table.group_order(), examples)
+    res = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
+                   bootstrap=bootstrap, confidence=confidence, thresholds=thresholds,
+                   significance=significance and metrics is None, bernstein=bernstein and metrics is None)
+    parts = [res]  # metrics, intervals, tests, Bernstein rows: judged together (one Holm family)
     if significance and metrics is not None:
         from .stats import significance_tests
 
-        parts.append(significance_tests(scored, adjust="holm"))
-    if bernstein and metrics is not None:
+        parts.append(significance_tests(scored, adjust="holm", group_order_override=order))
+    if bernstein and metrics is not None and "bernstein" in fam.extra_parts:
         from .stats import bernstein_rows
 
         parts.append(bernstein_rows(scored, confidence=confidence))
-    if invariance:  # CheckList INV fail rates on the scored probabilities (no new predictions)
+    if invariance and fam.inv_criteria:  # CheckList INV fail rates on the scored predictions (no new predictions)
         from .interop import invariance_for_run
 
-        parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=_present(group_order, examples),
-                                        criterion=inv_criterion, mode=inv_cases))
+        criterion = inv_criterion if inv_criterion in fam.inv_criteria else fam.inv_criteria[0]
+        parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order,
+                                        criterion=criterion, mode=inv_cases))
     records = [r for part in parts for r in part.to_dict("records")]  # (pd.concat warns on all-null columns)
-    results = results_frame(records)
-    results["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)  # the bootstrap's metric verdicts
+    res = results_frame(records)
+    res["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)  # the bootstrap's metric verdicts
     from .stats.verdicts import add_verdicts  # significance and Bernstein verdicts
 
-    results = add_verdicts(results, confidence=confidence, group_orders=_present(group_order, examples),
-                           thresholds=thresholds)
+    res = add_verdicts(res, confidence=confidence, group_orders=order, thresholds=thresholds)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "task": fam.name,
         "model": model_name,
         "model_fingerprint": getattr(predictor, "fingerprint", lambda: None)(),
-        "classes": list(scored.classes),
-        "suites": [{"name": s.name, "path": s.path} for s in loaded],
+        **fam.run_meta(predictor, scored),
+        "suites": [{"name": s.name, "path": s.path} for s in suites],
         **({"examples_table": table.describe()} if table is not None else {}),
         "examples": int(len(examples)),
         "distinct_texts": int(examples["text"].nunique()),
         "max_tuples": max_tuples,
         "seed": seed,
         "bootstrap": bootstrap,
-        "intervals": dict(results.attrs.get("intervals") or {}, bootstrap=bootstrap),
+        "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),
         "thresholds": dict(thresholds or {}),
         "rules": [{"source": f"{st.path or st.name} thresholds[{i}]", **d}
-                  for st in loaded for i, d in enumerate(getattr(st, "thresholds", None) or [])],
+                  for st in suites for i, d in enumerate(getattr(st, "thresholds", None) or [])],
         "confidence": confidence,
+        "invariance": bool(invariance),
         "inv_threshold": inv_threshold if invariance else None,
-        "inv_criterion": inv_criterion if invariance else None,
+        "inv_criterion": criterion if invariance and fam.inv_criteria else None,
         "inv_cases": inv_cases if invariance else None,
-        "predictions": pstats[0].to_dict(),
+        "predictions": pstats[0].to_dict() if pstats else None,
         "python": platform.python_version(),
         "versions": _library_versions(),
     }
-    paths = write_run(out_dir, examples, scored, results, meta) if out_dir is not None else {}
-    return RunResult(examples, scored, results, loaded, model_name, paths, meta)
+    paths = write_run(out_dir, examples, scored, res, meta) if out_dir is not None else {}
+    return RunResult(examples, scored, res, list(suites), model_name, paths, meta)
 
 
 def write_run(out_dir, examples, scored, results, meta) -> dict:
     """Write a run folder: examples, scored examples (JSONL + Parquet),
     results (JSONL + CSV), each file atomically, then ``run.json`` listing
     them (size, SHA-256); files an earlier run left there are removed
-    (:func:`bias_suite.report.files.commit_run_folder`)."""
-    from .report.files import prepare_run_folder, write_results
-    from .scoring.scored import write_jsonl
+    (:func:`bias_suite.io.results.commit_run_folder`)."""
+    from .io.results import prepare_run_folder, write_results
+    from .families import write_jsonl
 
     out = prepare_run_folder(out_dir)  # ".." resolved: no stray folders
     paths = {"examples": write_jsonl(examples, out / "examples.jsonl")}

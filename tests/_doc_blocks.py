@@ -6,6 +6,7 @@ steered by an HTML comment on the line right above its opening fence:
 
     <!-- doc-test: skip: REASON -->     not run; REASON is shown as the skip reason
     <!-- doc-test: file NAME -->        the block's text is written to NAME in the working folder
+                                        (a Python file is compiled, not run: later blocks import it)
     <!-- doc-test: exit N -->           the shell block must end with exit status N
     <!-- doc-test: define -->           a Python block that defines tests for the reader's
                                         project: executed, its test functions not called

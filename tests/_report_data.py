@@ -86,7 +86,7 @@ def enrich(folder) -> Path:
     import pandas as pd
 
     from bias_suite.report.html import read_results_table
-    from bias_suite.scoring.scored import read_scored
+    from bias_suite.families import read_scored
     from bias_suite.stats import bernstein_rows
 
     folder = Path(folder)

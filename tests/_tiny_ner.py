@@ -72,7 +72,7 @@ def make_tiny_crf_model(path, types: Sequence[str] = ("PER", "LOC"), seed: int =
     from transformers import BertModel
 
     from bias_suite.models.crf import TransformerCrfModel
-    from bias_suite.scoring.bilou import bilou_tag_set
+    from bias_suite.suites.bilou import bilou_tag_set
 
     tok = _tokenizer(Path(path).parent / (Path(path).name + "_src"))
     state = torch.random.get_rng_state()

@@ -16,7 +16,7 @@ from bias_suite.evaluation import evaluate as evaluate_full
 from bias_suite.metrics import MetricSpec, evaluate
 from bias_suite.metrics.catalog import NAMED_METRICS
 from bias_suite.metrics.scores import AucScore, rate_score
-from bias_suite.scoring.scored import scored_from_arrays
+from bias_suite.families import scored_from_arrays
 from bias_suite.stats import bootstrap as bsm
 from bias_suite.stats.bootstrap import (
     bootstrap, bootstrap_intervals, bootstrap_replicates, cluster_bootstrap_difference, template_weights,
@@ -257,12 +257,13 @@ def test_basis_carries_signed_differences_and_auc_contrasts():
 
 
 def test_sequence_labelling_replicates_are_refused():
-    """NER intervals come from bootstrap() (sequence_bootstrap, tested in
-    test_ner_models); the raw replicate API is classification only."""
+    """NER intervals come from bootstrap() (resampling_bootstrap, tested in
+    test_ner_models); the raw replicate API needs the closed-form path."""
     class Fake:
         task = "sequence_labelling"
+        frame = None
 
-    with pytest.raises(MetricError, match="classification only"):
+    with pytest.raises(MetricError, match="sequence_labelling data is resampled"):
         bootstrap_replicates(Fake(), B=10)
 
 

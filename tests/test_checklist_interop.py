@@ -31,7 +31,7 @@ from bias_suite.interop.checklist import (
 from bias_suite.metrics import evaluate
 from bias_suite.models import CallablePredictor
 from bias_suite.run import predict_examples
-from bias_suite.suites import expand_suite, load_suite
+from bias_suite.families import expand_suite, load_suite
 
 CLASSES = ["negative", "neutral", "positive"]
 
@@ -618,7 +618,7 @@ def test_user_inv_rows_equal_checklists_fail_rate():
     """invariance_rows on an INV test bias_suite did not build: CheckList's
     own fail rate, and metrics run on the same cases."""
     from bias_suite.interop.from_tests import from_checklist
-    from bias_suite.scoring.scored import scored_from_arrays
+    from bias_suite.families import scored_from_arrays
 
     inv, _ = _name_swap_inv()
 
@@ -816,7 +816,7 @@ def test_checklist_inv_and_cfgap_agree_case_by_case():
     probability-shift rule at threshold t, a case fails exactly when its CFGap (one pair: |Δp| of a
     class) exceeds t; CheckList's own rule fails exactly the cases whose label flips."""
     from bias_suite.interop.from_tests import from_checklist
-    from bias_suite.scoring.scored import scored_from_arrays
+    from bias_suite.families import scored_from_arrays
 
     words = ["praised", "read", "ignored", "loved", "hated", "checked", "signed", "lost", "found", "wrote"]
     shift = [0.0, 0.05, 0.09, 0.11, 0.2, -0.15, -0.3, 0.02, 0.45, -0.08]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from bias_suite.exceptions import MetricError
-from bias_suite.metrics import MetricSpec, evaluate, get_metric, rate_score, register
+from bias_suite.metrics import MetricSpec, evaluate, get_metric, rate_score, register, unregister
 
 
 def table():
@@ -49,11 +49,19 @@ def test_user_metrics_hand_computed():
 def test_register_and_use_by_name():
     spec = MetricSpec("FNR-Range-test", generalized="MCM", score="FNR", comparison="range")
     register(spec)
-    assert get_metric("fnr-range-test") is spec
-    res = evaluate(table(), metrics=["FNR-Range-test"])
-    assert val(res, "FNR-Range-test", "pos")["value"] == pytest.approx(0.25)
-    with pytest.raises(MetricError, match="already registered"):
-        register(spec)
+    try:
+        assert get_metric("fnr-range-test") is spec
+        res = evaluate(table(), metrics=["FNR-Range-test"])
+        assert val(res, "FNR-Range-test", "pos")["value"] == pytest.approx(0.25)
+        with pytest.raises(MetricError, match="already registered"):
+            register(spec)
+        # one registry entry puts it in the default set
+        assert "FNR-Range-test" in set(evaluate(table())["metric"])
+    finally:
+        unregister("FNR-Range-test")
+    assert "FNR-Range-test" not in set(evaluate(table())["metric"])
+    with pytest.raises(MetricError, match="cannot be removed"):
+        unregister("FNED")
 
 
 def test_bad_specs_are_rejected():

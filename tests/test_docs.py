@@ -79,6 +79,8 @@ def test_doc_block(block, doc_env, tmp_path_factory, monkeypatch):
         assert proc.returncode == block.exit, (
             f"{block.id} exited {proc.returncode} (expected {block.exit})\n--- block\n{block.text}"
             f"--- stdout (end)\n{proc.stdout[-3000:]}\n--- stderr (end)\n{proc.stderr[-3000:]}")
+    elif block.kind == "python" and block.file:  # a module for later blocks to import: written, compiled
+        compile(block.text, block.id, "exec")
     elif block.kind == "python":
         for k, v in doc_env.items():
             monkeypatch.setenv(k, v)

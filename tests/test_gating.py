@@ -20,7 +20,7 @@ from bias_suite.gating import (
     rules_from_suite,
 )
 from bias_suite.metrics.engine import results_frame
-from bias_suite.suites import load_suite
+from bias_suite.families import load_suite
 from bias_suite.testing import assert_no_bias
 
 

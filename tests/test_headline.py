@@ -129,7 +129,7 @@ def test_tasks_stay_apart_in_one_headline():
 
 
 def _scored():
-    from bias_suite.scoring.scored import as_scored
+    from bias_suite.families import as_scored
 
     rows = []
     p = {("t1", "a", 0): 0.9, ("t1", "a", 1): 0.7, ("t1", "b", 0): 0.5, ("t1", "c", 0): 0.2,

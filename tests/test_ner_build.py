@@ -14,7 +14,7 @@ import pytest
 from bias_suite.exceptions import ModelError
 from bias_suite.models import default as dm
 from bias_suite.models.crf import TransformerCrfTagger
-from bias_suite.scoring.bilou import allowed_transition
+from bias_suite.suites.bilou import allowed_transition
 
 
 @pytest.fixture(scope="module")

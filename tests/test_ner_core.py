@@ -16,12 +16,12 @@ import pytest
 
 from bias_suite.exceptions import ScoredFormatError, SuiteError
 from bias_suite.metrics import evaluate
-from bias_suite.metrics.sequence import identity_position_scores, token_items
-from bias_suite.scoring.bilou import (allowed_transition, bio_to_bilou, expand_unit, match_spans, spans,
+from bias_suite.families.sequence.metric_input import identity_position_scores, token_items
+from bias_suite.suites.bilou import (allowed_transition, bio_to_bilou, expand_unit, match_spans, spans,
                                       spans_to_bilou, to_bilou)
-from bias_suite.scoring.scored import read_scored, write_jsonl
-from bias_suite.scoring.sequence import check_sequence_scored
-from bias_suite.suites import expand_suite, load_suite
+from bias_suite.families import read_scored, write_jsonl
+from bias_suite.families.sequence.scored import check_sequence_scored
+from bias_suite.families import expand_suite, load_suite
 
 APPROX = dict(abs=1e-12)
 
@@ -186,7 +186,7 @@ def test_bundled_ner_suites():
         # other entities of the templates are tagged too
         assert sum(any(x != "O" for i, x in enumerate(t) if not sp[0] <= i < sp[1]) for t, sp in zip(ex["tags"], ex["term_span"])) > 0
         # whole-sentence tokenization of the rendered text gives the same tokens
-        from bias_suite.suites.sequence import tokenize
+        from bias_suite.families.sequence.expansion import tokenize
         assert all([t for t, _ in tokenize(x)] == list(toks) for x, toks in zip(ex["text"], ex["tokens"]))
 
 
@@ -320,7 +320,7 @@ def test_read_scored_jsonl_and_parquet_round_trip(tmp_path):
     write_jsonl(df, tmp_path / "s.jsonl")
     a = read_scored(tmp_path / "s.jsonl")
     assert a.task == "sequence_labelling"
-    from bias_suite.scoring.scored import write_parquet
+    from bias_suite.families import write_parquet
     write_parquet(a.to_frame(), tmp_path / "s.parquet")
     b = read_scored(tmp_path / "s.parquet")
     assert b.tags == a.tags and b.pred_tags == a.pred_tags and b.types == a.types
@@ -370,7 +370,7 @@ def test_validation_errors_name_file_row_field(tmp_path, mutate, field, msg):
 
 
 def test_bracketed_display():
-    from bias_suite.suites.sequence import bracketed
+    from bias_suite.families.sequence.expansion import bracketed
 
     assert bracketed(["Ann", "went", "to", "New", "Zealand"], ["U-PER", "O", "O", "B-LOC", "L-LOC"]) == \
         "[Ann]PER went to [New Zealand]LOC"

@@ -22,7 +22,7 @@ from _tiny_ner import make_tiny_crf_model, make_tiny_crf_tagger, make_tiny_token
 from bias_suite.exceptions import BiasSuiteError, ModelError
 from bias_suite.models.crf import CRF, TransformerCrfTagger, bilou_constraints, is_crf_folder
 from bias_suite.models.token import HFTokenClassifier, normalise_tag_names
-from bias_suite.scoring.bilou import allowed_transition, bilou_tag_set
+from bias_suite.suites.bilou import allowed_transition, bilou_tag_set
 
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():
@@ -271,9 +271,10 @@ def test_mixed_classification_and_ner_run(tmp_path, crf_dir, monkeypatch):
     model name: NER files go to OUT/ner (default models replaced by tiny ones)."""
     from typer.testing import CliRunner
 
-    import bias_suite.run as run_mod
-    import bias_suite.run_sequence as rs
+    import dataclasses
+
     from _tiny_models import make_tiny_classifier
+    from bias_suite.families import FAMILIES
     from bias_suite.cli import app
     from bias_suite.models import HFClassifier
 
@@ -289,8 +290,8 @@ def test_mixed_classification_and_ner_run(tmp_path, crf_dir, monkeypatch):
         seen["ner"] = model
         return tagger, "tiny-ner"
 
-    monkeypatch.setattr(run_mod, "load_predictor", fake_predictor)
-    monkeypatch.setattr(rs, "load_tagger", fake_tagger)
+    for name, fake in (("classification", fake_predictor), ("sequence_labelling", fake_tagger)):
+        monkeypatch.setitem(FAMILIES, name, dataclasses.replace(FAMILIES[name], load_model=fake))
     (tmp_path / "place.yaml").write_text(IDENT)
     (tmp_path / "ner_tiny.yaml").write_text(SUITE)
     out = tmp_path / "mixed"

@@ -22,7 +22,7 @@ from bias_suite.report.html import (
     template_drilldown,
     write_html_report,
 )
-from bias_suite.scoring.scored import as_scored
+from bias_suite.families import as_scored
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from bias_suite.cli import app
 from bias_suite.exceptions import ScoredFormatError
 from bias_suite.metrics import RESULT_COLUMNS
 from bias_suite.metrics import evaluate
-from bias_suite.scoring.scored import read_scored, write_jsonl, write_parquet
+from bias_suite.families import read_scored, write_jsonl, write_parquet
 
 runner = CliRunner()
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from bias_suite.exceptions import BiasSuiteError
 from bias_suite.metrics import evaluate
-from bias_suite.scoring.scored import as_scored, read_scored
+from bias_suite.families import as_scored, read_scored
 
 N = int(os.environ.get("BIAS_SUITE_FUZZ_EXAMPLES", "200"))
 # the deadline is loose (the machine may be shared); it catches a reader that goes quadratic
@@ -101,11 +101,11 @@ def _accepted_or_ours(fn):
 def _same_as_row_by_row(path):
     """read_scored (typed columns first) and the row-by-row reader agree: the
     same data, or the same error."""
-    from bias_suite.scoring.scored import check_scored, is_sequence_table, read_table
+    from bias_suite.families import check_scored, read_table
 
     def slow():
         df = read_table(path)
-        return None if is_sequence_table(df) else check_scored(df, source=str(path))
+        return None if "tokens" in df.columns and "probs" not in df.columns else check_scored(df, source=str(path))
 
     outcomes = []
     for fn in (lambda: read_scored(path), slow):
@@ -275,8 +275,8 @@ def test_valid_rows_still_read_the_same(tmp_path):
 
 
 def test_valid_files_take_the_columnar_path(tmp_path):
-    from bias_suite.scoring import columnar
-    from bias_suite.scoring.scored import PROB_TOLERANCE, write_scored
+    from bias_suite.families.classification import columnar
+    from bias_suite.families import PROB_TOLERANCE, write_scored
 
     assert columnar.PROB_TOLERANCE == PROB_TOLERANCE
     rows = classification_rows()
@@ -301,7 +301,7 @@ def test_valid_files_take_the_columnar_path(tmp_path):
 
 def test_an_object_over_two_lines_is_refused_with_its_line(tmp_path):
     from bias_suite.exceptions import ScoredFormatError
-    from bias_suite.scoring import columnar
+    from bias_suite.families.classification import columnar
 
     lines = [json.dumps(r) for r in classification_rows()]
     lines[1] = lines[1].replace(', "term"', ',\n"term"')  # valid JSON, but not one object per line

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bias_suite.exceptions import BiasSuiteError
-from bias_suite.suites import expand_suite, load_suite, validate_suite
+from bias_suite.families import expand_suite, load_suite, validate_suite
 
 N = int(os.environ.get("BIAS_SUITE_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=N, deadline=2000, suppress_health_check=list(HealthCheck), derandomize=True)

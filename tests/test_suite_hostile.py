@@ -11,11 +11,10 @@ from typer.testing import CliRunner
 
 from bias_suite.cli import app
 from bias_suite.exceptions import SuiteError
-from bias_suite.suites import (
-    check_size, example_counts, example_limit, expand_suite, expand_suites, load_identity_terms, load_suite,
-    validate_suite,
-)
+from bias_suite.families import expand_suite, expand_suites, load_suite, validate_suite
+from bias_suite.suites import check_size, example_counts, example_limit, load_identity_terms
 from bias_suite.suites.loader import MAX_ALIAS_NODES, MAX_YAML_DEPTH
+from bias_suite.suites.loader import load_suite as load_suite_file
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +188,7 @@ NER_IDENT = "attribute: place\nsources: [test]\ngroups:\n  a:\n    country: [Jap
 def test_validate_runs_the_sequence_labelling_checks(tmp_path, templates, extra, field, line, msg):
     write(tmp_path, "place.yaml", NER_IDENT)
     p = write(tmp_path, "ner.yaml", f"suite: ner\ntask: sequence_labelling\nidentity_terms: [place.yaml]\n{extra}templates:\n{templates}")
-    load_suite(p)  # the file itself is well formed
+    load_suite_file(p)  # the suite language itself is well formed (the family's checks come next)
     with pytest.raises(SuiteError, match=msg) as e:
         validate_suite(p)
     assert (e.value.field, e.value.line) == (field, line)

@@ -7,10 +7,8 @@ import pandas as pd
 import pytest
 
 from bias_suite.exceptions import SuiteError
-from bias_suite.suites import (
-    article, bundled_suites, counterfactual_view, expand_suite, expand_suites, group_view, load_identity_terms,
-    load_suite, render,
-)
+from bias_suite.families import expand_suite, expand_suites, load_suite
+from bias_suite.suites import article, bundled_suites, counterfactual_view, group_view, load_identity_terms, render
 from bias_suite.paths import data_dir
 
 IDENT = """\

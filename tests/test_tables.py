@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from bias_suite.cli import app
 from bias_suite.exceptions import BiasSuiteError, ExamplesFormatError, ScoredFormatError
 from bias_suite.run import run
-from bias_suite.suites import expand_suites, find_suite
+from bias_suite.families import expand_suites
+from bias_suite.suites import find_suite
 from bias_suite.suites.tables import Columns, from_frame, read_conll, read_examples
 
 runner = CliRunner()

@@ -68,7 +68,7 @@ class _BiasSuiteTest(AbstractTest):
 
     def scored(self):
         """The predicted examples of the run cases as :class:`ScoredData`."""
-        from ..scoring.scored import scored_from_arrays
+        from ..families import scored_from_arrays
 
         self._check_results()
         if not self.class_names:

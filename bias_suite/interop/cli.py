@@ -113,7 +113,7 @@ def import_cmd(
     """
     from ..exceptions import BiasSuiteError
     from ..report.files import prepare_run_folder, write_results
-    from ..scoring.scored import write_jsonl, write_scored
+    from ..families import write_jsonl, write_scored
     from .checklist import import_checklist
     from .exchange import import_raw_file, load_testsuite
 

@@ -169,7 +169,7 @@ def suite_from_templates(templates, *, attribute_key: str, groups: Mapping[str, 
     """
     import yaml
 
-    from ..suites.loader import load_suite
+    from ..families import load_suite
 
     lexicons = dict(lexicons or {})
     saved = templates.get("templates") if isinstance(templates, Mapping) and "data" in templates else None

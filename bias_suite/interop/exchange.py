@@ -48,7 +48,7 @@ def export_checklist(examples_or_suite, out_dir, *, mode: str = "all_terms", thr
     Returns the paths.
     """
     from ..io import atomic_write_text
-    from ..scoring.scored import write_jsonl
+    from ..families import write_jsonl
 
     src = _source(examples_or_suite, attributes)
     suite = to_testsuite(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
@@ -134,7 +134,7 @@ def import_checklist(export_dir, predictions, *, class_names: Sequence[str] | No
     ``TestSuite.run_from_file``, into bias_suite scored examples, metrics and
     INV rows. ``class_names``: column order of the probabilities (default: the
     export's classes)."""
-    from ..scoring.scored import check_scored, read_table
+    from ..families import check_scored, read_table
 
     export_dir = Path(export_dir)
     spec_path = export_dir / SPEC
@@ -186,7 +186,7 @@ def import_raw_file(raw_file, predictions, suite, *, class_names: Sequence[str] 
     then become bias_suite examples (:func:`~bias_suite.interop.from_tests.from_checklist`,
     ``groups``/``attribute`` as there) scored with the same predictions, and
     the metrics, significance tests and INV rows come back side by side."""
-    from ..scoring.scored import scored_from_arrays
+    from ..families import scored_from_arrays
     from .from_tests import from_checklist
 
     if isinstance(suite, (str, Path)):

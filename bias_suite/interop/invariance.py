@@ -87,7 +87,7 @@ def _from_frame(df: pd.DataFrame) -> _Source:
     if "tokens" in df.columns and "probs" not in df.columns:
         return _Source(df.reset_index(drop=True), "sequence_labelling")
     if "probs" in df.columns:
-        from ..scoring.scored import check_scored
+        from ..families import check_scored
 
         data = check_scored(df.reset_index(drop=True))
         frame = data.frame.copy()
@@ -107,7 +107,7 @@ def _from_suites(suites: list) -> _Source:
     if len(tasks) != 1:
         raise BiasSuiteError(f"cannot mix tasks {sorted(tasks)} in one CheckList suite")
     task = tasks.pop()
-    from ..suites.expansion import expand_suites  # sequence-labelling suites: tokens, tags, term_span
+    from ..families import expand_suites  # each suite by its family (NER: tokens, tags, term_span)
 
     table = expand_suites(suites)
     order = {a: list(t.groups) for s in suites for a, t in s.identity.items()}
@@ -120,8 +120,9 @@ def _from_suites(suites: list) -> _Source:
 
 def _source(x, attributes=None) -> _Source:
     """Normalise any accepted input into a :class:`_Source`."""
-    from ..scoring.scored import ScoredData, read_table
-    from ..suites.loader import Suite, find_suite, load_suite
+    from ..families import ScoredData, read_table
+    from ..families import load_suite
+    from ..suites.loader import Suite, find_suite
 
     if isinstance(x, _Source):
         src = x

@@ -305,7 +305,7 @@ def run_checklist(examples_or_suite, predict_fn, *, class_names: Sequence[str] |
     INV TestSuite (plus any extra ``tests``, e.g. MFTs) is run with CheckList,
     every example is scored (one prediction per distinct text), and the
     metrics, significance tests and INV fail rates come back side by side."""
-    from ..scoring.scored import scored_from_arrays
+    from ..families import scored_from_arrays
 
     src = _source(examples_or_suite, attributes)
     if src.task != "classification":

@@ -211,11 +211,20 @@ def get_metric(m) -> MetricSpec:
 
 
 def register(spec: MetricSpec, *, overwrite: bool = False) -> MetricSpec:
-    """Add a user-defined metric to the registry (so CLI names find it)."""
+    """Add a metric to the registry: from then on its name works everywhere
+    (``--metrics``, thresholds) and it is part of the default set that
+    ``evaluate``, ``run``, the terminal summary and the report use."""
     if spec.name in REGISTRY and not overwrite:
         raise MetricError(f"metric {spec.name!r} is already registered (pass overwrite=True)")
     REGISTRY[spec.name] = spec
     return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a metric added with :func:`register` (the named metrics stay)."""
+    if any(m.name == name for m in NAMED_METRICS):
+        raise MetricError(f"{name!r} is one of the named metrics; they cannot be removed")
+    REGISTRY.pop(name, None)
 
 
 def _fmt_n(N):

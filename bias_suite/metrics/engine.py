@@ -12,94 +12,16 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import MetricError
-from ..scoring.scored import ScoredData, as_scored
+from ..families import as_scored, family_of
+from ..io.results import OPTIONAL_COLUMNS, RESULT_COLUMNS, empty_results, results_frame  # noqa: F401 (re-exported)
 from ..suites.views import counterfactual_view, group_order
-from .catalog import NAMED_METRICS, MetricSpec, get_metric
+from .catalog import REGISTRY, MetricSpec, get_metric
 from .generalized import AttributeData, counterfactual_metric, group_metric
+from .scores import RateScore, get_score
 
-RESULT_COLUMNS = ["metric", "family", "view", "attribute", "class", "group", "value", "ci_low", "ci_high", "n", "note"]
-
-
-def empty_results() -> pd.DataFrame:
-    return results_frame([])
-
-
-OPTIONAL_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason"]  # the verdict stage, after `note`
-
-
-def results_frame(rows: list) -> pd.DataFrame:
-    """Rows (dicts) as a results table with the tidy columns and dtypes
-    (plus the verdict columns when any row carries them)."""
-    extra = [c for c in OPTIONAL_COLUMNS if any(isinstance(r, dict) and r.get(c) is not None for r in rows)]
-    df = pd.DataFrame(rows, columns=RESULT_COLUMNS + extra)
-    for c in extra:
-        df[c] = df[c].astype(object).where(df[c].notna(), None)
-    df["value"] = pd.to_numeric(df["value"], errors="coerce").astype(float)
-    for c in ("ci_low", "ci_high"):
-        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
-    df["n"] = pd.array(pd.to_numeric(df["n"], errors="coerce"), dtype="Int64")
-    for c in ("group", "note"):
-        df[c] = df[c].astype(object).where(df[c].notna(), None)
-    return df
-
-
-def classification_counts(y: np.ndarray, yhat: np.ndarray):
-    """Per-example counts for class c (one-vs-rest): tp, fp, fn, tn on
-    labelled rows, pp (predicted c, any row), n, lab, correct."""
-    lab = y >= 0
-    correct = (lab & (yhat == y)).astype(np.int64)
-    ones = np.ones(len(y), dtype=np.int64)
-    lab_i = lab.astype(np.int64)
-
-    def counts(c):
-        pos = y == c
-        neg = lab & ~pos
-        ph = yhat == c
-        return {
-            "tp": (ph & pos).astype(np.int64),
-            "fp": (ph & neg).astype(np.int64),
-            "fn": (~ph & pos).astype(np.int64),
-            "tn": (~ph & neg).astype(np.int64),
-            "pp": ph.astype(np.int64),
-            "n": ones,
-            "lab": lab_i,
-            "correct": correct,
-        }
-
-    return counts
-
-
-def attribute_data(data: ScoredData, attribute: str, cf, groups: list) -> AttributeData:
-    """Arrays of one attribute (attribute-local positions)."""
-    fr = data.frame
-    rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
-    local = np.full(len(fr), -1, dtype=np.int64)
-    local[rows] = np.arange(len(rows))
-    code = {g: i for i, g in enumerate(groups)}
-    g = fr["group"].to_numpy(dtype=object)[rows]
-    g = np.fromiter((code[x] for x in g), dtype=np.int64, count=len(g)) if len(g) else np.zeros(0, np.int64)
-    y = data.y[rows]
-    yhat = data.yhat[rows]
-    row_template = np.full(len(rows), -1, dtype=np.int64)
-    for j, t in enumerate(cf.templates):
-        for members in cf.members[t]:
-            row_template[local[members]] = j
-    return AttributeData(
-        attribute=attribute,
-        groups=list(groups),
-        classes=tuple(data.classes),
-        g=g,
-        y=y,
-        yhat=yhat,
-        counts=classification_counts(y, yhat),
-        item_row=np.arange(len(rows)),
-        item_P=data.probs[rows],
-        item_y=y,
-        tuples=local[cf.tuples] if len(cf.tuples) else np.zeros((0, len(groups)), dtype=np.int64),
-        tuple_template=cf.tuple_template,
-        templates=list(cf.templates),
-        row_template=row_template,
-    )
+def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: bool = True) -> AttributeData:
+    """The builders' input for one attribute, from the data's task family."""
+    return AttributeData(**family_of(data).metric_input(data, attribute, cf, groups, probabilities))
 
 
 def not_applicable_rows(spec: MetricSpec, attribute: str, classes: Sequence[str], note: str) -> list:
@@ -152,7 +74,7 @@ def select_attributes(data, attributes) -> list[str]:
 
 def resolve_metrics(metrics) -> list[MetricSpec]:
     if metrics is None:
-        return list(NAMED_METRICS)
+        return list(REGISTRY.values())  # the named metrics and every registered one
     if isinstance(metrics, (str, MetricSpec)):
         metrics = [metrics]
     out = []
@@ -202,21 +124,41 @@ def evaluate(
     >>> res.query("group.isna()")  # accumulated values  # doctest: +SKIP
     """
     data = as_scored(scored)
-    specs = resolve_metrics(metrics)
-    if getattr(data, "task", "classification") != "classification":
-        from .sequence import evaluate_sequence
+    res = metric_values(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
+                        group_order_override=group_order_override)
+    return single_group_nulls(res, data.frame, resolve_metrics(metrics), group_order_override)
 
-        res = evaluate_sequence(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
-                                group_order_override=group_order_override)
-        return single_group_nulls(res, data.frame, specs, group_order_override)
+
+def metric_values(data, *, metrics=None, attributes=None, max_tuples: int | None = 100, seed: int = 0,
+                  group_order_override=None) -> pd.DataFrame:
+    """The rows of :func:`evaluate` on validated scored data, before the
+    rows of single-group attributes are nulled (the resampling bootstrap
+    evaluates each resample with this)."""
+    specs = resolve_metrics(metrics)
+    fam = family_of(data)
     wanted = select_attributes(data, attributes)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
+    missing = fam.missing_probabilities(data)
     rows = []
     for a in wanted:
-        ad = attribute_data(data, a, cfs[a], group_order(data.frame, a, group_order_override))
+        groups = group_order(data.frame, a, group_order_override)
+        inputs: dict = {}  # probabilities? -> AttributeData, built when first needed
         for spec in specs:
-            rows.extend(metric_rows(spec, ad))
-    return single_group_nulls(results_frame(rows), data.frame, specs, group_order_override)
+            score = get_score(spec.score)
+            name = getattr(score, "name", "")
+            if name in fam.score_notes:
+                note = fam.score_notes[name]
+                if note is not None:
+                    rows.extend(not_applicable_rows(spec, a, data.classes, note))
+                continue
+            probabilities = fam.items_are_examples or not isinstance(score, RateScore)
+            if probabilities and missing:
+                rows.extend(not_applicable_rows(spec, a, getattr(data, "prob_classes", data.classes), missing))
+                continue
+            if probabilities not in inputs:
+                inputs[probabilities] = attribute_data(data, a, cfs[a], groups, probabilities=probabilities)
+            rows.extend(metric_rows(spec, inputs[probabilities]))
+    return results_frame(rows)
 
 
 def _compares_groups(spec) -> bool:

@@ -72,10 +72,8 @@ class AttributeData:
     tuple_template: np.ndarray | None = None
     templates: list = field(default_factory=list)  # complete templates
     row_template: np.ndarray | None = None  # (n,) index into templates, -1 if incomplete
-    item_pos: np.ndarray | None = None  # (m,) aligned position of each item within its example
-    task: str = "classification"
-    # sequence labelling: (score, c) -> (V, valid), both (M, k, L): member values at aligned positions
-    aligned_member_values: Callable | None = None
+    # (m,) aligned position of each item within its example; None: one item per example (item index == row)
+    item_pos: np.ndarray | None = None
 
     def hist(self, c) -> BlockHist:
         """Scores f(x, c) of all items, sorted once per class and counted per
@@ -377,27 +375,38 @@ def _group_set_metric(spec, ad, score, comp, c, cls_name):
 
 # ---------------------------------------------------- counterfactual view
 def _member_values(ad, score, c):
-    """Values of tuple members (M, k) or, for sequence labelling, (M, k, L)
-    with aligned positions, plus the mask of valid entries."""
+    """Values of tuple members (M, k) or, when examples hold several items
+    (``item_pos``), (M, k, L) at aligned positions, plus the mask of valid
+    entries."""
     T = ad.tuples
-    if ad.task == "classification":
-        # one item per example; item index == example index
+    if isinstance(score, RateScore):
+        cnt = ad.class_counts(c)
+        sums = {name: v[T].astype(float) for name, v in cnt.items()}
+        V, bad, _ = score.fn(sums)
+        return V, ~bad
+    if not isinstance(score, (GoldProbScore, SetScore)):
+        raise MetricError(f"{score.name!r} cannot be a per-member score in the counterfactual view")
+    if ad.item_pos is None:  # one item per example; item index == example index
         if isinstance(score, GoldProbScore):
             yy = ad.y[T]
             ok = yy >= 0
-            V = ad.item_P[T, np.where(ok, yy, 0)]
-            return V, ok
-        if isinstance(score, SetScore):
-            V = ad.item_P[T, c]
-            ok = _selection(ad, score.select, c)[T]
-            return V, ok
-        if isinstance(score, RateScore):
-            cnt = ad.class_counts(c)
-            sums = {name: v[T].astype(float) for name, v in cnt.items()}
-            V, bad, _ = score.fn(sums)
-            return V, ~bad
-        raise MetricError(f"{score.name!r} cannot be a per-member score in the counterfactual view")
-    return ad.aligned_member_values(score, c)
+            return ad.item_P[T, np.where(ok, yy, 0)], ok
+        return ad.item_P[T, c], _selection(ad, score.select, c)[T]
+    n = len(ad.g)
+    L = int(ad.item_pos.max()) + 1 if len(ad.item_pos) else 1
+    at = (ad.item_row, ad.item_pos)
+    valid = np.zeros((n, L), dtype=bool)
+    valid[at] = True
+    sel = np.zeros((n, L), dtype=bool)
+    Vx = np.zeros((n, L))
+    if isinstance(score, GoldProbScore):
+        labelled = ad.item_y >= 0
+        Vx[at] = ad.item_P[np.arange(len(ad.item_y)), np.where(labelled, ad.item_y, 0)]
+        sel[at] = labelled
+    else:
+        Vx[at] = ad.item_P[:, c]
+        sel[at] = _selection(ad, score.select, c)
+    return Vx[T], (valid & sel)[T]
 
 
 def null_rows(spec, ad, cls_name, note, n=None) -> list:

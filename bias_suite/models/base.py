@@ -1,6 +1,6 @@
 """The predictor interface: texts in, class probabilities out.
 
-Everything downstream (scoring, metrics) only needs an object with a
+Everything downstream (task families, metrics) only needs an object with a
 ``class_names`` list and a ``predict_proba(texts)`` method returning an
 ``n x len(class_names)`` array whose rows sum to one. :class:`CallablePredictor`
 adapts plain Python functions, including CheckList-style predict functions

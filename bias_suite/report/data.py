@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import RESULTS_CSV, RESULTS_JSONL, run_file
+from ..io.results import as_results, read_results_table, run_file, with_extra_columns  # noqa: F401 (re-exported)
 
 FAILURES_NAMES = ("failures.jsonl", "inv_failures.jsonl")  # the second is what `bias-suite checklist import` writes
 
@@ -61,48 +61,6 @@ def _isnull(v) -> bool:
         return False
 
 
-def read_results_table(path) -> pd.DataFrame:
-    """Read ``results.jsonl`` (or ``results.csv``; or a folder holding
-    either) keeping any extra columns such as ``verdict``."""
-    from ..metrics.engine import RESULT_COLUMNS, results_frame
-
-    path = Path(path)
-    if path.is_dir():  # the results the folder's run wrote (run.json lists them)
-        path = run_file(path, RESULTS_JSONL, RESULTS_CSV) or path / RESULTS_JSONL
-    if not path.exists():
-        raise FileNotFoundError(f"no results file at {path} (expected {RESULTS_JSONL} or {RESULTS_CSV})")
-    if path.suffix == ".csv":
-        raw = pd.read_csv(path, dtype={"group": object, "class": object, "attribute": object})
-    else:
-        raw = pd.read_json(path, lines=True, dtype=False) if path.stat().st_size else pd.DataFrame(columns=RESULT_COLUMNS)
-    return with_extra_columns(results_frame(raw.to_dict("records")), raw)
-
-
-def with_extra_columns(base: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:
-    """``base`` plus the columns of ``raw`` it dropped (same row order)."""
-    for c in raw.columns:
-        if c not in base.columns:
-            col = raw[c].astype(object)
-            base[c] = col.where(col.notna(), None).to_numpy()
-    return base
-
-
-def as_results(results) -> pd.DataFrame:
-    """A results table from a DataFrame, a RunResult, a folder or a file."""
-    if isinstance(results, pd.DataFrame):
-        return results
-    if hasattr(results, "results") and isinstance(results.results, pd.DataFrame):
-        return results.results
-    if isinstance(results, (str, Path)):
-        return read_results_table(results)
-    if isinstance(results, list):
-        from ..metrics.engine import results_frame
-
-        raw = pd.DataFrame(results)
-        return with_extra_columns(results_frame(results), raw)
-    raise TypeError(f"expected a results DataFrame, a RunResult or a results folder, got {type(results).__name__}")
-
-
 def load_report_data(results_dir, *, scored=None, recompute_failures: bool = True) -> ReportData:
     """Read a results folder: results, ``run.json``, scored examples and
     invariance failures (the last three when present). When the results hold
@@ -121,7 +79,7 @@ def load_report_data(results_dir, *, scored=None, recompute_failures: bool = Tru
         scored = run_file(folder, "scored.parquet", "scored.jsonl")
     if scored is not None:
         try:
-            from ..scoring.scored import as_scored
+            from ..families import as_scored
 
             s = as_scored(scored)
             if getattr(s, "task", "classification") == "classification" and hasattr(s, "probs"):

@@ -38,7 +38,7 @@ def sequence_group_stats(data) -> pd.DataFrame:
     spans, TP, recall, precision, F1, and the mean probability of the type at
     the identity position (``p_term``, when the data has probabilities and
     term spans)."""
-    from ..metrics.sequence import token_items
+    from ..families.sequence.metric_input import token_items
 
     fr = data.frame
     rows = []

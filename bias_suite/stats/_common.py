@@ -13,11 +13,7 @@ import pandas as pd
 
 from bias_suite.exceptions import MetricError, ScoredFormatError
 
-#: Columns of the tidy results table (docs/formats.md), in this order.
-RESULT_COLUMNS = [
-    "metric", "family", "view", "attribute", "class", "group",
-    "value", "ci_low", "ci_high", "n", "note",
-]
+from ..io.results import RESULT_COLUMNS
 
 REQUIRED_COLUMNS = ("template", "attribute", "group", "probs")
 
@@ -61,8 +57,8 @@ def rows_to_frame(rows: Sequence[dict]) -> pd.DataFrame:
 
 def scored_data(scored):
     """Validated, columnar scored examples: the package's one validation
-    (:func:`bias_suite.scoring.scored.as_scored`)."""
-    from ..scoring.scored import as_scored
+    (:func:`bias_suite.families.as_scored`)."""
+    from ..families import as_scored
 
     return as_scored(scored)
 

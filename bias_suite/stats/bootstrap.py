@@ -91,7 +91,7 @@ the attribute).
 
 The fast path and the set-metric machinery live in
 :mod:`bias_suite.stats._bootstrap_fast`; NER data go through
-:func:`sequence_bootstrap`.
+:func:`resampling_bootstrap`.
 """
 from __future__ import annotations
 
@@ -104,14 +104,14 @@ import pandas as pd
 
 from ..exceptions import MetricError
 from ..metrics.catalog import MetricSpec, get_metric
-from ..metrics.engine import attribute_data, classification_counts, metric_rows, resolve_metrics
+from ..families import as_scored, family_of
+from ..metrics.engine import attribute_data, metric_rows, metric_values, resolve_metrics
 from ..metrics.generalized import GENERALIZED, AttributeData
-from ..scoring.scored import as_scored
 from ..suites.views import counterfactual_view, group_order
 from ._bootstrap_fast import _BACKGROUND, _fast_attribute, _fast_supported, _Prepared
 
 __all__ = [
-    "BootstrapResult", "bootstrap", "bootstrap_intervals", "bootstrap_replicates",
+    "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
     "template_weights", "cluster_bootstrap_difference",
 ]
 
@@ -219,8 +219,8 @@ def bootstrap(
     _check(B, confidence, method)
     data = as_scored(scored)
     tseed = seed if tuple_seed is None else tuple_seed
-    if getattr(data, "task", "classification") != "classification":
-        return sequence_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
+    if not family_of(data).fast_bootstrap:
+        return resampling_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
                                   max_tuples=max_tuples, group_order_override=group_order_override,
                                   tuple_seed=tseed, keep_replicates=keep_replicates)
     if results is None:
@@ -242,18 +242,16 @@ def bootstrap(
     return BootstrapResult(out, basis, kf, reps)
 
 
-def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
+def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
                        max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
                        keep_replicates: bool = False) -> BootstrapResult:
-    """Cluster bootstrap over templates for sequence-labelling (NER) results.
+    """Cluster bootstrap over templates by evaluating every resample again:
+    the path of families without the closed form (sequence labelling).
 
-    Same resampling unit and percentile intervals as the classification
-    bootstrap: in replicate b, every template of an attribute is drawn
+    Same resampling unit and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
     ``W[b, j]`` times (multinomial over the J templates, the same weights
     :func:`bootstrap` draws), each copy becomes a template of its own, and
-    the metrics are computed again with
-    :func:`bias_suite.metrics.sequence.evaluate_sequence`. Unlike the
-    classification fast path, the counterfactual tuples of a copied template
+    the metrics are computed again. Unlike the closed-form path, the counterfactual tuples of a copied template
     are drawn again (``max_tuples``), so the intervals include the tuple
     sampling too. The verdict basis of a metric with d = abs (per group or
     pair) comes from a signed twin (the same metric with d = x - y) evaluated
@@ -264,8 +262,6 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
     from tqdm.auto import tqdm
 
     from ..metrics.engine import evaluate
-    from ..metrics.sequence import evaluate_sequence
-    from ..suites.views import counterfactual_view
 
     tseed = seed if tuple_seed is None else tuple_seed
     if results is None:
@@ -278,7 +274,7 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
     run_specs = specs + [t for _, t in twins.values()]
     observed = {}
     if twins:
-        obs = evaluate_sequence(data, metrics=[t for _, t in twins.values()], attributes=attrs, max_tuples=max_tuples,
+        obs = metric_values(data, metrics=[t for _, t in twins.values()], attributes=attrs, max_tuples=max_tuples,
                                 seed=tseed, group_order_override=group_order_override)
         for a, m, c, g, v in zip(obs["attribute"], obs["metric"], obs["class"], obs["group"], obs["value"]):
             if isinstance(g, str) and v is not None and not pd.isna(v):
@@ -295,14 +291,14 @@ def sequence_bootstrap(data, results=None, *, metrics=None, B: int = 200, confid
         vals: dict = {}
         base_tpl = fr["template"].to_numpy(dtype=object)[rows].astype(str)
         # each NER resample is evaluated again (seconds per attribute at B = 200): show it on a terminal
-        for b in tqdm(range(B), desc=f"intervals for {a} (NER: every resample evaluated)", unit="resample",
+        for b in tqdm(range(B), desc=f"intervals for {a} (every resample evaluated)", unit="resample",
                       disable=None, leave=False):
             reps = W[b][codes]
             pick = np.repeat(np.arange(len(rows)), reps)
             copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
             labels = np.char.add(np.char.add(base_tpl[pick], "#"), copy.astype(str))
             sub = data.take(rows[pick], templates=labels)
-            res_b = evaluate_sequence(sub, metrics=run_specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
+            res_b = metric_values(sub, metrics=run_specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
                                       group_order_override=group_order_override)
             for m, c, g, v in zip(res_b["metric"], res_b["class"], res_b["group"], res_b["value"]):
                 key = (a, m, c, g if isinstance(g, str) else None)
@@ -364,8 +360,9 @@ def bootstrap_replicates(
     resamples as :func:`bootstrap` with the same seed."""
     _check(B, 0.95, method)
     data = as_scored(scored)
-    if getattr(data, "task", "classification") != "classification":
-        raise MetricError("bootstrap intervals are implemented for classification only (not sequence labelling)")
+    if not family_of(data).fast_bootstrap:
+        raise MetricError(f"replicate values come from the closed-form bootstrap; {family_of(data).name} data is "
+                          "resampled and evaluated again (bootstrap(..., keep_replicates=True))")
     specs = resolve_metrics(metrics)
     attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
     weights = _draw_weights(data, B, seed)
@@ -538,7 +535,7 @@ def resampled_attribute(prep: _Prepared, w: np.ndarray) -> AttributeData:
     y, yhat = ad.y[new_rows], ad.yhat[new_rows]
     return AttributeData(
         attribute=ad.attribute, groups=list(ad.groups), classes=ad.classes, g=ad.g[new_rows], y=y, yhat=yhat,
-        counts=classification_counts(y, yhat), item_row=np.arange(new_rows.size), item_P=ad.item_P[new_rows],
+        counts=lambda c, f=ad.counts: {k: v[new_rows] for k, v in f(c).items()}, item_row=np.arange(new_rows.size), item_P=ad.item_P[new_rows],
         item_y=ad.item_y[new_rows], tuples=tuples.astype(np.int64), tuple_template=tuple_template.astype(np.int64),
         templates=templates, row_template=new_rt.astype(np.int64),
     )
@@ -620,3 +617,6 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             "basis", "basis_value", "basis_low", "basis_high"]
     return out, pd.DataFrame(basis_rows, columns=cols)
 
+
+
+sequence_bootstrap = resampling_bootstrap  # deprecated name

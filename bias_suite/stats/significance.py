@@ -33,15 +33,17 @@ For sequence labelling (or any other source of block scores) use
 from __future__ import annotations
 
 import warnings
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from bias_suite.exceptions import MetricError
+
+from ..families import family_of
 from ._common import (
-    empty_results, group_order, make_row, rows_to_frame, scored_data,
+    empty_results, make_row, rows_to_frame, scored_data,
     select_attributes,
 )
 
@@ -115,30 +117,10 @@ def template_group_scores(scored: pd.DataFrame, attribute, cls: str | None = Non
     classes = list(data.classes)
     if cls is not None and cls not in classes:
         raise MetricError(f"unknown class {cls!r}; classes: {classes}")
-    m = (data.frame["attribute"] == attribute).to_numpy()
-    if not m.any():
+    if not (data.frame["attribute"] == attribute).any():
         raise MetricError(f"no rows for attribute {attribute!r}")
-    tables = _block_tables(data.frame[m], classes, data.probs[m], complete_only)
+    tables = family_of(data).block_scores(data, attribute, None, complete_only)
     return tables if cls is None else tables[cls]
-
-
-def _block_tables(sub: pd.DataFrame, classes: Sequence[str], probs: np.ndarray,
-                  complete_only: bool = True) -> dict:
-    groups = group_order(sub["group"])
-    templates = list(pd.unique(sub["template"]))
-    frame = pd.DataFrame(probs, columns=list(classes))
-    frame["__t"] = sub["template"].to_numpy()
-    frame["__g"] = sub["group"].to_numpy()
-    means = frame.groupby(["__t", "__g"], sort=False)[list(classes)].mean()
-    out = {}
-    for c in classes:
-        tab = means[c].unstack("__g").reindex(index=templates, columns=groups)
-        tab.index.name = "template"
-        tab.columns.name = "group"
-        if complete_only:
-            tab = tab.dropna(how="any")
-        out[c] = tab
-    return out
 
 
 # --------------------------------------------------------------------------
@@ -268,39 +250,25 @@ def add_adjusted_pvalues(rows: pd.DataFrame, adjust: str | None = "holm") -> pd.
 # --------------------------------------------------------------------------
 # whole run
 # --------------------------------------------------------------------------
-def significance_tests(scored: pd.DataFrame, *, attributes: Iterable[str] | None = None,
-                       adjust: str | None = "holm") -> pd.DataFrame:
-    """Wilcoxon (2 groups) or Friedman (>= 3 groups) per attribute and class,
-    with p-values adjusted across all tests of the call (see module doc)."""
+def significance_tests(scored, *, attributes: Iterable[str] | None = None, adjust: str | None = "holm",
+                       group_order_override=None) -> pd.DataFrame:
+    """Wilcoxon (2 groups) or Friedman (>= 3 groups) per attribute and class
+    on the block scores of the data's task family (mean class probability per
+    template and group; for NER at the identity position), with p-values
+    adjusted across all tests of the call (see module doc)."""
     adjust = _check_method(adjust)
     if isinstance(scored, pd.DataFrame) and scored.empty:
         return empty_results()
     data = scored_data(scored)
-    classes = list(data.classes)
+    fam = family_of(data)
     rows: list[dict] = []
     for attribute in select_attributes(data.frame, attributes):
-        m = (data.frame["attribute"] == attribute).to_numpy()
-        tables = _block_tables(data.frame[m], classes, data.probs[m])
-        for c in classes:
-            rows.extend(_result_rows(block_test(tables[c]), attribute, c))
+        tables = fam.block_scores(data, attribute, (group_order_override or {}).get(attribute))
+        if tables is None:  # the data has no block scores (e.g. NER without tag probabilities)
+            return empty_results()
+        for c, tab in tables.items():
+            rows.extend(_result_rows(block_test(tab), attribute, c))
     return add_adjusted_pvalues(rows_to_frame(rows), adjust)
 
 
-def sequence_significance_tests(data, *, attributes=None, adjust: str | None = "holm", group_order_override=None) -> pd.DataFrame:
-    """Wilcoxon (2 groups) or Friedman (>= 3) per attribute and class (types
-    + O) on the identity-position block scores, p-values adjusted across
-    all tests of the call (docs/metrics.md, "Significance tests", NER)."""
-    from ..metrics.engine import empty_results
-    from ..metrics.sequence import identity_position_scores
-
-    if data.type_probs is None or not (data.term_span[:, 0] >= 0).any():
-        return empty_results()
-    attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
-    parts = []
-    for a in attrs:
-        tables = identity_position_scores(data, a, group_order_override=group_order_override)
-        for c, tab in tables.items():
-            parts.append(significance_from_block_scores(tab, attribute=a, cls=c))
-    if not parts:
-        return empty_results()
-    return add_adjusted_pvalues(pd.concat(parts, ignore_index=True), adjust)
+sequence_significance_tests = significance_tests  # deprecated name

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import itertools
 import re
 from math import prod
@@ -35,7 +34,7 @@ import pandas as pd
 
 from ..exceptions import SuiteError
 from .grammar import article, capitalize_first, tidy
-from .loader import Suite, Template, load_suite, slot_base
+from .loader import Suite, Template, get_editor, load_suite, slot_base  # noqa: F401 (get_editor re-exported)
 
 EXAMPLE_COLUMNS = ["id", "template", "attribute", "group", "term", "text", "label", "suite", "source_template", "slot"]
 DEFAULT_MAX_EXAMPLES = 1_000_000
@@ -51,18 +50,6 @@ def example_limit(max_examples: int):
         yield
     finally:
         _LIMIT.reset(token)
-
-
-@functools.lru_cache(maxsize=1)
-def get_editor():
-    """One shared CheckList Editor (its construction loads lexicons, ~1 s)."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # checklist's deps warn about pkg_resources
-        from checklist.editor import Editor
-
-        return Editor()
 
 
 def _lexicon(name: str, lexicons: dict) -> list:
@@ -154,7 +141,7 @@ def _wanted(attributes):
 
 
 def expand_suite(suite: Suite | str | Path, *, attributes: Iterable[str] | None = None,
-                 max_examples: int | None = None) -> pd.DataFrame:
+                 max_examples: int | None = None, rows=None, columns=None) -> pd.DataFrame:
     """All examples of a suite as a table (``EXAMPLE_COLUMNS``).
 
     Parameters
@@ -163,18 +150,18 @@ def expand_suite(suite: Suite | str | Path, *, attributes: Iterable[str] | None 
     attributes : keep only these attributes (default all of the suite's).
     max_examples : refuse (SuiteError, before expanding) suites with more
         examples; default :data:`DEFAULT_MAX_EXAMPLES` or :func:`example_limit`'s value.
+    rows, columns : the task family's row maker ``rows(suite, wanted, covering=False)``
+        and its columns (default :func:`text_rows`, ``EXAMPLE_COLUMNS``);
+        :func:`bias_suite.families.expand_suites` picks them by the suite's task.
     """
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
     check_size([suite], attributes=attributes, max_examples=max_examples)
-    if suite.task == "sequence_labelling":  # tokens, BILOU tags, term_span (bias_suite.suites.sequence)
-        from .sequence import expand_sequence_suite
-
-        return expand_sequence_suite(suite, attributes=attributes, max_examples=float("inf"))
-    return pd.DataFrame(list(_rows(suite, _wanted(attributes))), columns=EXAMPLE_COLUMNS)
+    return pd.DataFrame(list((rows or text_rows)(suite, _wanted(attributes))), columns=columns or EXAMPLE_COLUMNS)
 
 
-def _rows(suite: Suite, wanted, covering: bool = False):
+def text_rows(suite: Suite, wanted=None, covering: bool = False):
+    """One row per example (``EXAMPLE_COLUMNS``): the rendered text of every variant."""
     for tpl in suite.templates:
         for unit, a, g, t_idx, term, values in variants(suite, tpl, wanted, covering=covering):
             try:
@@ -230,9 +217,10 @@ def variants(suite: Suite, tpl: Template, wanted=None, *, covering: bool = False
                     yield unit, a, g, t_idx, term, values
 
 
-def expand_suites(suites: Iterable, *, attributes=None, max_examples: int | None = None) -> pd.DataFrame:
+def expand_suites(suites: Iterable, *, attributes=None, max_examples: int | None = None, rows_for=None) -> pd.DataFrame:
     """Expand several suites into one table (suite names must differ);
-    ``max_examples`` bounds the total (see :func:`expand_suite`)."""
+    ``max_examples`` bounds the total (see :func:`expand_suite`);
+    ``rows_for(suite) -> (rows, columns)`` gives each suite's row maker."""
     loaded, names = [], set()
     for s in suites:
         s = s if isinstance(s, Suite) else load_suite(s)
@@ -241,7 +229,9 @@ def expand_suites(suites: Iterable, *, attributes=None, max_examples: int | None
         names.add(s.name)
         loaded.append(s)
     check_size(loaded, attributes=attributes, max_examples=max_examples)
-    frames = [expand_suite(s, attributes=attributes, max_examples=float("inf")) for s in loaded]
+    frames = [expand_suite(s, attributes=attributes, max_examples=float("inf"),
+                           **dict(zip(("rows", "columns"), rows_for(s) if rows_for else (None, None))))
+              for s in loaded]
     if not frames:
         return pd.DataFrame(columns=EXAMPLE_COLUMNS)
     out = pd.concat(frames, ignore_index=True)
@@ -251,22 +241,17 @@ def expand_suites(suites: Iterable, *, attributes=None, max_examples: int | None
     return out
 
 
-def validate_suite(suite: Suite | str | Path, *, attributes=None, max_examples: int | None = None) -> int:
+def validate_suite(suite: Suite | str | Path, *, attributes=None, max_examples: int | None = None, rows=None) -> int:
     """Every check that expansion makes, without expanding: the size limit,
-    the task family's template checks, and a rendering of every identity
-    term and every lexicon value of every template. Returns the number of
-    examples the suite expands to; raises SuiteError."""
+    the row maker's template checks (``rows``, as in :func:`expand_suite`),
+    and a rendering of every identity term and every lexicon value of every
+    template. Returns the number of examples the suite expands to; raises
+    SuiteError."""
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
     total = check_size([suite], attributes=attributes, max_examples=max_examples)
-    if suite.task == "sequence_labelling":
-        from .sequence import sequence_rows
-
-        for _ in sequence_rows(suite, _wanted(attributes), covering=True):
-            pass
-    else:
-        for _ in _rows(suite, _wanted(attributes), covering=True):
-            pass
+    for _ in (rows or text_rows)(suite, _wanted(attributes), covering=True):
+        pass
     return total
 
 

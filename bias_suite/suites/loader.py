@@ -8,6 +8,7 @@ and the field.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import re
@@ -23,7 +24,6 @@ from ..exceptions import SuiteError
 from ..paths import data_dir
 
 IDENTITY_KINDS = ("identity_adj", "identity_np", "identity_plural", "person", "country")
-TASKS = ("classification", "sequence_labelling")
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
 _SLOT_KEY = re.compile(r"^(?:(?P<opt>[^:{}]+):)?(?P<name>[A-Za-z_][A-Za-z0-9_]*?)(?P<num>\d*)$")
 
@@ -439,14 +439,9 @@ def load_suite(path) -> Suite:
     m = _validate(_SuiteModel, data, path, lines)
     if not _IDENT.match(m.suite):
         raise SuiteError(f"must be a lowercase identifier, got {m.suite!r}", file=path, line=_line_for(lines, ("suite",)), field="suite")
-    if m.task not in TASKS:
-        raise SuiteError(f"unknown task {m.task!r}; expected one of {list(TASKS)}", file=path, line=_line_for(lines, ("task",)), field="task")
+    if not _IDENT.match(m.task):
+        raise SuiteError(f"a task is a lowercase identifier, got {m.task!r}", file=path, line=_line_for(lines, ("task",)), field="task")
     classes = list(m.classes or [])
-    if m.task == "classification":
-        if len(classes) < 2:
-            raise SuiteError("classification suites need at least two classes", file=path, line=_line_for(lines, ("classes",)), field="classes")
-        if len(set(classes)) != len(classes):
-            raise SuiteError(f"duplicate class names in {classes}", file=path, line=_line_for(lines, ("classes",)), field="classes")
     identity = {}
     for i, ref in enumerate(m.identity_terms):
         fl = _line_for(lines, ("identity_terms", i))
@@ -502,11 +497,6 @@ def load_suite(path) -> Suite:
         if not t.id.strip() or any(c in t.id for c in "/#") or t.id != t.id.strip():
             raise SuiteError(f"template ids are non-empty, without '/', '#' or surrounding spaces (they make example ids), got {t.id!r}",
                              file=path, line=_line_for(lines, ("templates", i, "id")), field=f"{fl}.id")
-        if m.task == "classification":
-            if t.label is None:
-                raise SuiteError("required field is missing", file=path, line=tl, field=f"{fl}.label")
-            if t.label not in classes:
-                raise SuiteError(f"label {t.label!r} is not among the classes {classes}", file=path, line=_line_for(lines, ("templates", i, "label")), field=f"{fl}.label")
         try:
             slots = parse_slots(t.text)
         except ValueError as e:
@@ -553,6 +543,18 @@ def load_suite(path) -> Suite:
     return suite
 
 
+@functools.lru_cache(maxsize=1)
+def get_editor():
+    """One shared CheckList Editor (its construction loads lexicons, ~1 s)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # checklist's deps warn about pkg_resources
+        from checklist.editor import Editor
+
+        return Editor()
+
+
 _CHECKLIST_LEXICONS = None
 
 
@@ -561,8 +563,6 @@ def _checklist_lexicon(name: str) -> bool:
     (first_name, last_name, city, ...), so CheckList templates work unchanged."""
     global _CHECKLIST_LEXICONS
     if _CHECKLIST_LEXICONS is None:
-        from .expansion import get_editor
-
         try:
             _CHECKLIST_LEXICONS = {k for k, v in get_editor().lexicons.items() if isinstance(v, list)}
         except Exception:  # checklist missing: only the suite's own lexicons exist

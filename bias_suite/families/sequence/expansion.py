@@ -33,11 +33,11 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..exceptions import SuiteError
-from .bilou import expand_unit, split_tag
-from .expansion import EXAMPLE_COLUMNS, variants
-from .grammar import article, capitalize_first
-from .loader import Suite, Template, load_suite, slot_base
+from ...exceptions import SuiteError
+from ...suites.bilou import expand_unit, split_tag
+from ...suites.expansion import EXAMPLE_COLUMNS, check_size, variants
+from ...suites.grammar import article, capitalize_first
+from ...suites.loader import Suite, Template, load_suite, slot_base
 
 __all__ = ["SEQUENCE_COLUMNS", "DEFAULT_SLOT_TAGS", "expand_sequence_suite", "tokenize", "get_tokenizer",
            "render_tokens", "template_tags", "bracketed"]
@@ -64,7 +64,7 @@ def tokenize(text: str) -> list[tuple[str, int]]:
 
 def bracketed(tokens, tags) -> str:
     """Tokens with their entities in brackets: ``[New Zealand]LOC is far .``"""
-    from .bilou import spans
+    from ...suites.bilou import spans
 
     starts = {s: (t, e) for t, s, e in spans(tags)}
     out, i = [], 0
@@ -215,7 +215,6 @@ def expand_sequence_suite(suite: Suite | str, *, attributes: Iterable[str] | Non
     attributes : keep only these attributes (default all of the suite's).
     max_examples : size limit, as in :func:`bias_suite.suites.expand_suite`.
     """
-    from .expansion import check_size
 
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
@@ -226,11 +225,11 @@ def expand_sequence_suite(suite: Suite | str, *, attributes: Iterable[str] | Non
     return pd.DataFrame(list(sequence_rows(suite, wanted)), columns=SEQUENCE_COLUMNS)
 
 
-def sequence_rows(suite: Suite, wanted=None, *, covering: bool = False):
-    """The rows of :func:`expand_sequence_suite`, one at a time, after the
-    suite-level and template-level checks (``covering``: only the examples
-    that ``validate`` renders, see :func:`bias_suite.suites.expansion.variants`)."""
-    slot_tags = _slot_tags(suite)
+def check_suite(suite: Suite) -> None:
+    """The checks of a sequence-labelling suite before any example is made:
+    slot tags, each template's identity slot used exactly once (so that the
+    variants align token by token) and its phrase tags."""
+    _slot_tags(suite)
     for ti, tpl in enumerate(suite.templates):
         fld = f"templates[{ti}]"
         n_ident = sum(1 for p in _pieces(tpl.text) if p[0] == "slot" and slot_base(p[2]) == tpl.identity_kind)
@@ -240,9 +239,17 @@ def sequence_rows(suite: Suite, wanted=None, *, covering: bool = False):
                 "so that its variants align token by token", file=suite.path, line=_line(suite, ("templates", ti, "text")),
                 field=f"{fld}.text")
         try:
-            phrases = template_tags(tpl)
+            template_tags(tpl)
         except ValueError as e:
             raise SuiteError(str(e), file=suite.path, line=_line(suite, ("templates", ti, "tags")), field=f"{fld}.tags") from None
+
+
+def sequence_rows(suite: Suite, wanted=None, *, covering: bool = False):
+    """The rows of :func:`expand_sequence_suite`, one at a time, after the
+    suite-level and template-level checks (``covering``: only the examples
+    that ``validate`` renders, see :func:`bias_suite.suites.expansion.variants`)."""
+    check_suite(suite)
+    slot_tags = _slot_tags(suite)
     for ti, tpl in enumerate(suite.templates):
         fld = f"templates[{ti}]"
         phrases = template_tags(tpl)

@@ -1,6 +1,7 @@
-"""Bias metrics for sequence labelling (NER), through the same generalized
-builders and the same tidy results as classification
-(``docs/metrics.md``, "Sequence labelling").
+"""What the metric engine and the significance tests take from
+sequence-labelling (NER) data: the metrics are the generalized builders'
+and the results the same tidy rows as classification (``docs/metrics.md``,
+"Sequence labelling").
 
 Two kinds of units:
 
@@ -25,16 +26,13 @@ then over tuples; AvgIF/AvgScoreDiff pool the token scores of each S_j^t.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MetricError
-from ..suites.views import counterfactual_view, group_order
-from .catalog import MetricSpec
-from .generalized import AttributeData
-from .scores import GoldProbScore, RateScore, SetScore, get_score
+from ...exceptions import MetricError
+from ...suites.views import group_order
 
 __all__ = ["evaluate_sequence", "sequence_attribute_data", "token_items", "identity_position_scores",
            "NOT_APPLICABLE_NOTE"]
@@ -101,48 +99,10 @@ def _span_counts_fn(counts: np.ndarray, labelled: np.ndarray):
     return fn
 
 
-def _aligned_values_fn(ad_ref: dict, counts_fn):
-    """ad.aligned_member_values for sequence data: (V, ok) of shape (M, k, L)."""
-
-    def fn(score, c):
-        ad = ad_ref["ad"]
-        T = ad.tuples
-        M, k = T.shape
-        if isinstance(score, RateScore):
-            cnt = counts_fn(c)
-            sums = {name: v[T].astype(float) for name, v in cnt.items()}
-            V, bad, _ = score.fn(sums)
-            return V[:, :, None], ~bad[:, :, None]
-        n = len(ad.g)
-        L = int(ad.item_pos.max()) + 1 if len(ad.item_pos) else 1
-        valid = np.zeros((n, L), dtype=bool)
-        valid[ad.item_row, ad.item_pos] = True
-        Y = np.full((n, L), -1, dtype=np.int64)
-        Y[ad.item_row, ad.item_pos] = ad.item_y
-        Vx = np.zeros((n, L))
-        if isinstance(score, GoldProbScore):
-            ok_item = ad.item_y >= 0
-            Vx[ad.item_row, ad.item_pos] = ad.item_P[np.arange(len(ad.item_y)), np.where(ok_item, ad.item_y, 0)]
-            ok = valid & (Y >= 0)
-        elif isinstance(score, SetScore):
-            Vx[ad.item_row, ad.item_pos] = ad.item_P[:, c]
-            if score.select == "all":
-                ok = valid
-            elif score.select == "pos":
-                ok = valid & (Y == c)
-            else:
-                ok = valid & (Y >= 0) & (Y != c)
-        else:
-            raise MetricError(f"{score.name!r} cannot be a per-member score in the counterfactual view")
-        return Vx[T], ok[T]
-
-    return fn
-
-
-def sequence_attribute_data(data, attribute: str, cf, groups: list, *, probability: bool) -> AttributeData:
+def metric_input(data, attribute: str, cf, groups: list, probabilities: bool = False) -> dict:
     """Arrays of one attribute for the generalized builders: span counts per
-    sentence (``probability=False``, classes = entity types) or token items
-    (``probability=True``, classes = types + O)."""
+    sentence (classes = entity types) and, with ``probabilities``, token
+    items at aligned positions (classes = types + O)."""
     fr = data.frame
     rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
     local = np.full(len(fr), -1, dtype=np.int64)
@@ -150,77 +110,31 @@ def sequence_attribute_data(data, attribute: str, cf, groups: list, *, probabili
     code = {g: i for i, g in enumerate(groups)}
     g = np.fromiter((code[x] for x in fr["group"].to_numpy(dtype=object)[rows]), dtype=np.int64, count=len(rows))
     labelled = data.labelled[rows]
-    y = np.where(labelled, 0, -1).astype(np.int64)
     row_template = np.full(len(rows), -1, dtype=np.int64)
     for j, t in enumerate(cf.templates):
         for members in cf.members[t]:
             row_template[local[members]] = j
-    counts_fn = _span_counts_fn(data.span_counts[rows], labelled)
-    ref: dict = {}
-    kw = {}
-    if probability:
+    if probabilities:
         item_row, item_pos, item_P, item_y, _ = token_items(
             [data.type_probs[i] for i in rows], [data.tags[i] for i in rows], data.term_span[rows], data.prob_classes)
-        kw = dict(item_row=item_row, item_P=item_P, item_y=item_y, item_pos=item_pos)
         classes = data.prob_classes
     else:
         classes = data.types
-        kw = dict(item_row=np.zeros(0, np.int64), item_P=np.zeros((0, len(classes))), item_y=np.zeros(0, np.int64),
-                  item_pos=np.zeros(0, np.int64))
-    ad = AttributeData(
-        attribute=attribute, groups=list(groups), classes=tuple(classes), g=g, y=y, yhat=np.zeros(len(rows), np.int64),
-        counts=counts_fn,
+        item_row, item_pos, item_y = (np.zeros(0, np.int64) for _ in range(3))
+        item_P = np.zeros((0, len(classes)))
+    return dict(
+        attribute=attribute, groups=list(groups), classes=tuple(classes), g=g,
+        y=np.where(labelled, 0, -1).astype(np.int64), yhat=np.zeros(len(rows), np.int64),
+        counts=_span_counts_fn(data.span_counts[rows], labelled),
         tuples=local[cf.tuples] if len(cf.tuples) else np.zeros((0, len(groups)), dtype=np.int64),
         tuple_template=cf.tuple_template, templates=list(cf.templates), row_template=row_template,
-        task="sequence_labelling", aligned_member_values=_aligned_values_fn(ref, counts_fn), **kw,
+        item_row=item_row, item_P=item_P, item_y=item_y, item_pos=item_pos,
     )
-    ref["ad"] = ad
-    return ad
 
 
-def _na_rows(spec: MetricSpec, attribute: str, classes, note: str) -> list:
-    from .engine import not_applicable_rows
-
-    return not_applicable_rows(spec, attribute, classes, note)
-
-
-def evaluate_sequence(
-    data, *, metrics: Iterable | None = None, attributes: Iterable[str] | str | None = None,
-    max_tuples: int | None = 100, seed: int = 0, group_order_override: Mapping[str, Sequence[str]] | None = None,
-) -> pd.DataFrame:
-    """Compute bias metrics on validated sequence-labelling scores
-    (:class:`~bias_suite.scoring.sequence.SequenceData`); called by
-    :func:`bias_suite.metrics.evaluate` for such data. Same parameters and
-    the same tidy results as :func:`~bias_suite.metrics.evaluate`."""
-    from .engine import metric_rows, resolve_metrics, results_frame, select_attributes
-
-    specs = resolve_metrics(metrics)
-    wanted = select_attributes(data, attributes)
-    cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
-    rows = []
-    for a in wanted:
-        groups = group_order(data.frame, a, group_order_override)
-        span_ad = prob_ad = None
-        for spec in specs:
-            sc = get_score(spec.score)
-            name = getattr(sc, "name", "")
-            if name in _SKIP_SCORES:
-                continue
-            if name in _NA_SCORES:
-                rows.extend(_na_rows(spec, a, data.types, NOT_APPLICABLE_NOTE))
-                continue
-            if isinstance(sc, RateScore):
-                if span_ad is None:
-                    span_ad = sequence_attribute_data(data, a, cfs[a], groups, probability=False)
-                rows.extend(metric_rows(spec, span_ad))
-                continue
-            if data.type_probs is None:
-                rows.extend(_na_rows(spec, a, data.prob_classes, "needs token probabilities (tag_probs), which the scored data does not have"))
-                continue
-            if prob_ad is None:
-                prob_ad = sequence_attribute_data(data, a, cfs[a], groups, probability=True)
-            rows.extend(metric_rows(spec, prob_ad))
-    return results_frame(rows)
+def missing_probabilities(data) -> str | None:
+    return None if data.type_probs is not None else \
+        "needs token probabilities (tag_probs), which the scored data does not have"
 
 
 # ------------------------------------------------------------------ significance
@@ -250,3 +164,11 @@ def identity_position_scores(data, attribute: str, *, group_order_override=None)
         tab.index.name, tab.columns.name = "template", "group"
         out[c] = tab
     return out
+
+
+def block_scores(data, attribute: str, groups: Sequence[str] | None = None, complete_only: bool = True) -> dict | None:
+    """Block scores of the significance tests: the identity-position scores
+    (None without token probabilities or identity spans)."""
+    if data.type_probs is None or not (data.term_span[:, 0] >= 0).any():
+        return None
+    return identity_position_scores(data, attribute, group_order_override={attribute: list(groups)} if groups else None)

@@ -25,9 +25,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import ScoredFormatError
-from ..suites.bilou import is_valid_tag, span_counts, tag_type, to_bilou
-from .scored import PROB_TOLERANCE, _first_bad, _is_number, _row_number, _show, check_string_columns
+from ...exceptions import ScoredFormatError
+from ...suites.bilou import is_valid_tag, span_counts, tag_type, to_bilou
+from ..checks import PROB_TOLERANCE, _first_bad, _is_number, _row_number, _show, check_string_columns
 
 __all__ = ["SequenceData", "check_sequence_scored", "sequence_scored_from_predictions", "tag_class_matrix"]
 

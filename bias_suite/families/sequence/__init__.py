@@ -1,0 +1,37 @@
+"""Sequence labelling (NER): tokens with BILOU tags per example; span metrics
+per entity type by exact span matching, probability metrics per token
+position (docs/metrics.md, "Sequence labelling")."""
+from __future__ import annotations
+
+from ..base import TaskFamily
+from .expansion import SEQUENCE_COLUMNS, check_suite, sequence_rows
+from .metric_input import block_scores, metric_input, missing_probabilities
+from .model import DEFAULT_NAMES, check_model, load_model, run_meta, score
+from .scored import SequenceData, check_sequence_scored
+
+__all__ = ["FAMILY", "SequenceData", "NOT_APPLICABLE_NOTE"]
+
+NOT_APPLICABLE_NOTE = "not applicable to sequence labelling"
+
+FAMILY = TaskFamily(
+    name="sequence_labelling",
+    label="NER",
+    description="taggers: BILOU tags (and tag probabilities) per token",
+    check_suite=check_suite,
+    rows=sequence_rows,
+    columns=tuple(SEQUENCE_COLUMNS),
+    load_model=load_model,
+    check_model=check_model,
+    score=score,
+    default_model="default-ner",
+    default_names=DEFAULT_NAMES,
+    marker_columns=("tokens",),
+    check_scored=check_sequence_scored,
+    metric_input=metric_input,
+    # FPR and TNR need true negatives, which spans do not have; accuracy is not reported
+    score_notes={"FPR": NOT_APPLICABLE_NOTE, "TNR": NOT_APPLICABLE_NOTE, "accuracy": None},
+    missing_probabilities=missing_probabilities,
+    block_scores=block_scores,
+    run_meta=run_meta,
+    inv_criteria=("tags",),
+)
