@@ -20,7 +20,6 @@ KNOWN_CYCLES: list[set[str]] = [
     {"scoring.scored", "scoring.sequence"},
     {"suites.expansion", "suites.loader", "suites.sequence"},
     {"run", "run_sequence"},
-    {"predict.engines", "predict.ray_engine"},
     {"cli", "interop.cli"},
 ]
 
