@@ -29,11 +29,11 @@ import sys
 import typer
 import typer.core
 
-from ..interop.cli import checklist_app
 from . import evaluate_cmd, metrics_cmds, results_cmds, run_cmd, suite_cmds
+from .checklist_cmds import checklist_app
 from .models_cmds import cache_app, models_app
-from .options import _HELP, _name_lists  # noqa: F401  (_name_lists, _fail: used by interop.cli)
-from .output import _DEBUG, EXIT_BUG, EXIT_ERROR, _fail, _report_exception, console, err_console  # noqa: F401
+from .options import _HELP
+from .output import _DEBUG, EXIT_BUG, EXIT_ERROR, _report_exception, console, err_console
 
 __all__ = ["app", "main", "console", "err_console", "EXIT_ERROR", "EXIT_BUG"]
 
