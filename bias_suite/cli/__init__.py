@@ -6,7 +6,9 @@
     bias-suite evaluate SCORED --out DIR  metrics on your own predictions
     bias-suite metrics                    the registry of named metrics
     bias-suite sample-size ...            Bernstein sample size to claim a bias
-    bias-suite models build|list          the offline default models
+    bias-suite models build|list|path     the offline default models
+    bias-suite cache info|clear           the prediction cache
+    bias-suite checklist export|predict|import   CheckList interop
     bias-suite validate SUITE...          check suite files
     bias-suite report RESULTS_DIR         self-contained HTML report
     bias-suite plot RESULTS_DIR --out D   publication figures (png/svg/pdf)

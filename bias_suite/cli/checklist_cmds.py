@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import _name_lists
+from .options import _comma_list, _name_lists
 from .output import _fail, console
 
 checklist_app = typer.Typer(
@@ -105,7 +105,7 @@ def import_cmd(
     from ..report.files import prepare_run_folder, write_results
     from ..scoring.scored import write_jsonl, write_scored
 
-    names = [c.strip() for c in classes.split(",") if c.strip()] if classes else None
+    names = _comma_list(classes) if classes else None
     try:
         if export_dir.is_dir():
             if suite is not None or group:

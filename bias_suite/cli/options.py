@@ -28,17 +28,27 @@ class _Command(typer.core.TyperCommand):
                 formatter.write_dl(panels[name])
 
 
-def _name_lists(specs: Optional[List[str]], option: str = "--group-order", form: str = "ATTRIBUTE=g1,g2,...") -> Optional[dict]:
-    """Repeated NAME=a,b,... options (--group-order, checklist import --group) -> {name: [a, b, ...]}."""
+def _comma_list(text: str) -> list:
+    """'a, b,,c' -> ['a', 'b', 'c']"""
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _name_values(specs: Optional[List[str]], option: str, form: str, parse=str.strip) -> Optional[dict]:
+    """Repeated NAME=VALUE options -> {name: parse(value)} (None when none given)."""
     if not specs:
         return None
     out = {}
     for s in specs:
         if "=" not in s:
             raise BiasSuiteError(f"{option} expects {form}, got {s!r}")
-        a, items = s.split("=", 1)
-        out[a.strip()] = [g.strip() for g in items.split(",") if g.strip()]
+        name, value = s.split("=", 1)
+        out[name.strip()] = parse(value)
     return out
+
+
+def _name_lists(specs: Optional[List[str]], option: str = "--group-order", form: str = "ATTRIBUTE=g1,g2,...") -> Optional[dict]:
+    """Repeated NAME=a,b,... options (--group-order, checklist import --group) -> {name: [a, b, ...]}."""
+    return _name_values(specs, option, form, _comma_list)
 
 
 def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
@@ -59,12 +69,5 @@ def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
 
 
 def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
-    if not specs:
-        return None
-    out = {}
-    for s in specs:
-        if "=" not in s:
-            raise BiasSuiteError(f"--class-map expects SUITE_CLASS=MODEL_CLASS, got {s!r}")
-        a, b = s.split("=", 1)
-        out[a.strip()] = b.strip()
-    return out
+    """--class-map SUITE_CLASS=MODEL_CLASS -> {suite class: model class}."""
+    return _name_values(specs, "--class-map", "SUITE_CLASS=MODEL_CLASS")

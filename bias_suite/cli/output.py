@@ -32,8 +32,13 @@ def _report_exception(e: BaseException) -> int:
         msg = (f"internal error, a bug in bias_suite: {type(e).__name__}: {_one_line(e)}; "
                "rerun with --debug for the traceback and report it")
         code = EXIT_BUG
-    err_console.print(f"[{theme.ERROR}]error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
+    _error_line(msg)
     return code
+
+
+def _error_line(msg: str) -> None:
+    # messages quote user text (labels, groups, file names): never read it as markup
+    err_console.print(f"[{theme.ERROR}]error:[/] {escape(msg)}", highlight=False, soft_wrap=True)
 
 
 class _LazyConsole:
@@ -52,10 +57,9 @@ console = _LazyConsole()
 err_console = _LazyConsole(stderr=True)
 
 
-def _fail(e: Exception, code: int = 2):
+def _fail(e: Exception, code: int = EXIT_ERROR):
     """Print a BiasSuiteError as one error line and exit (with --debug: raise it)."""
     if _DEBUG["on"]:
         raise e
-    # messages quote user text (labels, groups, file names): never read it as markup
-    err_console.print(f"[{theme.ERROR}]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+    _error_line(str(e))
     raise typer.Exit(code)

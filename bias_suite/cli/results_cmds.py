@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
+from .options import _comma_list
 from .output import _fail, console
 from .summary import _gate, _gate_rules
 
@@ -52,7 +53,7 @@ def plot(
         _fail(BiasSuiteError(f"plotting needs matplotlib ({e}); pip install matplotlib"))
     try:
         paths = write_figures(results_dir, out, fmt=fmt, attributes=attribute,
-                              metrics=[m.strip() for m in metrics.split(",") if m.strip()] if metrics else None)
+                              metrics=_comma_list(metrics) if metrics else None)
     except (BiasSuiteError, FileNotFoundError, ValueError) as e:
         _fail(e)
     console.print(escape(f"{len(paths)} figures → {out}"))
