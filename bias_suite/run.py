@@ -42,6 +42,20 @@ class RunResult:
     paths: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
     sequence: "RunResult | None" = None  # the next family's part of a run that mixes families (out_dir/<label>)
+    failures: pd.DataFrame | None = None  # the failing INV cases (failures.jsonl)
+
+    def parts(self) -> list:
+        """This result and the other families' parts of the same run, in order."""
+        out, p = [], self
+        while p is not None:
+            out.append(p)
+            p = p.sequence
+        return out
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder this part was written to (None when nothing was written)."""
+        return Path(self.paths["metadata"]).parent if self.paths.get("metadata") else None
 
 
 def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False, dtype=None):
@@ -180,6 +194,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
                                            trust_remote_code=trust_remote_code, dtype=dtype)
     fam.check_model(suites, predictor, class_map, table=table)
     pstats: list = []
+    inv_failures = None
     scored = fam.score(examples, predictor, class_map=class_map, cache=cache, engine=engine, progress=progress,
                        stats=pstats)
     order = _present({a: t.groups for s in suites for a, t in s.identity.items()} if table is None
@@ -200,8 +215,9 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
         from .interop import invariance_for_run
 
         criterion = inv_criterion if inv_criterion in fam.inv_criteria else fam.inv_criteria[0]
-        parts.append(invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order,
-                                        criterion=criterion, mode=inv_cases))
+        inv_rows, inv_failures = invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order,
+                                                    criterion=criterion, mode=inv_cases, with_failures=True)
+        parts.append(inv_rows)
     records = [r for part in parts for r in part.to_dict("records")]  # (pd.concat warns on all-null columns)
     res = results_frame(records)
     res["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)  # the bootstrap's metric verdicts
@@ -235,13 +251,14 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
         "python": platform.python_version(),
         "versions": _library_versions(),
     }
-    paths = write_run(out_dir, examples, scored, res, meta) if out_dir is not None else {}
-    return RunResult(examples, scored, res, list(suites), model_name, paths, meta)
+    paths = write_run(out_dir, examples, scored, res, meta, failures=inv_failures) if out_dir is not None else {}
+    return RunResult(examples, scored, res, list(suites), model_name, paths, meta, failures=inv_failures)
 
 
-def write_run(out_dir, examples, scored, results, meta) -> dict:
-    """Write a run folder: examples, scored examples (JSONL + Parquet),
-    results (JSONL + CSV), each file atomically, then ``run.json`` listing
+def write_run(out_dir, examples, scored, results, meta, *, failures=None) -> dict:
+    """Write a run folder: examples, scored examples (JSONL + Parquet), the
+    failing INV cases (``failures.jsonl``, which the report shows), results
+    (JSONL + CSV), each file atomically, then ``run.json`` listing
     them (size, SHA-256); files an earlier run left there are removed
     (:func:`bias_suite.io.results.commit_run_folder`)."""
     from .io.results import prepare_run_folder, write_results
@@ -250,6 +267,8 @@ def write_run(out_dir, examples, scored, results, meta) -> dict:
     out = prepare_run_folder(out_dir)  # ".." resolved: no stray folders
     paths = {"examples": write_jsonl(examples, out / "examples.jsonl")}
     paths.update({f"scored_{k}": v for k, v in write_scored(scored, out).items()})
+    if failures is not None:
+        paths["failures"] = write_jsonl(failures, out / "failures.jsonl")
     paths.update(write_results(results, out, metadata=meta, files=list(paths.values())))
     return paths
 

@@ -231,7 +231,8 @@ def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
     r = runner.invoke(app, ["run", str(tmp_path / "ner_tiny.yaml"), "--model", str(crf_dir), "--out", str(out), "--detail"],
                       env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
-    assert "LOC recall/F1" in r.output and "FNED LOC" in r.output and "short" in r.output
+    assert "LOC recall/F1" in r.output and "NER, group view" in r.output and "short" in r.output
+    assert "one line per class: PER, LOC, O" in r.output and "FNED" in r.output
     res = pd.read_json(out / "results.jsonl", lines=True)
     assert {"FNED", "CFGap", "TPR-Gap", "AvgIF", "PertSS", "Wilcoxon-p-holm"} <= set(res["metric"])
     assert set(res.loc[res["metric"] == "CFGap", "class"]) == {"PER", "LOC", "O"}
@@ -241,7 +242,7 @@ def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
     # evaluate the written scored file again: same metric values
     r = runner.invoke(app, ["evaluate", str(out / "scored.jsonl"), "--out", str(tmp_path / "ev"), "--detail"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
-    assert "FNED LOC" in r.output
+    assert "LOC recall/F1" in r.output and "FNED" in r.output
     again = pd.read_json(tmp_path / "ev" / "results.jsonl", lines=True)
     key = ["metric", "class", "group"]
     assert (res["metric"] == "INV-FailRate").any()  # run adds CheckList INV rows; evaluate does not
@@ -303,7 +304,7 @@ def test_mixed_classification_and_ner_run(tmp_path, crf_dir, monkeypatch):
     ner_res = pd.read_json(out / "ner" / "results.jsonl", lines=True)
     assert set(cls_res["class"]) <= {"negative", "neutral", "positive", "all"}
     assert set(ner_res["class"]) <= {"PER", "LOC", "ORG", "MISC", "O", "all"} and "LOC" in set(ner_res["class"])
-    assert "FNED LOC" in r.output and "NER examples" in r.output
+    assert "LOC recall/F1" in r.output and "NER, group view" in r.output and "NER examples" in r.output
 
 
 def test_byte_level_bpe_tokenizer_gets_prefix_space(tmp_path):

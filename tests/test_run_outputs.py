@@ -19,7 +19,7 @@ from bias_suite.exceptions import OutputError
 from bias_suite.report.files import atomic_write_text, file_mode, read_manifest, run_file
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN_FILES = ("examples.jsonl", "scored.jsonl", "scored.parquet", "results.jsonl", "results.csv")
+RUN_FILES = ("examples.jsonl", "scored.jsonl", "scored.parquet", "failures.jsonl", "results.jsonl", "results.csv")
 
 
 @pytest.fixture(scope="module")
@@ -238,12 +238,12 @@ def test_a_folder_that_is_no_run_folder_keeps_files_with_our_names(tiny_dir, sui
     """Without a run.json the folder is not an earlier run's: a user's own
     report.html or results.csv there stays (results.* are overwritten)."""
     (tmp_path / "report.html").write_text("mine")
-    (tmp_path / "failures.jsonl").write_text("mine")
+    (tmp_path / "inv_failures.jsonl").write_text("mine")
     assert _invoke(_run_args(suite, tiny_dir, tmp_path)).exit_code == 0
-    assert (tmp_path / "report.html").read_text() == "mine" and (tmp_path / "failures.jsonl").exists()
-    assert run_file(tmp_path, "failures.jsonl") is None  # not the run's: the report does not read it
+    assert (tmp_path / "report.html").read_text() == "mine" and (tmp_path / "inv_failures.jsonl").exists()
+    assert run_file(tmp_path, "inv_failures.jsonl") is None  # not the run's: the report does not read it
     assert _invoke(_run_args(suite, tiny_dir, tmp_path)).exit_code == 0  # a run folder now: its files go, not mine
-    assert (tmp_path / "failures.jsonl").exists() and not (tmp_path / "report.html").exists()
+    assert (tmp_path / "inv_failures.jsonl").exists() and not (tmp_path / "report.html").exists()
 
 
 # ---------------------------------------------------------------- single group

@@ -13,7 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-__all__ = ["TaskFamily"]
+import numpy as np
+
+__all__ = ["TaskFamily", "probability_column"]
+
+
+def probability_column(data, cls):
+    """Per example, the probability of class ``cls`` (None when the data has
+    no such class): the example score of families with a ``probs`` array."""
+    classes = list(getattr(data, "classes", ()))
+    if cls not in classes or getattr(data, "probs", None) is None:
+        return None
+    return np.asarray(data.probs)[:, classes.index(cls)]
 
 
 @dataclass(frozen=True)
@@ -60,7 +71,12 @@ class TaskFamily:
         first is used when the run's rule is not among them).
     Runs and report
         ``run_meta(predictor, data) -> dict`` adds to ``run.json``;
-        ``label`` names the family in summaries ("" for the first family).
+        ``label`` names the family in summaries ("" for the first family);
+        ``summary_stats(data) -> DataFrame``: the family's columns of the
+        detailed per-group table (``attribute, group`` then any columns: a
+        number, a string, or a tuple with one number per class);
+        ``example_scores(data, cls)``: per example the score of class
+        ``cls`` that the headline's example sentence pair compares.
     """
 
     name: str
@@ -85,4 +101,6 @@ class TaskFamily:
     extra_parts: tuple = ()
     inv_criteria: tuple = ("checklist", "prob")
     label: str = ""
+    summary_stats: Callable | None = None
+    example_scores: Callable = probability_column
     description: str = ""

@@ -55,7 +55,8 @@ from .bias_tests import (  # noqa: F401
 )
 from .results import (  # noqa: F401
     _case_members, _inv_tests, _meta_tests, _metrics_and_inv, _resolve, _row, _rows_for, CheckListRun,
-    examples_from_testsuite, FAILURE_COLUMNS, failures, inv_metric_name, invariance_rows, run_checklist,
+    examples_from_testsuite, FAILURE_COLUMNS, failures, inv_metric_name, invariance_and_failures, invariance_rows,
+    run_checklist,
     scored_from_testsuite,
 )
 from .editor import (  # noqa: F401
@@ -72,7 +73,7 @@ from .exchange import (  # noqa: F401
 __all__ = [
     "INV_METRIC", "PROB_METRIC", "inv_metric_name", "FAMILY", "VIEW", "CAPABILITY", "DillWarning",
     "prob_invariance", "tag_invariance", "checklist_predict_fn", "tagger_predict_fn", "ScoredLookup",
-    "invariance_tests", "to_testsuite", "run_testsuite", "invariance_rows", "failures",
+    "invariance_tests", "to_testsuite", "run_testsuite", "invariance_rows", "failures", "invariance_and_failures",
     "MetricTest", "SignificanceTest", "BiasTestSuite", "add_test",
     "examples_from_testsuite", "scored_from_testsuite", "CheckListRun", "run_checklist",
     "export_checklist", "import_checklist", "import_raw_file", "write_predictions",

@@ -135,6 +135,16 @@ def invariance_rows(source, model=None, *, threshold: float = 0.1, mode: str = "
     the input must be scored examples: the fast path replays their
     probabilities through real INV objects and ``TestSuite.run``.
     """
+    return invariance_and_failures(source, model, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
+                                   attributes=attributes, group_order_override=group_order_override,
+                                   class_names=class_names)[0]
+
+
+def invariance_and_failures(source, model=None, *, threshold: float = 0.1, mode: str = "all_terms", seed: int = 0,
+                            criterion: str | None = None, attributes=None, group_order_override=None,
+                            class_names: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`invariance_rows` and :func:`failures` of one run of the INV
+    tests (what ``bias-suite run`` writes as results rows and ``failures.jsonl``)."""
     tests, empty = _resolve(source, model, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
                             attributes=attributes, group_order_override=group_order_override, class_names=class_names)
     rows = []
@@ -142,7 +152,7 @@ def invariance_rows(source, model=None, *, threshold: float = 0.1, mode: str = "
         rows.extend(_rows_for(t))
     for a, _groups in empty:
         rows.append(_row(a, None, None, 0, "no counterfactual template contains every group", criterion))
-    return results_frame(rows)
+    return results_frame(rows), _failures_of(tests, class_names)
 
 
 FAILURE_COLUMNS = ["test", "attribute", "template", "groups", "terms", "sentences", "probs", "preds", "change", "pairs"]
@@ -159,6 +169,10 @@ def failures(source, model=None, *, threshold: float = 0.1, mode: str = "all_ter
     differ beyond the threshold). Same inputs as :func:`invariance_rows`."""
     tests, _ = _resolve(source, model, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
                         attributes=attributes, group_order_override=group_order_override, class_names=class_names)
+    return _failures_of(tests, class_names)
+
+
+def _failures_of(tests, class_names=None) -> pd.DataFrame:
     out = []
     for t in tests:
         info = t.bias_suite

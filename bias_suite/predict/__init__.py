@@ -7,7 +7,8 @@
 - :mod:`bias_suite.predict.runner`: :func:`predict` (de-duplicate, cache,
   chunk, run, reassemble) and :class:`PredictionStats`.
 - :mod:`bias_suite.predict.engines`: the local engine and the engine interface;
-  :mod:`bias_suite.predict.ray_engine`: Ray Data actor pools (``engine="ray"``).
+  :mod:`bias_suite.predict.ray_engine`: Ray Data actor pools (``engine="ray"``);
+  :mod:`bias_suite.predict.specs`: how a predictor travels to a worker.
 """
 from bias_suite.predict.cache import CacheWarning, PredictionCache
 from bias_suite.predict.engines import LocalEngine, get_engine

@@ -39,7 +39,7 @@ the cache at once (an interrupted run resumes where it stopped).
 
 Predictors travel as a *spec* when they have ``spec()`` (the actor loads the
 weights itself, on its own device) and as the pickled object otherwise (see
-:func:`~bias_suite.predict.engines.predictor_spec`).
+:func:`~bias_suite.predict.specs.predictor_spec`).
 """
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ class _ChunkWorker:
         self.task = None
         self.error = None
         try:
-            from bias_suite.predict.engines import build_predictor
+            from bias_suite.predict.specs import build_predictor
             from bias_suite.predict.outputs import make_task
 
             predictor = build_predictor(spec, device="cuda" if use_gpu else "cpu")
@@ -332,7 +332,7 @@ class RayEngine:
         if not work:
             return
         ray = _import_ray()
-        from bias_suite.predict.engines import predictor_spec
+        from bias_suite.predict.specs import predictor_spec
 
         spec = predictor_spec(task.predictor)
         if "object" in spec:

@@ -61,11 +61,9 @@ def _isnull(v) -> bool:
         return False
 
 
-def load_report_data(results_dir, *, scored=None, recompute_failures: bool = True) -> ReportData:
-    """Read a results folder: results, ``run.json``, scored examples and
-    invariance failures (the last three when present). When the results hold
-    INV rows but the folder has no failures file, the failing cases are
-    replayed from the scored examples (``recompute_failures``)."""
+def load_report_data(results_dir, *, scored=None) -> ReportData:
+    """Read a results folder: results, ``run.json``, scored examples and the
+    failing INV cases the run wrote (the last three when present)."""
     src = Path(results_dir)
     folder = src if src.is_dir() else src.parent
     data = ReportData(results=read_results_table(src), source=folder)
@@ -97,33 +95,10 @@ def load_report_data(results_dir, *, scored=None, recompute_failures: bool = Tru
             except ValueError as e:
                 data.warnings.append(f"{name} could not be read ({e})")
             break
-    if data.failures is None and data.scored is not None and recompute_failures and (data.results["family"] == "invariance").any():
-        data.failures = _replay_failures(data)
+    if data.failures is None and (data.results["family"] == "invariance").any():
+        data.warnings.append("the folder holds INV rows but no failures file (written by runs of this version): "
+                             "run again to list the failing cases")
     return data
-
-
-def _replay_failures(data: ReportData) -> pd.DataFrame | None:
-    """The failing INV cases of a run that wrote INV rows but no failures
-    file: replayed from the scored probabilities (CheckList fast path) with
-    the run's threshold and seed."""
-    try:
-        from ..interop.checklist import failures
-    except ImportError as e:
-        data.warnings.append(f"INV failures not shown: cannot import the CheckList interop ({e})")
-        return None
-    res = data.results
-    order = {a: _order_unique(res.loc[(res["attribute"] == a) & res["group"].notna() & ~res["group"].map(_is_pair), "group"])
-             for a in data.attributes}
-    thr = data.metadata.get("inv_threshold")
-    thr = 0.1 if thr is None else float(thr)
-    try:
-        f = failures(data.scored.to_frame(), threshold=thr, seed=int(data.metadata.get("seed") or 0),
-                     group_order_override={a: g for a, g in order.items() if len(g) >= 2} or None)
-    except Exception as e:  # the report must not die on a side computation
-        data.warnings.append(f"INV failures could not be replayed from the scored examples ({e})")
-        return None
-    data.failures_source = f"replayed from the scored examples (threshold {thr:g})"
-    return f
 
 
 # ----------------------------------------------------------------- shaping

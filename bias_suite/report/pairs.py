@@ -2,8 +2,9 @@
 
 Within a template, examples of different groups differ only in the identity
 term. :func:`worst_pair` finds the two examples (of two groups, same
-template) whose probabilities of a class differ most; for sequence labelling
-the probability is that of the entity type at the identity term.
+template) whose scores of a class differ most (the task family's example
+score: a class probability, or for NER that of the entity type at the
+identity term).
 :func:`worst_template_block` shows it for the top finding of the headline.
 """
 from __future__ import annotations
@@ -29,23 +30,13 @@ def _isnull(v) -> bool:
 
 
 def _example_probs(scored, cls) -> np.ndarray | None:
-    """Per example: probability of class ``cls`` (classification) or the mean
-    probability of entity type ``cls`` over the identity term (sequence)."""
-    classes = list(getattr(scored, "classes", ()))
-    if getattr(scored, "task", "classification") == "classification":
-        if cls not in classes or getattr(scored, "probs", None) is None:
-            return None
-        return np.asarray(scored.probs)[:, classes.index(cls)]
-    tp = getattr(scored, "type_probs", None)
-    pc = list(getattr(scored, "prob_classes", ()) or [])
-    if tp is None or cls not in pc:
-        return None
-    k = pc.index(cls)
-    out = np.full(len(scored.frame), np.nan)
-    for i, (s, e) in enumerate(scored.term_span):
-        if 0 <= s < e and tp[i] is not None:
-            out[i] = float(np.mean(np.asarray(tp[i])[s:e, k]))
-    return out
+    """Per example, the score of class ``cls`` that the family compares
+    (classification: its probability; NER: the type's mean probability over
+    the identity term)."""
+    from ..families import FAMILIES
+
+    fam = FAMILIES.get(getattr(scored, "task", None))
+    return None if fam is None else fam.example_scores(scored, cls)
 
 
 def _texts(scored) -> np.ndarray:

@@ -204,7 +204,7 @@ def write_figures(results, out_dir, *, fmt: str = "png", attributes=None, metric
     fmt = fmt.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
-    data = results if isinstance(results, ReportData) else load_report_data(results, recompute_failures=False)
+    data = results if isinstance(results, ReportData) else load_report_data(results)
     out = ensure_folder(out_dir)  # one clear error for a bad --out; ".." resolved
     res = data.results
     if metrics:

@@ -1,8 +1,11 @@
-"""Detailed terminal tables of a run (``--detail``): per attribute, groups as rows.
+"""Detailed terminal tables of a run (``--detail``), for every task family:
+per attribute, groups as rows.
 
-Columns: the group's size, accuracy, mean probability per class, then the
-per-group values of the group-view metrics (one value per class, written
-``neg/neu/pos`` in class order). A footer row holds the accumulated values;
+Columns: the family's summary columns of the group (its size; for
+classification accuracy and mean probability per class, for NER span
+recall/F1 per entity type; :attr:`TaskFamily.summary_stats`), then the
+per-group values of the group-view metrics (one value per class, one line
+each). A footer row holds the accumulated values;
 counterfactual metrics and significance tests have their own blocks.
 
 When the results carry intervals and verdicts, every value is written
@@ -20,8 +23,11 @@ import pandas as pd
 
 from .theme import VERDICT_MARKS, VERDICT_STYLES, VERDICTS
 
+# the named metrics shown in the detailed tables, in this order; metrics added
+# to the registry (bias_suite.metrics.register) are shown after them
 PER_GROUP_METRICS = ("FNED", "FPED", "AvgGF", "PosAEG", "NegAEG", "SubgroupAUC", "BPSN", "BNSP")
-ACCUMULATED_GROUP = ("FNED*", "FPED*", "AvgGF", "TPR-Gap", "TNR-Gap", "ParityGap", "DisparityScore*", "AccuracyDiff")
+ACCUMULATED_GROUP = ("FNED*", "FPED*", "AvgGF", "TPR-Gap", "TNR-Gap", "ParityGap", "DisparityScore*", "AccuracyDiff",
+                     "F1-Diff", "Recall-Diff")
 COUNTERFACTUAL = ("CFGap", "CFGap-TC", "AvgIF", "AvgScoreDiff", "PertSS", "PertSD", "PertSR")
 LEGEND = ("value [interval] and the verdict's mark: " + ", ".join(f"{m} {v}" for v, m in VERDICT_MARKS.items() if m)
           + ", no mark: negligible; verdicts, thresholds and reasons in results.csv")
@@ -73,52 +79,76 @@ def _cell(res: pd.DataFrame, metric: str, group, classes, sep: str = "/", interv
     return sep.join(one(by_class.get(c)) for c in classes)
 
 
-def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, classes, *, attributes=None):
-    """Build rich Tables, one per attribute (plus its counterfactual block)."""
+def _registered(res: pd.DataFrame, view: str, per_group: bool) -> list:
+    """Metrics of ``res`` added to the registry by the user (not named ones)."""
+    from ..metrics.catalog import NAMED_METRICS, REGISTRY
+
+    named = {m.name for m in NAMED_METRICS}
+    out = []
+    for m in pd.unique(res["metric"]):
+        spec = REGISTRY.get(m)
+        if spec is None or m in named or spec.view != view:
+            continue
+        if not per_group or (res.loc[res["metric"] == m, "group"].notna().any() and spec.generalized in ("BCM", "VBCM")):
+            out.append(m)
+    return out
+
+
+def _stat_cell(v) -> str:
+    if isinstance(v, (tuple, list)):
+        return "\n".join(_fmt(x) for x in v)
+    if isinstance(v, str):
+        return _esc(v)
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return ""
+    return str(int(v)) if isinstance(v, (int, np.integer)) else _fmt(v)
+
+
+def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, classes, *, attributes=None,
+                   label: str = ""):
+    """Build rich Tables, one per attribute (plus its counterfactual block);
+    ``examples_stats``: the family's summary columns per attribute and group."""
     from rich.table import Table
 
     tables = []
     attrs = attributes or list(pd.unique(results["attribute"]))
     short = _esc("/".join(str(c)[:3] for c in classes))
+    what = f"{label}, group view" if label else "group view"
     for a in attrs:
         res = results[results["attribute"] == a]
         ivals = _has_intervals(res)
-        shown_all = [m for m in PER_GROUP_METRICS if (res["metric"] == m).any()]
+        shown_all = [m for m in PER_GROUP_METRICS + tuple(_registered(res, "group", True))
+                     if res.loc[res["metric"] == m, "value"].notna().any()]  # (not applicable: not shown)
         chunks = [shown_all[i:i + 4] for i in range(0, len(shown_all), 4)] if ivals and shown_all else [shown_all]
+        stats = None
+        if examples_stats is not None:
+            stats = examples_stats[examples_stats["attribute"] == a].set_index("group").drop(columns="attribute")
+            stats = stats.loc[:, stats.notna().any()]
         for part, shown in enumerate(chunks):
             if part:
                 tables.append(t)
             more = f" ({part + 1}/{len(chunks)})" if len(chunks) > 1 else ""
             t = Table(
-                title=f"[bold]{_esc(a)}[/bold] — group view{more} (one line per class: {_esc(', '.join(map(str, classes)))})",
+                title=f"[bold]{_esc(a)}[/bold] — {_esc(what)}{more} (one line per class: {_esc(', '.join(map(str, classes)))})",
                 title_justify="left", show_footer=True, show_lines=True,
             )
             t.add_column("group", footer="accumulated")
-            stats = None
-            if examples_stats is not None and part == 0:
-                stats = examples_stats[examples_stats["attribute"] == a].set_index("group")
-                t.add_column("n", justify="right")
-                t.add_column("accuracy", justify="right")
-                t.add_column("mean p", justify="right")
+            cols = list(stats.columns) if stats is not None and part == 0 else []
+            for c in cols:
+                t.add_column(_esc(c), justify="right")
             for m in shown:
                 t.add_column(_esc(m), justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n", ivals) if m in ("FNED", "FPED", "AvgGF") else "")
             groups = list(pd.unique(res.loc[res["family"].isin(["BCM", "VBCM"]), "group"].dropna()))
-            if not groups and examples_stats is not None:
-                groups = list(examples_stats[examples_stats["attribute"] == a]["group"])
+            if not groups and stats is not None:
+                groups = list(stats.index)
             for g in groups:
                 row = [_esc(g)]
-                if stats is not None:
-                    s = stats.loc[g] if g in stats.index else None
-                    row += [
-                        str(int(s["n"])) if s is not None else "",
-                        _fmt(s["accuracy"]) if s is not None else "",
-                        "\n".join(_fmt(s[f"p_{c}"]) for c in classes) if s is not None else "",
-                    ]
+                row += [_stat_cell(stats.at[g, c]) if g in stats.index else "" for c in cols]
                 row += [_cell(res, m, g, classes, "\n", ivals) for m in shown]
                 t.add_row(*row)
         tables.append(t)
-        acc = [m for m in ACCUMULATED_GROUP if (res["metric"] == m).any()]
-        cf = [m for m in COUNTERFACTUAL if (res["metric"] == m).any()]
+        acc = [m for m in ACCUMULATED_GROUP if (res["metric"] == m).any()] + _registered(res, "group", False)
+        cf = [m for m in COUNTERFACTUAL if (res["metric"] == m).any()] + _registered(res, "counterfactual", False)
         if acc or cf:
             t2 = Table(title=f"{_esc(a)} — accumulated group metrics and counterfactual metrics", title_justify="left", show_lines=ivals)
             t2.add_column("metric")
@@ -204,21 +234,6 @@ def _verdict_table(a, res: pd.DataFrame):
     return t
 
 
-def group_stats(scored) -> pd.DataFrame:
-    """Per attribute and group: n, accuracy (labelled rows) and mean
-    probability per class."""
-    fr = scored.frame
-    df = pd.DataFrame({"attribute": fr["attribute"], "group": fr["group"]})
-    lab = scored.y >= 0
-    df["correct"] = np.where(lab, (scored.yhat == scored.y).astype(float), np.nan)
-    for k, c in enumerate(scored.classes):
-        df[f"p_{c}"] = scored.probs[:, k]
-    g = df.groupby(["attribute", "group"], sort=False)
-    out = g.mean(numeric_only=True).rename(columns={"correct": "accuracy"})
-    out["n"] = g.size()
-    return out.reset_index()
-
-
 def make_console(stderr: bool = False):
     """A rich console that keeps tables readable when output goes to a file,
     a pipe or a notebook (rich would otherwise assume 80 columns)."""
@@ -235,11 +250,18 @@ def make_console(stderr: bool = False):
 
 
 def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=None, attributes=None) -> None:
-    """Print the per-attribute summary tables."""
+    """Print the per-attribute summary tables of one task family's results
+    (``scored``: its scored data, for the summary columns and classes)."""
+    from ..families import family_of
+
     console = console or make_console()
-    classes = list(classes or (scored.classes if scored is not None else pd.unique(results.loc[results["class"] != "all", "class"])))
-    stats = group_stats(scored) if scored is not None else None
-    for t in summary_tables(stats, results, classes, attributes=attributes):
+    fam = family_of(scored) if scored is not None else None
+    if classes is None and scored is not None:
+        present = set(results["class"])
+        classes = [c for c in getattr(scored, "prob_classes", scored.classes) if c in present] or list(scored.classes)
+    classes = list(classes or pd.unique(results.loc[results["class"] != "all", "class"]))
+    stats = fam.summary_stats(scored) if fam is not None and fam.summary_stats is not None else None
+    for t in summary_tables(stats, results, classes, attributes=attributes, label=fam.label if fam else ""):
         console.print(t)
         console.print()
     if "verdict" in results.columns and results["verdict"].isin(VERDICTS).any():

@@ -6,6 +6,7 @@ from ...suites.expansion import EXAMPLE_COLUMNS, text_rows
 from ..base import TaskFamily
 from .metric_input import block_scores, metric_input
 from .model import DEFAULT_NAMES, check_model, load_model, run_meta, score
+from .summary import summary_stats
 from .scored import ScoredData, check_scored, read_fast, scored_from_arrays
 from .suite import check_suite
 
@@ -31,4 +32,5 @@ FAMILY = TaskFamily(
     fast_bootstrap=True,
     extra_parts=("bernstein",),
     run_meta=run_meta,
+    summary_stats=summary_stats,
 )

@@ -7,6 +7,7 @@ from ..base import TaskFamily
 from .expansion import SEQUENCE_COLUMNS, check_suite, sequence_rows
 from .metric_input import block_scores, metric_input, missing_probabilities
 from .model import DEFAULT_NAMES, check_model, load_model, run_meta, score
+from .summary import example_scores, summary_stats
 from .scored import SequenceData, check_sequence_scored
 
 __all__ = ["FAMILY", "SequenceData", "NOT_APPLICABLE_NOTE"]
@@ -33,5 +34,7 @@ FAMILY = TaskFamily(
     missing_probabilities=missing_probabilities,
     block_scores=block_scores,
     run_meta=run_meta,
+    summary_stats=summary_stats,
+    example_scores=example_scores,
     inv_criteria=("tags",),
 )

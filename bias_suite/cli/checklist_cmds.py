@@ -15,22 +15,14 @@ from typing import List, Optional
 
 import typer
 
+from ..exceptions import BiasSuiteError
+from .options import _comma_list, _name_lists
+from .output import _fail, console
+
 checklist_app = typer.Typer(
     no_args_is_help=True,
     help="CheckList interop: export suites as CheckList tests (raw file), import predictions made elsewhere.",
 )
-
-
-def _console():
-    from ..cli import console
-
-    return console
-
-
-def _fail(e):
-    from ..cli import _fail as fail
-
-    fail(e)
 
 
 @checklist_app.command("export")
@@ -47,8 +39,7 @@ def export_cmd(
 
     Example: bias-suite checklist export sentiment_gender --out exp
     """
-    from ..exceptions import BiasSuiteError
-    from .checklist import export_checklist
+    from ..interop.checklist import export_checklist
 
     try:
         paths = export_checklist(suites, out, mode=mode, threshold=threshold, seed=seed, criterion=criterion, attributes=attribute)
@@ -57,11 +48,10 @@ def export_cmd(
     import json
 
     spec = json.loads(Path(paths["spec"]).read_text(encoding="utf-8"))
-    c = _console()
-    c.print(f"{spec['lines']} lines, {len(spec['tests'])} INV tests ({', '.join(t['name'] for t in spec['tests'])})")
-    c.print(f"raw file: {paths['raw_file']}", soft_wrap=True)
-    c.print("predict each line elsewhere and write one line per sentence: 'PRED p_0 ... p_C-1' "
-            f"(classes {spec['class_names']}), then: bias-suite checklist import {out} PREDICTIONS --out DIR", soft_wrap=True)
+    console.print(f"{spec['lines']} lines, {len(spec['tests'])} INV tests ({', '.join(t['name'] for t in spec['tests'])})")
+    console.print(f"raw file: {paths['raw_file']}", soft_wrap=True)
+    console.print("predict each line elsewhere and write one line per sentence: 'PRED p_0 ... p_C-1' "
+                  f"(classes {spec['class_names']}), then: bias-suite checklist import {out} PREDICTIONS --out DIR", soft_wrap=True)
 
 
 @checklist_app.command("predict")
@@ -76,16 +66,15 @@ def predict_cmd(
 
     Example: bias-suite checklist predict exp --model default-sentiment --out preds.txt
     """
-    from ..exceptions import BiasSuiteError
+    from ..interop.checklist import RAW_FILE, write_predictions
     from ..run import load_predictor
-    from .checklist import RAW_FILE, write_predictions
 
     try:
         predictor, name = load_predictor(model, device=device, batch_size=batch_size, progress=False)
         write_predictions(Path(export_dir) / RAW_FILE, predictor, out)
     except BiasSuiteError as e:
         _fail(e)
-    _console().print(f"model {name}: predictions → {out}", soft_wrap=True)
+    console.print(f"model {name}: predictions → {out}", soft_wrap=True)
 
 
 @checklist_app.command("import")
@@ -111,13 +100,12 @@ def import_cmd(
 
     A CheckList user's own suite: bias-suite checklist import raw.txt preds.txt --suite suite.json --out results/mine
     """
-    from ..exceptions import BiasSuiteError
-    from ..report.files import prepare_run_folder, write_results
+    from ..interop.checklist import import_checklist
+    from ..interop.exchange import import_raw_file, load_testsuite
+    from ..io.results import prepare_run_folder, write_results
     from ..families import write_jsonl, write_scored
-    from .checklist import import_checklist
-    from .exchange import import_raw_file, load_testsuite
 
-    names = [c.strip() for c in classes.split(",") if c.strip()] if classes else None
+    names = _comma_list(classes) if classes else None
     try:
         if export_dir.is_dir():
             if suite is not None or group:
@@ -131,8 +119,6 @@ def import_cmd(
                                      "(--suite FILE)")
             if not export_dir.exists():
                 raise BiasSuiteError(f"{export_dir}: no such file or folder")
-            from ..cli import _name_lists
-
             groups = _name_lists(group, "--group", "GROUP=TERM,TERM")
             ts = load_testsuite(suite, allow_dill=allow_dill)
             res = import_raw_file(export_dir, predictions, ts, class_names=names, file_format=file_format,
@@ -151,9 +137,8 @@ def import_cmd(
                       files=files)  # run.json last, listing every file
     except BiasSuiteError as e:
         _fail(e)
-    c = _console()
     if not quiet:
         from ..report.terminal import print_summary
 
-        print_summary(res.results, res.scored if hasattr(res.scored, "probs") else None, console=c)
-    c.print(f"{len(res.results)} result rows, {len(res.failures)} failing INV cases → {out}", soft_wrap=True)
+        print_summary(res.results, res.scored if hasattr(res.scored, "probs") else None, console=console)
+    console.print(f"{len(res.results)} result rows, {len(res.failures)} failing INV cases → {out}", soft_wrap=True)

@@ -1,0 +1,68 @@
+"""``bias-suite evaluate``: metrics and verdicts on a user's own scored predictions."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..exceptions import BiasSuiteError
+from .options import _name_lists, _thresholds
+from .output import _fail
+from .summary import _print_results
+
+commands = typer.Typer()
+
+
+@commands.command(short_help="Metrics and verdicts on your own scored predictions.")
+def evaluate(
+    scored: Path = typer.Argument(..., help="Scored examples (.jsonl or .parquet)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder for results.jsonl/results.csv."),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
+    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
+    max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
+    seed: int = typer.Option(0),
+    group_order: Optional[List[str]] = typer.Option(None, help="ATTRIBUTE=g1,g2 (first minus second), repeatable."),
+    significance: bool = typer.Option(True, help="Add Wilcoxon/Friedman rows."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
+                                                  help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
+    bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
+    detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
+    lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
+):
+    """Compute every applicable metric on a scored-examples file (bring your own predictions).
+
+    Example: bias-suite evaluate results/gender/scored.jsonl --out results/again --metrics FNED,CFGap
+    """
+    from ..evaluation import evaluate as evaluate_
+    from ..families import read_scored
+    from ..io.results import write_results
+
+    try:
+        data = read_scored(scored)
+        res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_name_lists(group_order),
+                        bootstrap=bootstrap, confidence=confidence, thresholds=_thresholds(threshold),
+                        significance=significance, bernstein=bernstein)
+        inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
+        write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence,
+                                          "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),
+                                          "thresholds": _thresholds(threshold) or {}},
+                      files=inside)
+    except BiasSuiteError as e:
+        _fail(e)
+    _print_results([(res, data, "")], title=f"{scored}: {len(data)} examples, {len(res)} result rows",
+                   files=[f"{out}/results.csv", f"bias-suite report {out}"], intervals=_intervals_of(out),
+                   quiet=quiet, detail=detail, attributes=attribute, lines=lines)
+
+
+def _intervals_of(folder: Path):
+    """The ``intervals`` entry of a results folder's run.json (None if absent)."""
+    import json
+
+    try:
+        return json.loads((folder / "run.json").read_text(encoding="utf-8")).get("intervals")
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -1,0 +1,73 @@
+"""Option handling shared by the commands: the plain help layout and the
+parsers of repeated NAME=a,b options."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer.core
+
+from ..exceptions import BiasSuiteError
+
+# Plain (click) help: option names are never cut and descriptions wrap to the
+# terminal's width; -h works as well as --help.
+_HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class _Command(typer.core.TyperCommand):
+    """Plain help with the options grouped by their help panel."""
+
+    def format_options(self, ctx, formatter):
+        panels: dict = {}
+        for p in self.get_params(ctx):
+            rec = p.get_help_record(ctx)
+            if rec is not None:
+                default = "Arguments" if p.param_type_name == "argument" else "Options"
+                panels.setdefault(getattr(p, "rich_help_panel", None) or default, []).append(rec)
+        for name in sorted(panels, key=lambda k: (k != "Arguments", k != "Options")):
+            with formatter.section(name):
+                formatter.write_dl(panels[name])
+
+
+def _comma_list(text: str) -> list:
+    """'a, b,,c' -> ['a', 'b', 'c']"""
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _name_values(specs: Optional[List[str]], option: str, form: str, parse=str.strip) -> Optional[dict]:
+    """Repeated NAME=VALUE options -> {name: parse(value)} (None when none given)."""
+    if not specs:
+        return None
+    out = {}
+    for s in specs:
+        if "=" not in s:
+            raise BiasSuiteError(f"{option} expects {form}, got {s!r}")
+        name, value = s.split("=", 1)
+        out[name.strip()] = parse(value)
+    return out
+
+
+def _name_lists(specs: Optional[List[str]], option: str = "--group-order", form: str = "ATTRIBUTE=g1,g2,...") -> Optional[dict]:
+    """Repeated NAME=a,b,... options (--group-order, checklist import --group) -> {name: [a, b, ...]}."""
+    return _name_values(specs, option, form, _comma_list)
+
+
+def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
+    """--threshold NAME=VALUE (a metric name or a topic) -> {name: tau}."""
+    if not specs:
+        return None
+    out = {}
+    for s in specs:
+        name, _, value = s.partition("=")
+        try:
+            tau = float(value)
+        except ValueError:
+            tau = float("nan")
+        if not name.strip() or not (tau > 0):
+            raise BiasSuiteError(f"--threshold expects METRIC_OR_TOPIC=VALUE with a positive value, got {s!r}")
+        out[name.strip()] = tau
+    return out
+
+
+def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
+    """--class-map SUITE_CLASS=MODEL_CLASS -> {suite class: model class}."""
+    return _name_values(specs, "--class-map", "SUITE_CLASS=MODEL_CLASS")

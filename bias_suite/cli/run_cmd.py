@@ -1,0 +1,184 @@
+"""``bias-suite run``: expand suites (or read an examples table), predict,
+score, compute metrics, print the summary and check the thresholds."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..exceptions import BiasSuiteError
+from ..report import theme
+from .options import _class_map, _Command, _thresholds
+from .output import _fail, console
+from .summary import _gate, _gate_rules, _print_results
+
+commands = typer.Typer()
+
+
+@commands.command(cls=_Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
+def run(
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
+    model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder or a hub id."),
+    out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Examples table format: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension).", rich_help_panel="Examples table"),
+    text_column: Optional[str] = typer.Option(None, "--text-column", help="Table column of the sentences (default text).", rich_help_panel="Examples table"),
+    group_column: Optional[str] = typer.Option(None, "--group-column", help="Column of the groups (default group); the attribute comes from --attribute-name-column or --attribute-name, else is this column's name.", rich_help_panel="Examples table"),
+    attribute_name_column: Optional[str] = typer.Option(None, "--attribute-name-column", help="Column naming each row's attribute (default attribute, when present).", rich_help_panel="Examples table"),
+    attribute_name: Optional[str] = typer.Option(None, "--attribute-name", help="One attribute name for the whole table (with --group-column, or a CoNLL group column; default: the group column's name, CoNLL: identity).", rich_help_panel="Examples table"),
+    attribute_column: Optional[List[str]] = typer.Option(None, "--attribute-column", help="A column whose values are the groups of the attribute named after it (repeatable: one attribute each; empty cells leave the row out of it).", rich_help_panel="Examples table"),
+    template_column: Optional[List[str]] = typer.Option(None, "--template-column", help="Counterfactual template id column (default template, when present; repeatable: the values are joined). Without one, only group metrics.", rich_help_panel="Examples table"),
+    term_column: Optional[str] = typer.Option(None, "--term-column", help="Column of the identity term (default term, when present).", rich_help_panel="Examples table"),
+    label_column: Optional[str] = typer.Option(None, "--label-column", help="Column of the gold labels (default label, when present).", rich_help_panel="Examples table"),
+    id_column: Optional[str] = typer.Option(None, "--id-column", help="Column of unique row ids (default id, when present; else FILE:LINE).", rich_help_panel="Examples table"),
+    label_map: Optional[List[str]] = typer.Option(None, "--label-map", help="VALUE=CLASS,... : label values of the table -> model classes (e.g. anger=negative,joy=positive).", rich_help_panel="Examples table"),
+    side: Optional[Path] = typer.Option(None, "--side", help="CoNLL: side file (CSV/JSONL) with sentence, attribute, group, [template], start/end or term.", rich_help_panel="Examples table"),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of the examples table.", rich_help_panel="Examples table"),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
+    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
+    max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
+    seed: int = typer.Option(0),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:N."),
+    batch_size: int = typer.Option(64),
+    class_map: Optional[List[str]] = typer.Option(None, help="SUITE_CLASS=MODEL_CLASS, repeatable."),
+    trust_remote_code: bool = typer.Option(False, help="Allow model code from the model folder/hub (off by default)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
+    detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
+    lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
+    report: bool = typer.Option(False, "--report", help="Also write the HTML report (OUT/report.html)."),
+    fail_if: Optional[List[str]] = typer.Option(None, "--fail-if", help="Exit 3 when a value meets this condition, e.g. 'BPSN<0.9' (repeatable)."),
+    fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on", "--fail-on-verdict", help="Exit 3 when a value gets this verdict: 'material' (any metric), 'material:FNED' (one metric) or a metric name (its material values); repeatable."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
+                                                  help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
+    bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
+    cache: bool = typer.Option(True, "--cache/--no-cache", help="Reuse and store predictions in the prediction cache (resumes interrupted runs)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Prediction cache folder (default: $BIAS_SUITE_CACHE/predictions or ~/.cache/bias_suite/predictions)."),
+    engine: str = typer.Option("local", "--engine", help="Where predictions run: local, or ray (Ray Data actor pool; needs ray[data])."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Existing Ray cluster ('auto' or ray://host:port); default: start a local Ray."),
+    num_workers: Optional[int] = typer.Option(None, "--num-workers", help="Ray predictor actors (default: one per GPU, else one per CPU)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="Weights dtype for Hugging Face models and taggers: float32 (default), bf16 (GPUs, and CPUs with native bf16 such as AMX), fp16 (GPUs) or int8 (dynamic int8 quantization on the CPU). Faster, but probabilities move; see docs/scale.md."),
+    invariance: bool = typer.Option(True, "--invariance/--no-invariance", help="Add CheckList INV fail rates over the counterfactual templates."),
+    inv_threshold: float = typer.Option(0.1, "--inv-threshold", help="Threshold of the INV rule (classification; NER: any tag outside the identity changes)."),
+    inv_criterion: str = typer.Option("checklist", "--inv-criterion", help="INV rule (classification): checklist = CheckList's Expect.inv, a case fails only when the prediction flips (INV-FailRate); prob = fails when any class probability moves by more than --inv-threshold (INV-ProbShift-FailRate)."),
+    inv_cases: str = typer.Option("all_terms", "--inv-cases", help="INV test cases: all_terms = every term of every group per template, as a CheckList perturbation; per_group = one seeded term per group."),
+    max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
+):
+    """Expand suites, run the model, compute metrics, print a one-screen summary and write results.
+
+    Thresholds (the suites' `thresholds:` and --fail-if/--fail-on-verdict) make the run exit with code 3 and a list of violations.
+
+    Example: bias-suite run sentiment_gender --model default-sentiment --out results/gender
+    """
+    from ..run import run as run_
+
+    try:
+        table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
+                            template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
+        rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
+        res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
+            table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
+            batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
+            bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
+            engine=_engine(engine, ray_address, num_workers, quiet), cache=(cache_dir if cache_dir is not None else True) if cache else False,
+            inv_criterion=inv_criterion, inv_cases=inv_cases, thresholds=_thresholds(threshold))
+    except BiasSuiteError as e:
+        _fail(e)
+    except KeyboardInterrupt:
+        console.print(f"[{theme.WARN}]interrupted[/]: finished predictions are in the prediction cache; "
+                      "run the same command again to resume" if cache else f"[{theme.WARN}]interrupted[/]")
+        raise typer.Exit(130)
+    parts = [(p, p.folder or out) for p in res.parts()]
+    used = 0
+    for part, _ in parts:
+        st = (part.metadata or {}).get("predictions")
+        if st:
+            from rich.text import Text
+
+            line = Text(f"predictions ({part.model}): {_pred_summary(st)}")
+            console.print(line, highlight=False)
+            used += len(console.render_lines(line, pad=False))  # long paths wrap
+    files = []
+    for part, d in parts:
+        files.append(f"{d}/results.csv")
+        if report and (d / "results.jsonl").exists():
+            from ..report.html import write_html_report
+
+            files.append(str(write_html_report(d)))
+    if not report:
+        files.append(f"bias-suite report {out}")
+    from ..families import family_of
+
+    labels = [family_of(p.scored).label for p, _ in parts]
+    title = " · ".join(f"{p.model}: {len(p.examples)} {lab + ' ' if lab else ''}examples, "
+                       f"{len(p.results)} result rows" for (p, _), lab in zip(parts, labels))
+    _print_results([(p.results, p.scored, lab) for (p, _), lab in zip(parts, labels)],
+                   title=title, files=files, intervals=(res.metadata or {}).get("intervals"), quiet=quiet,
+                   detail=detail, used=used, lines=lines)
+    if rules:
+        import pandas as pd
+
+        _gate(pd.concat([p.results for p in res.parts()], ignore_index=True), rules)
+
+
+def _with_example_limit(max_examples: int, fn):
+    """``fn(suites, ...)`` run under an expansion limit of ``max_examples``,
+    after every suite passed validate's checks: a bad or oversized suite is
+    refused before any prediction (also the NER part of a mixed run)."""
+    from ..families import families_of, load_suite, validate_suite
+    from ..suites import check_size, example_limit, find_suite
+
+    def call(suites, *args, **kwargs):
+        loaded = [load_suite(find_suite(s)) for s in suites]
+        for part in families_of(loaded).values():  # each task family's part expands separately
+            check_size(part, attributes=kwargs.get("attributes"), max_examples=max_examples)
+        for s in loaded:
+            validate_suite(s, attributes=kwargs.get("attributes"), max_examples=float("inf"))
+        with example_limit(max_examples):
+            return fn(suites, *args, **kwargs)
+
+    return call
+
+
+def _read_table(suites, fmt, text, group, attribute_name, attribute, attribute_columns, template, term, label, id_, label_map,
+                side, encoding, quiet):
+    """The examples table when the run's input is one (else None); mapping
+    options without a table are an error."""
+    from ..suites.tables import Columns, is_examples_table, parse_mapping, read_examples
+
+    mapping = {"--text-column": text, "--group-column": group, "--attribute-name-column": attribute_name,
+               "--attribute-name": attribute,
+               "--attribute-column": attribute_columns, "--template-column": template, "--term-column": term,
+               "--label-column": label, "--id-column": id_, "--label-map": label_map, "--side": side}
+    if not any(is_examples_table(s, fmt) for s in suites):
+        given = [k for k, v in mapping.items() if v]
+        if given:
+            raise BiasSuiteError(f"{', '.join(given)} apply to an examples table; {suites} are suites")
+        return None
+    if len(suites) != 1:
+        raise BiasSuiteError(f"give either suites or one examples table, got {suites}")
+    cols = Columns(text=text, group=group, attribute_name=attribute_name, attribute=attribute, attribute_columns=attribute_columns or (),
+                   template=template or None, term=term, label=label, id=id_)
+    return read_examples(suites[0], format=fmt, columns=cols, label_map=parse_mapping(label_map), encoding=encoding,
+                         side=side, progress=not quiet)
+
+
+def _engine(name: str, address, num_workers, quiet):
+    name = name.strip().lower()
+    if name == "local":
+        if address is not None or num_workers is not None:
+            _fail(BiasSuiteError("--ray-address and --num-workers need --engine ray"))
+        return "local"
+    if name == "ray":
+        from ..predict.engines import get_engine
+
+        return get_engine("ray", address=address, num_workers=num_workers, progress=not quiet)
+    _fail(BiasSuiteError(f"unknown --engine {name!r}; use local or ray"))
+
+
+def _pred_summary(st: dict) -> str:
+    from ..predict.runner import PredictionStats
+
+    fields = {k: v for k, v in st.items() if k in PredictionStats.__dataclass_fields__}
+    return PredictionStats(**fields).summary()
