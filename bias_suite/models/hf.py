@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from bias_suite.exceptions import ModelError
-from bias_suite.models.base import check_texts
+from bias_suite.models.checks import check_texts
 
 __all__ = ["HFClassifier", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config"]
 
