@@ -1,4 +1,4 @@
-"""int8 and bf16 against float32 CPU inference on the default models and the bundled suites.
+"""Faster CPU inference paths (ONNX Runtime, int8, bf16) against float32 on the default models and the bundled suites.
 
 For ``default-sentiment`` on the bundled sentiment suites and ``default-ner``
 on the bundled NER suites, in one run:
@@ -8,9 +8,11 @@ on the bundled NER suites, in one run:
    padding=True)`` then ``model(**batch)``, suite order, batch 64; classifier
    only), the float32 predictor (``HFClassifier`` / ``TransformerCrfTagger``:
    length-sorted batches) and the same predictor with each of ``--dtypes``:
-   ``int8`` (dynamic int8 quantization of every linear layer) and ``bf16``
-   (bfloat16 weights; fast only on CPUs with native bf16 arithmetic, e.g.
-   AMX or AVX512-BF16). Best of ``--repeat``.
+   ``onnx`` (the float32 model exported to ONNX, run by ONNX Runtime),
+   ``onnx-int8`` (the same with int8 feed-forward weights), ``int8`` (torch
+   dynamic int8 quantization of every linear layer) and ``bf16`` (bfloat16
+   weights; fast only on CPUs with native bf16 arithmetic, e.g. AMX or
+   AVX512-BF16). Best of ``--repeat``.
 2. **agreement** with float32: argmax (classifier) or tag (tagger)
    agreement, max and mean ``|Δp|`` over all probabilities.
 3. **what the results move**: the whole evaluation (metrics, bootstrap
@@ -20,7 +22,7 @@ on the bundled NER suites, in one run:
    too little data) differs are reported.
 
     python benchmarks/quantized.py [--threads 2] [--repeat 2] [--bootstrap 200] [--no-ner]
-                                   [--dtypes int8,bf16] [--json results/benchmarks/quantized.json]
+                                   [--dtypes onnx,onnx-int8,int8] [--json results/benchmarks/quantized.json]
 
 The default models are built first if they are not cached. Run it on a
 quiet machine: throughput figures are wall-clock.
@@ -200,21 +202,42 @@ def bench_ner(args) -> dict:
     return out
 
 
+def _version(dist):
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
+def _cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--bootstrap", type=int, default=200)
     ap.add_argument("--no-ner", action="store_true")
-    ap.add_argument("--dtypes", default="int8,bf16", type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
-                    help="dtypes compared with float32 (default: int8,bf16)")
+    ap.add_argument("--dtypes", default="onnx,onnx-int8,int8",
+                    type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
+                    help="dtypes compared with float32 (default: onnx,onnx-int8,int8; bf16 where the CPU has native bf16)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
     report = {"machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": args.threads,
-                          "quantized_engine": torch.backends.quantized.engine, "processor": platform.processor()},
+                          "quantized_engine": torch.backends.quantized.engine, "processor": platform.processor(),
+                          "cpu": _cpu_model(), "cpus": os.cpu_count(), "onnxruntime": _version("onnxruntime")},
               "sentiment": bench_sentiment(args)}
     if not args.no_ner:
         report["ner"] = bench_ner(args)
