@@ -1,4 +1,4 @@
-"""int8 and bf16 against float32 CPU inference on the default models and the bundled suites.
+"""Faster CPU inference paths (ONNX Runtime, int8, bf16) against float32 on the default models and the bundled suites.
 
 For ``default-sentiment`` on the bundled sentiment suites and ``default-ner``
 on the bundled NER suites, in one run:
@@ -8,9 +8,14 @@ on the bundled NER suites, in one run:
    padding=True)`` then ``model(**batch)``, suite order, batch 64; classifier
    only), the float32 predictor (``HFClassifier`` / ``TransformerCrfTagger``:
    length-sorted batches) and the same predictor with each of ``--dtypes``:
-   ``int8`` (dynamic int8 quantization of every linear layer) and ``bf16``
-   (bfloat16 weights; fast only on CPUs with native bf16 arithmetic, e.g.
-   AMX or AVX512-BF16). Best of ``--repeat``.
+   ``onnx`` (the float32 model exported to ONNX, run by ONNX Runtime),
+   ``onnx-int8`` (the same with int8 feed-forward weights), ``int8`` (torch
+   dynamic int8 quantization of every linear layer) and ``bf16`` (bfloat16
+   weights; fast only on CPUs with native bf16 arithmetic, e.g. AMX or
+   AVX512-BF16). The candidates are timed in turn, round after round
+   (``--repeat`` rounds, best of each), so that load from other jobs on a
+   shared machine hits all of them alike; ``--time-texts N`` times a seeded
+   sample of N texts instead of all of them.
 2. **agreement** with float32: argmax (classifier) or tag (tagger)
    agreement, max and mean ``|Δp|`` over all probabilities.
 3. **what the results move**: the whole evaluation (metrics, bootstrap
@@ -20,7 +25,8 @@ on the bundled NER suites, in one run:
    too little data) differs are reported.
 
     python benchmarks/quantized.py [--threads 2] [--repeat 2] [--bootstrap 200] [--no-ner]
-                                   [--dtypes int8,bf16] [--json results/benchmarks/quantized.json]
+                                   [--dtypes onnx,onnx-int8,int8] [--time-texts N] [--no-eval]
+                                   [--json results/benchmarks/quantized.json]
 
 The default models are built first if they are not cached. Run it on a
 quiet machine: throughput figures are wall-clock.
@@ -44,8 +50,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bias_suite import paths  # noqa: E402
 from bias_suite.models import CallablePredictor, HFClassifier, TransformerCrfTagger, ensure_model  # noqa: E402
-from bias_suite.suites.expansion import expand_suites  # noqa: E402
-from bias_suite.suites.loader import load_suite  # noqa: E402
+from bias_suite.families import expand_suites, load_suite  # noqa: E402
 
 KEYS = ["metric", "family", "view", "attribute", "class", "group"]
 
@@ -57,6 +62,18 @@ def best_of(repeat, fn):
         t = time.perf_counter()
         out = fn()
         best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def interleaved(repeat, fns: dict) -> tuple[dict, dict]:
+    """Best seconds and last result of each of ``fns``, timed in turn for
+    ``repeat`` rounds."""
+    best, out = {k: float("inf") for k in fns}, {}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            out[k] = fn()
+            best[k] = min(best[k], time.perf_counter() - t)
     return best, out
 
 
@@ -125,12 +142,23 @@ def bench_sentiment(args) -> dict:
     texts = list(dict.fromkeys(examples["text"]))
     fp32 = HFClassifier(path, device="cpu", progress=False)
     fp32.model  # load before timing
+    others = {dt: HFClassifier(path, device="cpu", progress=False, dtype=dt) for dt in args.dtypes}
+    for o in others.values():
+        o.model  # load (export, quantize) before timing
     print(f"sentiment: {len(examples)} examples, {len(texts)} distinct texts", flush=True)
-    t_bare, _ = best_of(args.repeat, bare_loop(str(path), texts))
-    t32, p32 = best_of(args.repeat, lambda: fp32.predict_proba(texts))
-    out = {"examples": int(len(examples)), "distinct_texts": len(texts),
-           "texts_per_second": {"bare_fp32_loop": round(len(texts) / t_bare, 1),
-                                "fp32_predictor": round(len(texts) / t32, 1)}}
+    timed = texts
+    if args.time_texts and args.time_texts < len(texts):
+        pick = np.random.default_rng(0).choice(len(texts), args.time_texts, replace=False)
+        timed = [texts[i] for i in sorted(pick)]
+    fns = {"bare_fp32_loop": bare_loop(str(path), timed), "fp32_predictor": lambda: fp32.predict_proba(timed)}
+    fns.update({f"{dt}_predictor": (lambda o=o: o.predict_proba(timed)) for dt, o in others.items()})
+    secs, got = interleaved(args.repeat, fns)
+    full = timed is texts or args.no_eval
+    p32 = got["fp32_predictor"] if full else fp32.predict_proba(texts)
+    scored = timed if full else texts
+    out = {"examples": int(len(examples)), "distinct_texts": len(texts), "timed_texts": len(timed),
+           "agreement_texts": len(scored), "repeat": args.repeat,
+           "texts_per_second": {k: round(len(timed) / t, 1) for k, t in secs.items()}}
     names = fp32.class_names
 
     def evaluate(probs):
@@ -138,18 +166,18 @@ def bench_sentiment(args) -> dict:
         pred = CallablePredictor(lambda xs: np.stack([table[x] for x in xs]), names)
         return run(suites, pred, None, cache=False, progress=False, bootstrap=args.bootstrap).results
 
-    ref = evaluate(p32)
-    for dt in args.dtypes:
-        other = HFClassifier(path, device="cpu", progress=False, dtype=dt)
-        other.model  # load (and quantize) before timing
-        t, p = best_of(args.repeat, lambda: other.predict_proba(texts))
+    ref = None if args.no_eval else evaluate(p32)
+    for dt, other in others.items():
+        t = secs[f"{dt}_predictor"]
+        p = got[f"{dt}_predictor"] if full else other.predict_proba(texts)
         d = np.abs(p - p32)
-        out["texts_per_second"][f"{dt}_predictor"] = round(len(texts) / t, 1)
-        out[dt] = {"speedup_vs_bare_fp32_loop": round(t_bare / t, 2), "speedup_vs_fp32_predictor": round(t32 / t, 2),
+        out[dt] = {"speedup_vs_bare_fp32_loop": round(secs["bare_fp32_loop"] / t, 2),
+                   "speedup_vs_fp32_predictor": round(secs["fp32_predictor"] / t, 2),
                    "argmax_agreement": round(float(np.mean(p.argmax(1) == p32.argmax(1))), 5),
-                   "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6)}
+                   "max_abs_dp": float(f"{d.max():.3g}"), "mean_abs_dp": float(f"{d.mean():.3g}")}
         print(dt, json.dumps(out[dt]), flush=True)
-        out[dt]["evaluation"] = compare_results(ref, evaluate(p))
+        if ref is not None:
+            out[dt]["evaluation"] = compare_results(ref, evaluate(p))
     return out
 
 
@@ -165,7 +193,7 @@ class _Lookup:
 
 
 def bench_ner(args) -> dict:
-    from bias_suite.run_sequence import run_sequence
+    from bias_suite.run import run
 
     suites = [load_suite(p) for p in sorted(paths.data_dir("templates").glob("*.yaml"))]
     suites = [s for s in suites if s.task == "sequence_labelling"]
@@ -182,7 +210,7 @@ def bench_ner(args) -> dict:
 
     def evaluate(tags, probs):
         tagger = _Lookup(fp32.tag_names, dict(zip(seqs, zip(tags, probs))))
-        return run_sequence(suites, tagger, None, cache=False, progress=False, bootstrap=args.bootstrap).results
+        return run(suites, tagger, None, cache=False, progress=False, bootstrap=args.bootstrap).results
 
     ref = evaluate(tags32, pr32)
     for dt in args.dtypes:
@@ -200,21 +228,46 @@ def bench_ner(args) -> dict:
     return out
 
 
+def _version(dist):
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
+def _cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--bootstrap", type=int, default=200)
     ap.add_argument("--no-ner", action="store_true")
-    ap.add_argument("--dtypes", default="int8,bf16", type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
-                    help="dtypes compared with float32 (default: int8,bf16)")
+    ap.add_argument("--dtypes", default="onnx,onnx-int8,int8",
+                    type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
+                    help="dtypes compared with float32 (default: onnx,onnx-int8,int8; bf16 where the CPU has native bf16)")
+    ap.add_argument("--time-texts", type=int, default=0,
+                    help="time the sentiment candidates on a seeded sample of this many texts (default: all)")
+    ap.add_argument("--no-eval", action="store_true",
+                    help="skip the evaluations (metrics, verdicts); agreement then covers the timed texts only")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
     report = {"machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": args.threads,
-                          "quantized_engine": torch.backends.quantized.engine, "processor": platform.processor()},
+                          "quantized_engine": torch.backends.quantized.engine, "processor": platform.processor(),
+                          "cpu": _cpu_model(), "cpus": os.cpu_count(), "onnxruntime": _version("onnxruntime")},
               "sentiment": bench_sentiment(args)}
     if not args.no_ner:
         report["ner"] = bench_ner(args)

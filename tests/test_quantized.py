@@ -1,9 +1,13 @@
-"""The int8 inference path (dynamic quantization of the linear layers on the
-CPU) of classifiers and taggers: close to float32, selected by ``dtype``,
-part of the prediction-cache fingerprint."""
+"""The CPU inference paths of classifiers and taggers beyond float32:
+``int8`` (torch dynamic quantization of the linear layers), ``onnx`` (ONNX
+Runtime, float32) and ``onnx-int8`` (ONNX Runtime, int8 feed-forward
+weights). Close to float32 (``onnx``: equal up to float rounding), selected
+by ``dtype`` from Python and ``--dtype`` on the command line, part of the
+prediction-cache fingerprint."""
 from __future__ import annotations
 
 import os
+import warnings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -98,3 +102,155 @@ def test_cli_dtype_int8(tmp_path):
     meta = json.loads((out / "run.json").read_text())
     meta = meta.get("metadata", meta)
     assert meta["model_fingerprint"]["dtype"] == "int8"
+
+
+# ------------------------------------------------------------------ ONNX Runtime paths
+#: ONNX Runtime's float32 kernels (MLAS, fused attention / layer norm / GELU)
+#: round differently from torch's; 1e-4 is ten times FLOAT32_ATOL (two torch
+#: float32 paths) and still far below anything a metric notices.
+ONNX_ATOL = 1e-4
+#: int8 feed-forward weights on the tiny random models (hidden 16): small,
+#: machine-independent bound on how far the probabilities may move.
+ONNX_INT8_ATOL = 0.05
+LONG = " ".join(["they hated the food"] * 12)
+
+
+def _ort():
+    return pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install onnxruntime onnx)")
+
+
+def _margin(p):
+    s = np.sort(p, axis=1)
+    return s[:, -1] - s[:, -2]
+
+
+@pytest.mark.parametrize("batch_size", [2, 64])
+def test_classifier_onnx_same_argmax_as_fp32(tmp_path, batch_size):
+    _ort()
+    from bias_suite.models import HFClassifier
+
+    path = make_tiny_classifier(tmp_path / "tiny")
+    texts = TEXTS + [LONG, "a"]
+    fp32 = HFClassifier(path, device="cpu", progress=False, batch_size=batch_size)
+    onnx = HFClassifier(path, device="auto", progress=False, dtype="onnx", batch_size=batch_size)
+    assert onnx.device == "cpu" and onnx.dtype == "onnx" and onnx.runtime == "onnx" and not onnx.quantized
+    p32, po = fp32.predict_proba(texts), onnx.predict_proba(texts)
+    assert po.shape == p32.shape and np.allclose(po.sum(axis=1), 1.0)
+    # batches of other shapes than the export's example (batch 2, length 6) run through the same graph
+    assert np.max(np.abs(po - p32)) < ONNX_ATOL
+    assert _margin(p32).min() > 10 * ONNX_ATOL          # no near-tie: the argmax is well defined
+    assert np.array_equal(po.argmax(axis=1), p32.argmax(axis=1))
+    f32, fo = fp32.fingerprint(), onnx.fingerprint()
+    assert fo["dtype"] == "onnx" and fo["quantization"]["scheme"].startswith("ONNX Runtime float32")
+    assert fo["weights_sha256"] == f32["weights_sha256"] and "quantization" not in f32
+    assert onnx.spec()["kwargs"]["dtype"] == "onnx"
+
+
+def test_classifier_onnx_int8_quantizes_only_the_feed_forward(tmp_path):
+    _ort()
+    import onnx as onnx_lib
+
+    from bias_suite.models import HFClassifier
+    from bias_suite.models.onnx_runtime import ffn_matmuls, quantize_ffn
+
+    path = make_tiny_classifier(tmp_path / "tiny")
+    fp32 = HFClassifier(path, device="cpu", progress=False)
+    q = HFClassifier(path, device="cpu", progress=False, dtype="onnx-int8")
+    assert q.dtype == "onnx-int8" and q.fingerprint()["dtype"] == "onnx-int8"
+    p32, pq = fp32.predict_proba(TEXTS), q.predict_proba(TEXTS)
+    d = np.abs(pq - p32)
+    assert 0 < d.max() < ONNX_INT8_ATOL                  # int8 weights: small, not zero, differences
+
+    # which MatMuls are quantized: the two feed-forward ones of the one layer, not attention, pooler or head
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from bias_suite.models.onnx_runtime import OPSET
+
+    m = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    b = dict(q.tokenizer(["a b c", "a"], padding=True, return_tensors="pt"))
+    src, dst = tmp_path / "m.onnx", tmp_path / "q.onnx"
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # the TorchScript exporter's deprecation and tracer notes
+        torch.onnx.export(m, (), str(src), kwargs=b, input_names=list(b), output_names=["logits"],
+                          dynamic_axes={k: {0: "b", 1: "s"} for k in b}, opset_version=OPSET, dynamo=False)
+    names = ffn_matmuls(src)
+    assert sorted(n.split("/")[-2] for n in names) == ["dense", "dense"] and len(names) == 2
+    assert all("attention" not in n and ("intermediate" in n or "output" in n) for n in names)
+    assert quantize_ffn(src, dst) == names
+    ops = [n.op_type for n in onnx_lib.load(str(dst)).graph.node]
+    assert ops.count("MatMulInteger") + ops.count("DynamicQuantizeMatMul") == 2
+
+
+def test_onnx_needs_the_cpu_and_known_spellings(tmp_path):
+    _ort()
+    from bias_suite.models import HFClassifier
+
+    path = make_tiny_classifier(tmp_path / "tiny")
+    with pytest.raises(ModelError, match="onnx.*CPU"):
+        HFClassifier(path, device="cuda", progress=False, dtype="onnx")
+    with pytest.raises(ModelError, match="onnx-int8"):
+        HFClassifier(path, device="cpu", progress=False, dtype="onnx-int4")
+    assert HFClassifier(path, device="cpu", progress=False, dtype="ORT").dtype == "onnx"
+    assert HFClassifier(path, device="cpu", progress=False, dtype="onnx_int8").dtype == "onnx-int8"
+
+
+def test_taggers_onnx(tmp_path):
+    _ort()
+    from bias_suite.models import HFTokenClassifier, TransformerCrfTagger
+
+    tokens = TOKENS + [LONG.split()]
+    crf = make_tiny_crf_tagger(tmp_path / "crf")
+    a = TransformerCrfTagger(crf, device="cpu", progress=False, batch_size=2)
+    b = TransformerCrfTagger(crf, device="cpu", progress=False, batch_size=2, dtype="onnx")
+    (ta, pa), (tb, pb) = a.predict(tokens), b.predict(tokens)
+    assert [len(t) for t in tb] == [len(t) for t in tokens]
+    assert max(np.max(np.abs(x - y)) for x, y in zip(pa, pb)) < ONNX_ATOL
+    assert min(_margin(x).min() for x in pa) > 10 * ONNX_ATOL and ta == tb   # Viterbi on near-equal emissions
+    assert b.fingerprint()["dtype"] == "onnx" and b.fingerprint()["weights_sha256"] == a.fingerprint()["weights_sha256"]
+    c = TransformerCrfTagger(crf, device="cpu", progress=False, dtype="onnx-int8")
+    assert c.fingerprint()["dtype"] == "onnx-int8" and c.spec()["kwargs"]["dtype"] == "onnx-int8"
+    assert [len(t) for t in c.predict(tokens)[0]] == [len(t) for t in tokens]
+
+    tok = make_tiny_token_classifier(tmp_path / "tok")
+    c = HFTokenClassifier(tok, device="cpu", progress=False, batch_size=2)
+    d = HFTokenClassifier(tok, device="cpu", progress=False, batch_size=2, dtype="onnx")
+    (tc, pc), (td, pd_) = c.predict(tokens), d.predict(tokens)
+    assert max(np.max(np.abs(x - y)) for x, y in zip(pc, pd_)) < ONNX_ATOL
+    assert min(_margin(x).min() for x in pc) > 10 * ONNX_ATOL and tc == td
+    assert d.fingerprint()["dtype"] == "onnx" and d.spec()["kwargs"]["dtype"] == "onnx"
+
+
+def test_prediction_cache_keeps_onnx_apart(tmp_path):
+    _ort()
+    from bias_suite.models import HFClassifier
+    from bias_suite.predict import predict
+
+    path = make_tiny_classifier(tmp_path / "tiny")
+    cache = tmp_path / "cache"
+    predict(HFClassifier(path, device="cpu", progress=False), TEXTS, cache=cache)
+    po, so = predict(HFClassifier(path, device="cpu", progress=False, dtype="onnx"), TEXTS, cache=cache)
+    assert so.to_dict()["computed"] == len(TEXTS)       # not answered from the float32 store
+    _, sq = predict(HFClassifier(path, device="cpu", progress=False, dtype="onnx-int8"), TEXTS, cache=cache)
+    assert sq.to_dict()["computed"] == len(TEXTS)
+    again, so2 = predict(HFClassifier(path, device="cpu", progress=False, dtype="onnx"), TEXTS, cache=cache)
+    assert so2.to_dict()["computed"] == 0 and np.array_equal(again, po)
+
+
+@pytest.mark.parametrize("dtype", ["onnx", "onnx-int8"])
+def test_cli_dtype_onnx(tmp_path, dtype):
+    _ort()
+    import json
+
+    from typer.testing import CliRunner
+
+    from bias_suite.cli import app
+
+    path = make_tiny_classifier(tmp_path / "tiny")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["run", "sentiment_religion", "--model", str(path), "--out", str(out), "-q",
+                                   "--bootstrap", "0", "--dtype", dtype, "--cache-dir", str(tmp_path / "cache")])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((out / "run.json").read_text())
+    meta = meta.get("metadata", meta)
+    assert meta["model_fingerprint"]["dtype"] == dtype

@@ -2,7 +2,8 @@
 
 - :mod:`bias_suite.models.base`: the :class:`Predictor` protocol,
   :class:`CallablePredictor` (plain functions, CheckList ``(preds, confs)``
-  functions) and :func:`as_predictor`.
+  functions) and :func:`as_predictor`; :mod:`bias_suite.models.checks`
+  validates texts, class names and probabilities for every model wrapper.
 - :mod:`bias_suite.models.hf`: :class:`HFClassifier` for transformers models.
 - :mod:`bias_suite.models.default`: reproducible offline builds of the default
   models (``build_model``, ``list_models``, ``ensure_default_sentiment``).

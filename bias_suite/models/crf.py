@@ -325,13 +325,15 @@ class TransformerCrfTagger:
     def __init__(self, model, *, tokenizer=None, device: str = "auto", batch_size: int = 64,
                  max_length: int = 128, probabilities: str = "softmax", progress: bool = True, dtype=None):
         from .hf import INT8, quantize_int8, resolve_dtype_device
+        from .onnx_runtime import ONNX_MODES
 
         torch = _torch()
         if probabilities not in ("softmax", "marginals"):
             raise ModelError(f"probabilities must be 'softmax' or 'marginals', got {probabilities!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self._torch_dtype, self.quantized, self.device = resolve_dtype_device(dtype, device)
+        self._torch_dtype, self.runtime, self.device = resolve_dtype_device(dtype, device)
+        self.quantized = self.runtime == INT8
         self.batch_size = batch_size
         self.max_length = int(max_length)
         self.probabilities = probabilities
@@ -351,7 +353,7 @@ class TransformerCrfTagger:
             if tokenizer is None:
                 raise ModelError("TransformerCrfTagger(module) needs tokenizer=...")
             self.model, self.tokenizer = model, tokenizer
-        self.dtype = INT8 if self.quantized else (
+        self.dtype = self.runtime or (
             None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", ""))
         if self._torch_dtype is not None:
             self.model.to(self._torch_dtype)
@@ -360,6 +362,9 @@ class TransformerCrfTagger:
         self.model.eval()
         if self.quantized:  # encoder and emission layer int8; the CRF stays float32
             self.model = quantize_int8(self.model)
+        self._emissions = self.model.emissions
+        if self.runtime in ONNX_MODES:  # encoder and emission layer in ONNX Runtime; the CRF stays in torch
+            self._emissions = _ort_emissions(self.model, self.tokenizer, self.runtime)
         self.tag_names = list(self.model.tag_names)
         self._torch = torch
 
@@ -406,7 +411,7 @@ class TransformerCrfTagger:
                 for s in range(0, len(uniq), self.batch_size):
                     b = order[s:s + self.batch_size]
                     batch = pad_batch([ids[i] for i in b], [widx[i] for i in b], pad, self.device)
-                    em = self.model.emissions(batch["input_ids"], batch["attention_mask"], batch["word_index"]).float()
+                    em = self._emissions(batch["input_ids"], batch["attention_mask"], batch["word_index"]).float()
                     mask = batch["word_mask"]
                     paths = self.model.crf.decode(em, mask)
                     if self.probabilities == "marginals":
@@ -428,7 +433,7 @@ class TransformerCrfTagger:
     def fingerprint(self) -> dict | None:
         """What this tagger computes, for the prediction cache; None for a
         tagger built from an in-memory module (nothing identifies its weights)."""
-        from .hf import _versions, _weights_digest, quantization_info
+        from .hf import _versions, _weights_digest, runtime_info
 
         if self.path is None:
             return None
@@ -436,8 +441,8 @@ class TransformerCrfTagger:
               "max_length": self.max_length, "probabilities": self.probabilities,
               "dtype": self.dtype or "float32", "versions": _versions(),
               "weights_sha256": _weights_digest(self.path)}
-        if self.quantized:
-            fp["quantization"] = quantization_info()
+        if self.runtime:
+            fp["quantization"] = runtime_info(self.runtime)
         return fp
 
     def spec(self) -> dict:
@@ -451,6 +456,25 @@ class TransformerCrfTagger:
 
     def __repr__(self) -> str:
         return f"TransformerCrfTagger({str(self.path) if self.path else '<module>'!r}, tags={len(self.tag_names)})"
+
+
+def _ort_emissions(model, tokenizer, mode: str):
+    """``model.emissions`` run by ONNX Runtime (:mod:`bias_suite.models.onnx_runtime`);
+    returns torch tensors like the module does."""
+    from .onnx_runtime import OrtFunction
+
+    torch = _torch()
+    ids, widx = encode_words(tokenizer, [["a", "b", "c"], ["a"]], 16)
+    example = pad_batch(ids, widx, tokenizer.pad_token_id or 0)
+    names = ["input_ids", "attention_mask", "word_index"]
+    dynamic = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+               "word_index": {0: "batch", 1: "words"}, "out": {0: "batch", 1: "words"}}
+    fn = OrtFunction(model, model.emissions, {k: example[k] for k in names}, dynamic, mode=mode)
+
+    def emissions(input_ids, attention_mask, word_index):
+        return torch.from_numpy(fn(input_ids=input_ids, attention_mask=attention_mask, word_index=word_index))
+
+    return emissions
 
 
 def _check_tokens(tokens_list) -> list:

@@ -16,9 +16,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from bias_suite.exceptions import ModelError
-from bias_suite.models.base import check_texts
+from bias_suite.models.checks import check_texts
+from bias_suite.models.onnx_runtime import ONNX, ONNX_INT8, ONNX_MODES, OrtFunction, onnx_info
 
-__all__ = ["HFClassifier", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config"]
+__all__ = ["HFClassifier", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config",
+           "runtime_info"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,12 @@ _DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16",
 #: every ``nn.Linear`` replaced by its dynamically quantized int8 version.
 INT8 = "int8"
 _INT8_ALIASES = {"int8", "qint8", "int8-dynamic"}
+#: Spellings of the ONNX Runtime paths (:mod:`bias_suite.models.onnx_runtime`):
+#: float32, and int8 weights on the feed-forward MatMuls.
+_ONNX_ALIASES = {"onnx": ONNX, "onnx-fp32": ONNX, "onnx-float32": ONNX, "ort": ONNX,
+                 "onnx-int8": ONNX_INT8, "ort-int8": ONNX_INT8}
+#: Every ``dtype`` that is a CPU inference path rather than a torch dtype.
+CPU_MODES = (INT8, ONNX, ONNX_INT8)
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -115,9 +123,12 @@ class HFClassifier:
     dtype : str or torch.dtype, optional
         Weights dtype (``"float32"``, ``"float16"``/``"fp16"``,
         ``"bfloat16"``/``"bf16"``; fp16 is meant for GPUs, bf16 for GPUs and
-        CPUs with native bf16 arithmetic), or ``"int8"``: dynamic int8
-        quantization of the linear layers on the CPU. Both are faster than
-        float32 on such CPUs and move the probabilities (docs/scale.md).
+        CPUs with native bf16 arithmetic), or a CPU inference path:
+        ``"onnx"`` (the float32 model exported to ONNX and run by ONNX
+        Runtime: faster on the CPU, same probabilities up to float rounding),
+        ``"onnx-int8"`` (the same with int8 feed-forward weights) or
+        ``"int8"`` (torch dynamic int8 quantization of every linear layer).
+        bf16 and the int8 paths move the probabilities (docs/scale.md).
         ``None``: what ``from_pretrained`` picks (the checkpoint's own dtype).
     prefetch : bool or "auto"
         Pad and copy the next batch to the device in a background thread
@@ -173,8 +184,9 @@ class HFClassifier:
         self.batch_size = batch_size
         self.progress = bool(progress)
         self.trust_remote_code = bool(trust_remote_code)
-        self._torch_dtype, self.quantized, self.device = resolve_dtype_device(dtype, device)
-        self.dtype = INT8 if self.quantized else (
+        self._torch_dtype, self.runtime, self.device = resolve_dtype_device(dtype, device)
+        self.quantized = self.runtime == INT8
+        self.dtype = self.runtime or (
             None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", ""))
         self.prefetch = self.device.startswith("cuda") if prefetch == "auto" else bool(prefetch)
         self._prefetch_arg = prefetch
@@ -227,7 +239,7 @@ class HFClassifier:
             from transformers import AutoModelForSequenceClassification
 
             kw = dict(self._load_kw, config=self.config)
-            if self._torch_dtype is not None or self.quantized:
+            if self._torch_dtype is not None or self.runtime:
                 kw["dtype"] = self._torch_dtype or torch_float32()
             try:
                 with _loading_bars(self.progress):
@@ -244,6 +256,8 @@ class HFClassifier:
             m.eval()
             if self.quantized:
                 m = quantize_int8(m)
+            elif self.runtime in ONNX_MODES:
+                m = OrtSequenceClassifier(m, self.tokenizer, self.runtime)
             self._model = m
         return self._model
 
@@ -421,7 +435,7 @@ class HFClassifier:
                 "class_names": list(self.class_names),
                 "max_length": self.max_length,
                 "dtype": self.dtype or f"auto:{_config_dtype(self.config)}",
-                **({"quantization": quantization_info()} if self.quantized else {}),
+                **({"quantization": runtime_info(self.runtime)} if self.runtime else {}),
                 "padding_side": getattr(self.tokenizer, "padding_side", "right"),
                 "versions": _versions(),
             }
@@ -495,25 +509,33 @@ def _resolve_dtype(dtype: Any):
 
     if isinstance(dtype, torch.dtype):
         return dtype
-    key = str(dtype).lower().replace("torch.", "")
+    key = str(dtype).lower().replace("torch.", "").replace("_", "-")
     if key in _INT8_ALIASES:
         return INT8
+    if key in _ONNX_ALIASES:
+        return _ONNX_ALIASES[key]
     if key not in _DTYPES:
-        raise ModelError(f"unknown dtype {dtype!r}; use float32, float16, bfloat16 or int8")
+        raise ModelError(f"unknown dtype {dtype!r}; use float32, float16, bfloat16, onnx, onnx-int8 or int8")
     return getattr(torch, _DTYPES[key])
 
 
-def resolve_dtype_device(dtype: Any, device: str) -> tuple[Any, bool, str]:
-    """``(torch dtype or None, int8?, torch device)`` of a predictor's
-    ``dtype`` and ``device`` arguments. int8 runs on the CPU: ``"auto"``
-    becomes ``"cpu"`` and a GPU device is an error."""
+def resolve_dtype_device(dtype: Any, device: str) -> tuple[Any, str | None, str]:
+    """``(torch dtype or None, CPU path or None, torch device)`` of a
+    predictor's ``dtype`` and ``device`` arguments. The CPU path is one of
+    ``"int8"``, ``"onnx"``, ``"onnx-int8"`` (:data:`CPU_MODES`); these run on
+    the CPU: ``"auto"`` becomes ``"cpu"`` and a GPU device is an error."""
     td = _resolve_dtype(dtype)
-    if td != INT8:
-        return td, False, resolve_device(device)
+    if td not in CPU_MODES:
+        return td, None, resolve_device(device)
     if str(device).strip().lower() not in ("auto", "cpu"):
-        raise ModelError(f"dtype int8 (dynamic quantization) runs on the CPU; got device {device!r}: "
+        what = "dynamic quantization" if td == INT8 else "ONNX Runtime"
+        raise ModelError(f"dtype {td} ({what}) runs on the CPU; got device {device!r}: "
                          "use device 'cpu' or another dtype")
-    return None, True, "cpu"
+    if td in ONNX_MODES:
+        from bias_suite.models.onnx_runtime import require_onnxruntime
+
+        require_onnxruntime()
+    return None, td, "cpu"
 
 
 def quantize_int8(module):
@@ -535,6 +557,40 @@ def quantize_int8(module):
         q = quantize_dynamic(module.float().eval(), {torch.nn.Linear: per_channel_dynamic_qconfig},
                              dtype=torch.qint8)
     return q.eval()
+
+
+def runtime_info(mode: str) -> dict:
+    """What a CPU path (:data:`CPU_MODES`) computes, for prediction-cache
+    fingerprints."""
+    return quantization_info() if mode == INT8 else onnx_info(mode)
+
+
+class OrtSequenceClassifier:
+    """A sequence (or token, ``logits_dims=3``) classifier's forward pass run
+    by ONNX Runtime: called like the torch model (``model(**batch).logits``),
+    returns float32 logits."""
+
+    def __init__(self, model, tokenizer, mode: str, logits_dims: int = 2,
+                 inputs: Sequence[str] = ("input_ids", "attention_mask", "token_type_ids")):
+        import torch
+
+        self.config = model.config
+        example = dict(tokenizer(["a b c d", "a"], padding=True, return_tensors="pt"))
+        names = [k for k in inputs if k in example]
+        example = {k: example[k] for k in names}
+
+        def forward(*args):
+            return model(**dict(zip(names, args))).logits
+
+        dynamic = {k: {0: "batch", 1: "sequence"} for k in names}
+        dynamic["out"] = {0: "batch"} if logits_dims == 2 else {0: "batch", 1: "sequence"}
+        self.function = OrtFunction(model, forward, example, dynamic, mode=mode)
+        self._torch = torch
+
+    def __call__(self, **batch):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(logits=self._torch.from_numpy(self.function(**batch)))
 
 
 def quantization_info() -> dict:

@@ -69,7 +69,9 @@ class HFTokenClassifier:
     def __init__(self, model: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
                  max_length: int = 256, trust_remote_code: bool = False, progress: bool = True,
                  revision: str | None = None, dtype: Any = None):
-        from .hf import INT8, _loading_bars, class_names_from_config, quantize_int8, resolve_dtype_device
+        from .hf import (INT8, OrtSequenceClassifier, _loading_bars, class_names_from_config, quantize_int8,
+                         resolve_dtype_device)
+        from .onnx_runtime import ONNX_MODES
 
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -81,13 +83,14 @@ class HFTokenClassifier:
         from .locate import locate_model
 
         self.model_id, self.is_local = locate_model(model, kind="tagger", progress=progress)
-        self._torch_dtype, self.quantized, self.device = resolve_dtype_device(dtype, device)
+        self._torch_dtype, self.runtime, self.device = resolve_dtype_device(dtype, device)
+        self.quantized = self.runtime == INT8
         self.batch_size = batch_size
         self.max_length = int(max_length)
         self.progress = bool(progress)
         self.revision = revision
         self.trust_remote_code = bool(trust_remote_code)
-        self.dtype = INT8 if self.quantized else (
+        self.dtype = self.runtime or (
             None if self._torch_dtype is None else str(self._torch_dtype).replace("torch.", ""))
         kw: dict[str, Any] = {"trust_remote_code": bool(trust_remote_code)}
         if revision is not None:
@@ -108,6 +111,10 @@ class HFTokenClassifier:
         self.model.eval()
         if self.quantized:
             self.model = quantize_int8(self.model)
+        self._forward = self.model
+        if self.runtime in ONNX_MODES:
+            self._forward = OrtSequenceClassifier(self.model, self.tokenizer, self.runtime, logits_dims=3,
+                                                  inputs=("input_ids", "attention_mask"))
         self.tag_names = normalise_tag_names(class_names_from_config(self.model.config, self.model_id), self.model_id)
         self._torch = torch
 
@@ -148,7 +155,7 @@ class HFTokenClassifier:
                     for j, i in enumerate(b):
                         input_ids[j, : len(ids[i])] = torch.tensor(ids[i])
                         att[j, : len(ids[i])] = 1
-                    logits = self.model(input_ids=input_ids.to(self.device), attention_mask=att.to(self.device)).logits
+                    logits = self._forward(input_ids=input_ids.to(self.device), attention_mask=att.to(self.device)).logits
                     if logits.ndim != 3 or logits.shape[2] != C:
                         raise ModelError(f"model {self.model_id!r} returned logits of shape {tuple(logits.shape)}; expected (batch, length, {C})")
                     P = torch.softmax(logits.double(), dim=-1).cpu().numpy()
@@ -166,15 +173,15 @@ class HFTokenClassifier:
     def fingerprint(self) -> dict:
         """What this tagger computes, for the prediction cache (see
         :meth:`bias_suite.models.hf.HFClassifier.fingerprint`)."""
-        from .hf import INT8, _versions, _weights_digest, quantization_info
+        from .hf import _versions, _weights_digest, runtime_info
 
         fp = {"kind": "hf_token", "model": self.model_id, "revision": self.revision,
               "commit_hash": getattr(self.model.config, "_commit_hash", None), "tag_names": list(self.tag_names),
               "max_length": self.max_length,
-              "dtype": INT8 if self.quantized else str(next(self.model.parameters()).dtype).replace("torch.", ""),
+              "dtype": self.runtime or str(next(self.model.parameters()).dtype).replace("torch.", ""),
               "versions": _versions()}
-        if self.quantized:
-            fp["quantization"] = quantization_info()
+        if self.runtime:
+            fp["quantization"] = runtime_info(self.runtime)
         if self.is_local:
             fp["weights_sha256"] = _weights_digest(Path(self.model_id))
         return fp
