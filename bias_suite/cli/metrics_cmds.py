@@ -21,6 +21,8 @@ def metrics_cmd(
 ):
     """List the registered metrics: how each is built (generalized metric, phi,
     d, N, beta), its no-bias value b and threshold tau, and its source.
+    Definitions: docs/metrics.md; intervals and tests: docs/statistics.md;
+    verdicts: docs/verdicts.md (in the repository).
 
     Example: bias-suite metrics --explain FNED
     """
@@ -46,6 +48,8 @@ def metrics_cmd(
         t.add_row(*(escape(str(x)) for x in (r.name, r.view, r.generalized, r.phi, r.d, r.N, r.beta, r.b, f"{r.tau:g}",
                                               r.topic, r.source.split(",")[0])))
     console.print(t)
+    console.print("definitions: docs/metrics.md · intervals and tests: docs/statistics.md · "
+                  "verdicts: docs/verdicts.md", highlight=False)
 
 
 @commands.command("sample-size", short_help="Examples needed to claim a bias (Bernstein bound).")

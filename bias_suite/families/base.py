@@ -76,7 +76,8 @@ class TaskFamily:
         detailed per-group table (``attribute, group`` then any columns: a
         number, a string, or a tuple with one number per class);
         ``example_scores(data, cls)``: per example the score of class
-        ``cls`` that the headline's example sentence pair compares.
+        ``cls`` that the headline's example sentence pair compares, named
+        ``example_score_name`` there.
     """
 
     name: str
@@ -103,4 +104,5 @@ class TaskFamily:
     label: str = ""
     summary_stats: Callable | None = None
     example_scores: Callable = probability_column
+    example_score_name: str = "probability"
     description: str = ""

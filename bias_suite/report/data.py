@@ -80,10 +80,11 @@ def load_report_data(results_dir, *, scored=None) -> ReportData:
             from ..families import as_scored
 
             s = as_scored(scored)
-            if getattr(s, "task", "classification") == "classification" and hasattr(s, "probs"):
+            if getattr(s, "probs", None) is not None:  # one probability row per example
                 data.scored = s
             else:
-                data.warnings.append("per-template drill-down is available for classification runs only")
+                data.warnings.append("per-template drill-down needs one probability row per example "
+                                     "(classification runs)")
         except Exception as e:  # a report must not die on an unreadable side file
             data.warnings.append(f"scored examples could not be read ({e}); no per-template drill-down")
     for name in FAILURES_NAMES:
@@ -329,7 +330,7 @@ def template_drilldown(scored, attribute: str, *, top: int = 5) -> dict:
     for k, c in enumerate(classes):
         df[c] = scored.probs[mask, k]
     df["text"] = fr.loc[mask, "text"].to_numpy() if "text" in fr.columns else None
-    df["label"] = fr.loc[mask, "label"].to_numpy()
+    df["label"] = fr.loc[mask, "label"].to_numpy() if "label" in fr.columns else None
     gm = df.groupby(["template", "group"], sort=False)[classes].mean()
     n = df.groupby(["template", "group"], sort=False).size()
     ngroups = gm.groupby(level="template", sort=False).size()

@@ -134,7 +134,9 @@ def worst_template_block(fd: pd.DataFrame, scored) -> list:
             if found:
                 wp = max(found, key=lambda w: abs(w["gap"]))
                 c = wp["class"]
-                kind = "probability" if getattr(s, "task", "classification") == "classification" else "probability at the identity term"
+                from ..families import FAMILIES
+
+                kind = getattr(FAMILIES.get(getattr(s, "task", None)), "example_score_name", "probability")
                 head = Text.assemble(("Worst counterfactual pair: ", "bold"), f"template {wp['template']}, {kind} of ",
                                      (str(c), "bold"), f" differs by {abs(wp['gap']):.3f}")
                 g = Table.grid(padding=(0, 1))

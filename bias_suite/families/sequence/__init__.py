@@ -36,5 +36,6 @@ FAMILY = TaskFamily(
     run_meta=run_meta,
     summary_stats=summary_stats,
     example_scores=example_scores,
+    example_score_name="probability at the identity term",
     inv_criteria=("tags",),
 )
