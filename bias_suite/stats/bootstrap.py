@@ -89,8 +89,8 @@ and for the AUC metrics
 (SubgroupAUC, BPSN, BNSP) the paired contrast AUC(group) - AUC(all examples of
 the attribute).
 
-The fast path and the set-metric machinery live in
-:mod:`bias_suite.stats._bootstrap_fast`; NER data go through
+The fast path lives in :mod:`bias_suite.stats._bootstrap_fast`, the
+set-metric machinery in :mod:`bias_suite.stats._bootstrap_sets`; NER data go through
 :func:`resampling_bootstrap`.
 """
 from __future__ import annotations
@@ -108,7 +108,8 @@ from ..families import as_scored, family_of
 from ..metrics.engine import attribute_data, metric_rows, metric_values, resolve_metrics
 from ..metrics.generalized import GENERALIZED, AttributeData
 from ..suites.views import counterfactual_view, group_order
-from ._bootstrap_fast import _BACKGROUND, _fast_attribute, _fast_supported, _Prepared
+from ._bootstrap_fast import _fast_attribute
+from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
