@@ -130,3 +130,46 @@ def test_no_new_upward_imports():
 def test_upward_finder_sees_a_planted_one():
     assert upward_imports({"suites.loader": {"report.files"}, "report.files": {"suites.loader"}}) == {
         ("suites.loader", "report.files")}
+
+
+# modules outside bias_suite/families that still compare something with a task
+# family's name (CheckList interop: its INV tests differ for taggers; the
+# predict layer's output kinds); the list may only get shorter
+KNOWN_TASK_BRANCHES = {"interop.bias_tests", "interop.exchange", "interop.invariance", "interop.results", "predict.outputs",
+                       "predict.ray_engine"}
+TASK_NAMES = {"classification", "sequence_labelling"}
+
+
+def task_branches() -> set:
+    """Modules outside the families with a comparison (==, !=, in) against a
+    task family's name."""
+    out = set()
+    for path in PKG.rglob("*.py"):
+        mod = _module_name(path)
+        if mod.split(".")[0] == "families":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                parts = [node.left, *node.comparators]
+                if any(isinstance(p, ast.Constant) and p.value in TASK_NAMES for p in parts):
+                    out.add(mod)
+    return out
+
+
+def test_task_branches_stay_in_the_families():
+    found = task_branches()
+    new = sorted(found - KNOWN_TASK_BRANCHES)
+    assert not new, ("these modules branch on a task name; ask the task family instead "
+                     "(bias_suite.families, docs/architecture.md): " + ", ".join(new))
+    gone = sorted(KNOWN_TASK_BRANCHES - found)
+    assert not gone, "no task branch left in these: remove them from KNOWN_TASK_BRANCHES: " + ", ".join(gone)
+
+
+def test_task_branch_finder_sees_one(tmp_path, monkeypatch):
+    pkg = tmp_path / "bias_suite"
+    (pkg / "report").mkdir(parents=True)
+    (pkg / "report" / "x.py").write_text("def f(d):\n    return d.task == 'sequence_labelling'\n")
+    (pkg / "families").mkdir()
+    (pkg / "families" / "y.py").write_text("def g(d):\n    return d.task != 'classification'\n")
+    monkeypatch.setattr(__import__(__name__), "PKG", pkg)
+    assert task_branches() == {"report.x"}
