@@ -168,12 +168,17 @@ def _selection(ad: AttributeData, select: str, c: int) -> np.ndarray:
 
 
 def _group_sums(ad, c):
-    cnt = ad.class_counts(c)
-    k = ad.k
-    sums = {name: np.bincount(ad.g, weights=v, minlength=k).astype(float) for name, v in cnt.items()}
-    total = {name: v.sum() for name, v in sums.items()}
-    rest = {name: total[name] - v for name, v in sums.items()}
-    return sums, total, rest
+    """Per-group, total and rest-of-group sums of the class-c counts
+    (computed once per attribute and class; fresh dicts on every call)."""
+    cache = ad.__dict__.setdefault("_group_sums_cache", {})
+    if c not in cache:
+        cnt = ad.class_counts(c)
+        k = ad.k
+        sums = {name: np.bincount(ad.g, weights=v, minlength=k).astype(float) for name, v in cnt.items()}
+        total = {name: v.sum() for name, v in sums.items()}
+        rest = {name: total[name] - v for name, v in sums.items()}
+        cache[c] = (sums, total, rest)
+    return tuple(dict(d) for d in cache[c])
 
 
 def _rate_values(score: RateScore, sums):
@@ -454,11 +459,14 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
     Mv = int(tup_ok.sum())
     if Mv == 0:
         return null_rows(spec, ad, cls_name, why, 0)
-    V, pos_ok = V[tup_ok], pos_ok[tup_ok]
-    w = pos_ok / pos_ok.sum(axis=1, keepdims=True)  # weights of positions per tuple
-    Vz = np.where(pos_ok[:, None, :], V, 0.0)
-
+    if Mv < len(tup_ok):
+        V, pos_ok = V[tup_ok], pos_ok[tup_ok]
     one_position = V.shape[2] == 1  # one item per example: every kept tuple has its one position valid
+    if one_position and V.dtype == np.float64:
+        w, Vz = None, V  # weight 1 on the one position, which is valid
+    else:
+        w = pos_ok / pos_ok.sum(axis=1, keepdims=True)  # weights of positions per tuple
+        Vz = np.where(pos_ok[:, None, :], V, 0.0)
 
     def per_tuple(x):  # x (M, L) -> position-average per tuple
         if one_position:  # weights 1 on the single position: the value itself
