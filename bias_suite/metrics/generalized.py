@@ -544,10 +544,9 @@ def per_template_differences(spec, ad, score, comp, c) -> np.ndarray:
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
         return segmented_w1(vals, seg, J, ig, k, pairs)
     if isinstance(score, MeanScore):
-        cnt = np.zeros((J, k))
-        s = np.zeros((J, k))
-        np.add.at(cnt, (seg, ig), 1)
-        np.add.at(s, (seg, ig), vals)
+        cell = seg * k + ig  # sums in item order, as np.add.at would add them
+        cnt = np.bincount(cell, minlength=J * k).astype(float).reshape(J, k)
+        s = np.bincount(cell, weights=vals, minlength=J * k).reshape(J, k)
         with np.errstate(divide="ignore", invalid="ignore"):
             m = np.where(cnt > 0, s / np.where(cnt > 0, cnt, 1), np.nan)
         return np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)
