@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_CHUNK = 1 << 21  # elements of one (pairs, items) temporary of segmented_w1
+_CHUNK = 1 << 20  # elements of one (pairs, items) temporary of segmented_w1
 
 
 class BlockHist:
@@ -117,10 +117,15 @@ def segmented_w1(values: np.ndarray, segment: np.ndarray, n_segments: int, group
             cdf[i] = (c - offset) / counts[seg, a]
     pa = np.array([p[0] for p in pairs], dtype=np.int64)
     pb = np.array([p[1] for p in pairs], dtype=np.int64)
-    step = max(1, _CHUNK // n)  # pairs at a time: (step, n) temporaries stay small on large inputs
-    for lo in range(0, len(pairs), step):
-        a, b = row[pa[lo:lo + step]], row[pb[lo:lo + step]]
-        contrib = np.nan_to_num(np.abs(cdf[a] - cdf[b]) * dx, nan=0.0)  # (pairs, n)
-        out[present, lo:lo + step] = np.add.reduceat(contrib, starts, axis=1).T
+    step = _CHUNK // n  # pairs at a time: (step, n) temporaries stay small on large inputs
+    if step < 2:  # large inputs: one pair at a time, on views of the CDFs
+        for j, (a, b) in enumerate(pairs):
+            contrib = np.nan_to_num(np.abs(cdf[row[a]] - cdf[row[b]]) * dx, nan=0.0)
+            out[present, j] = np.add.reduceat(contrib, starts)
+    else:
+        for lo in range(0, len(pairs), step):
+            a, b = row[pa[lo:lo + step]], row[pb[lo:lo + step]]
+            contrib = np.nan_to_num(np.abs(cdf[a] - cdf[b]) * dx, nan=0.0)  # (pairs, n)
+            out[present, lo:lo + step] = np.add.reduceat(contrib, starts, axis=1).T
     out[(counts[:, pa] == 0) | (counts[:, pb] == 0)] = np.nan
     return out
