@@ -1,4 +1,5 @@
 """Group order overrides: a partial order puts the named groups first."""
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -49,3 +50,72 @@ def test_evaluate_cli_takes_a_partial_order(tmp_path):
     assert pairs == ["muslim|christian", "muslim|jewish", "christian|jewish"]
     got = res.query("metric == 'CFGap' and `class` == 'pos' and group == 'muslim|christian'")["value"].item()
     assert got == pytest.approx(0.3)
+
+
+def _draw_by_draw(lists, max_tuples, rng):
+    """The sampling protocol of docs/metrics.md, one draw at a time."""
+    sizes = [len(x) for x in lists]
+    seen, picked = set(), []
+    while len(picked) < max_tuples:
+        key = tuple(int(rng.integers(s)) for s in sizes)
+        if key not in seen:
+            seen.add(key)
+            picked.append(key)
+    return np.stack([lists[k][np.array([p[k] for p in picked])] for k in range(len(sizes))], axis=1)
+
+
+@pytest.mark.parametrize("sizes,max_tuples", [
+    ([10] * 8, 100), ([3, 3], 8), ([2, 2, 2], 7), ([1, 5, 1, 4], 19), ([1, 1, 2], 1),
+    ([2 ** 33, 3], 50), ([7], 6), ([4, 4, 4], 63), ([255, 256, 65536, 2 ** 32 - 1, 2 ** 32], 40),
+])
+def test_batched_sampler_makes_the_draws_of_the_protocol(sizes, max_tuples):
+    from bias_suite.suites.views import _sample_tuples
+
+    offsets = np.cumsum([0] + sizes)
+    lists = [np.arange(a, a + s, dtype=np.int64) if s < 10 ** 6 else _Lazy(a, s) for a, s in zip(offsets, sizes)]
+    for seed in range(5):
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        want = _draw_by_draw(lists, max_tuples, r1)
+        got = _sample_tuples(lists, max_tuples, r2)
+        assert np.array_equal(got, want)
+        assert r1.integers(2 ** 40) == r2.integers(2 ** 40)  # the generator is left where the protocol leaves it
+
+
+class _Lazy:
+    """``np.arange(start, start + n)`` without the memory."""
+
+    def __init__(self, start, n):
+        self.start, self.n = int(start), int(n)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, idx):
+        return self.start + np.asarray(idx, dtype=np.int64)
+
+
+def test_counterfactual_view_tuples_follow_the_protocol():
+    from bias_suite.suites.views import counterfactual_view
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for a, groups in (("a1", ["x", "y", "z"]), ("a2", ["u", "v"])):
+        for t in range(12):
+            for g in groups:
+                for i in range(int(rng.integers(0, 6))):
+                    rows.append({"attribute": a, "template": f"t{t}", "group": g, "id": f"{a}{t}{g}{i}"})
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    table = pd.DataFrame(rows)
+    cfs = counterfactual_view(table, max_tuples=10, seed=7)
+    ref = np.random.default_rng(7)
+    sampled = 0
+    for a, cf in cfs.items():
+        for j, t in enumerate(cf.templates):
+            lists = cf.members[t]
+            mine = cf.tuples[cf.tuple_template == j]
+            if t in cf.sampled:
+                sampled += 1
+                assert np.array_equal(mine, _draw_by_draw(lists, 10, ref))
+            else:
+                assert len(mine) == np.prod([len(x) for x in lists]) <= 10
+    assert sampled >= 5

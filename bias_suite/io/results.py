@@ -188,7 +188,9 @@ def run_file(folder, *names) -> Path | None:
 def results_frame(rows: list) -> pd.DataFrame:
     """Rows (dicts) as a results table with the tidy columns and dtypes
     (plus the verdict columns when any row carries them)."""
-    extra = [c for c in OPTIONAL_COLUMNS if any(isinstance(r, dict) and r.get(c) is not None for r in rows)]
+    keys = set().union(*(r for r in rows if isinstance(r, dict)))
+    extra = [c for c in OPTIONAL_COLUMNS
+             if c in keys and any(isinstance(r, dict) and r.get(c) is not None for r in rows)]
     df = pd.DataFrame(rows, columns=RESULT_COLUMNS + extra)
     for c in extra:
         df[c] = df[c].astype(object).where(df[c].notna(), None)

@@ -34,7 +34,7 @@ from typing import Callable
 import numpy as np
 
 from ..exceptions import MetricError
-from .comparisons import get_comparison
+from .comparisons import COMPARISONS, get_comparison
 from .scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
 from .sets import BlockHist, segmented_w1
 
@@ -43,6 +43,9 @@ POS, NEG, UNLABELLED = 0, 1, 2
 _SELECT_CATS = {"all": [POS, NEG, UNLABELLED], "pos": [POS], "neg": [NEG]}
 
 GENERALIZED = ("PCM", "BCM", "VBCM", "MCM")
+
+# the built-in scalar comparisons: elementwise, so any array shape goes through in one call
+_ELEMENTWISE = tuple(c.fn for c in COMPARISONS.values() if c.kind == "scalar")
 
 
 # ------------------------------------------------------------------ data
@@ -165,12 +168,17 @@ def _selection(ad: AttributeData, select: str, c: int) -> np.ndarray:
 
 
 def _group_sums(ad, c):
-    cnt = ad.class_counts(c)
-    k = ad.k
-    sums = {name: np.bincount(ad.g, weights=v, minlength=k).astype(float) for name, v in cnt.items()}
-    total = {name: v.sum() for name, v in sums.items()}
-    rest = {name: total[name] - v for name, v in sums.items()}
-    return sums, total, rest
+    """Per-group, total and rest-of-group sums of the class-c counts
+    (computed once per attribute and class; fresh dicts on every call)."""
+    cache = ad.__dict__.setdefault("_group_sums_cache", {})
+    if c not in cache:
+        cnt = ad.class_counts(c)
+        k = ad.k
+        sums = {name: np.bincount(ad.g, weights=v, minlength=k).astype(float) for name, v in cnt.items()}
+        total = {name: v.sum() for name, v in sums.items()}
+        rest = {name: total[name] - v for name, v in sums.items()}
+        cache[c] = (sums, total, rest)
+    return tuple(dict(d) for d in cache[c])
 
 
 def _rate_values(score: RateScore, sums):
@@ -451,11 +459,18 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
     Mv = int(tup_ok.sum())
     if Mv == 0:
         return null_rows(spec, ad, cls_name, why, 0)
-    V, pos_ok = V[tup_ok], pos_ok[tup_ok]
-    w = pos_ok / pos_ok.sum(axis=1, keepdims=True)  # weights of positions per tuple
-    Vz = np.where(pos_ok[:, None, :], V, 0.0)
+    if Mv < len(tup_ok):
+        V, pos_ok = V[tup_ok], pos_ok[tup_ok]
+    one_position = V.shape[2] == 1  # one item per example: every kept tuple has its one position valid
+    if one_position and V.dtype == np.float64:
+        w, Vz = None, V  # weight 1 on the one position, which is valid
+    else:
+        w = pos_ok / pos_ok.sum(axis=1, keepdims=True)  # weights of positions per tuple
+        Vz = np.where(pos_ok[:, None, :], V, 0.0)
 
     def per_tuple(x):  # x (M, L) -> position-average per tuple
+        if one_position:  # weights 1 on the single position: the value itself
+            return x[:, 0]
         return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
 
     rows = []
@@ -463,15 +478,25 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
         if comp.kind != "scalar":
             raise MetricError(f"{spec.name}: counterfactual PCM needs a scalar comparison")
         N = normalizer_value(spec.normalizer, k)
-        D = []
-        for a, b in ad.pairs():
-            d, dbad = comp.fn(Vz[:, a], Vz[:, b])
-            if np.any(dbad & pos_ok):
+        pairs = ad.pairs()
+        if one_position and comp.fn in _ELEMENTWISE:  # every pair in one call
+            a_idx = np.array([p[0] for p in pairs], dtype=np.int64)
+            b_idx = np.array([p[1] for p in pairs], dtype=np.int64)
+            X = Vz[:, :, 0]
+            D, dbad = comp.fn(X[:, a_idx], X[:, b_idx])  # (M, pairs)
+            if np.any(dbad):
                 raise MetricError(f"{spec.name}: comparison undefined inside a tuple")
-            D.append(per_tuple(d))
-        D = np.stack(D, axis=1)  # (M, pairs)
+        else:
+            D = []
+            for a, b in pairs:
+                d, dbad = comp.fn(Vz[:, a], Vz[:, b])
+                if np.any(dbad & pos_ok):
+                    raise MetricError(f"{spec.name}: comparison undefined inside a tuple")
+                D.append(per_tuple(d))
+            D = np.stack(D, axis=1)  # (M, pairs)
+        means = np.ascontiguousarray(D.T).mean(axis=1)  # per pair, summed as D[:, i].mean() sums
         for i, name in enumerate(ad.pair_names()):
-            rows.append(_row(spec, ad, cls_name, name, D[:, i].mean(), Mv))
+            rows.append(_row(spec, ad, cls_name, name, means[i], Mv))
         rows.append(_row(spec, ad, cls_name, None, (D.sum(axis=1) / N).mean(), Mv))
         return rows
     if gen == "MCM":
@@ -519,10 +544,9 @@ def per_template_differences(spec, ad, score, comp, c) -> np.ndarray:
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
         return segmented_w1(vals, seg, J, ig, k, pairs)
     if isinstance(score, MeanScore):
-        cnt = np.zeros((J, k))
-        s = np.zeros((J, k))
-        np.add.at(cnt, (seg, ig), 1)
-        np.add.at(s, (seg, ig), vals)
+        cell = seg * k + ig  # sums in item order, as np.add.at would add them
+        cnt = np.bincount(cell, minlength=J * k).astype(float).reshape(J, k)
+        s = np.bincount(cell, weights=vals, minlength=J * k).reshape(J, k)
         with np.errstate(divide="ignore", invalid="ignore"):
             m = np.where(cnt > 0, s / np.where(cnt > 0, cnt, 1), np.nan)
         return np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)

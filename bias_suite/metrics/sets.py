@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+_CHUNK = 1 << 20  # elements of one (pairs, items) temporary of segmented_w1
+
 
 class BlockHist:
     """Scores sorted once and counted per (category, group, distinct value).
@@ -96,26 +98,34 @@ def segmented_w1(values: np.ndarray, segment: np.ndarray, n_segments: int, group
     out = np.full((n_segments, len(pairs)), np.nan)
     if n == 0 or not pairs:
         return out
-    counts = np.zeros((n_segments, k), dtype=np.int64)
-    np.add.at(counts, (seg, g), 1)
+    counts = np.bincount(seg * k + g, minlength=n_segments * k).reshape(n_segments, k)
     seg_start = np.searchsorted(seg, np.arange(n_segments), side="left")
     present = np.flatnonzero(np.bincount(seg, minlength=n_segments) > 0)
     # dx is zero across segment boundaries and after the last item.
     dx = np.zeros(n)
     dx[:-1] = np.where(seg[1:] == seg[:-1], np.diff(x), 0.0)
     starts = seg_start[present]
-    cdf = {}
-    for a in sorted({p for pair in pairs for p in pair}):
+    used = sorted({p for pair in pairs for p in pair})
+    row = np.full(k, -1, dtype=np.int64)
+    row[used] = np.arange(len(used))
+    cdf = np.empty((len(used), n))  # each group's CDF inside its segment
+    for i, a in enumerate(used):
         m = (g == a).astype(np.int64)
         c = np.cumsum(m)
         offset = (c - m)[np.minimum(seg_start, n - 1)][seg]  # count before the segment start
         with np.errstate(divide="ignore", invalid="ignore"):
-            cdf[a] = (c - offset) / counts[seg, a]
-    for j, (a, b) in enumerate(pairs):
-        contrib = np.abs(cdf[a] - cdf[b]) * dx
-        contrib = np.nan_to_num(contrib, nan=0.0)
-        sums = np.add.reduceat(contrib, starts)
-        out[present, j] = sums
-        empty = (counts[:, a] == 0) | (counts[:, b] == 0)
-        out[empty, j] = np.nan
+            cdf[i] = (c - offset) / counts[seg, a]
+    pa = np.array([p[0] for p in pairs], dtype=np.int64)
+    pb = np.array([p[1] for p in pairs], dtype=np.int64)
+    step = _CHUNK // n  # pairs at a time: (step, n) temporaries stay small on large inputs
+    if step < 2:  # large inputs: one pair at a time, on views of the CDFs
+        for j, (a, b) in enumerate(pairs):
+            contrib = np.nan_to_num(np.abs(cdf[row[a]] - cdf[row[b]]) * dx, nan=0.0)
+            out[present, j] = np.add.reduceat(contrib, starts)
+    else:
+        for lo in range(0, len(pairs), step):
+            a, b = row[pa[lo:lo + step]], row[pb[lo:lo + step]]
+            contrib = np.nan_to_num(np.abs(cdf[a] - cdf[b]) * dx, nan=0.0)  # (pairs, n)
+            out[present, lo:lo + step] = np.add.reduceat(contrib, starts, axis=1).T
+    out[(counts[:, pa] == 0) | (counts[:, pb] == 0)] = np.nan
     return out

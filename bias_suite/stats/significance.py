@@ -137,8 +137,9 @@ def block_test(block_scores: pd.DataFrame) -> dict:
     """
     if not isinstance(block_scores, pd.DataFrame):
         block_scores = pd.DataFrame(block_scores)
-    block = block_scores.dropna(how="any")
-    n, k = block.shape
+    x = block_scores.to_numpy(dtype=float, na_value=np.nan)
+    x = x[~np.isnan(x).any(axis=1)]  # templates with a missing group are dropped
+    n, k = x.shape
     test = "Wilcoxon" if k <= 2 else "Friedman"
     res = {"test": test, "statistic": None, "pvalue": None, "effect": None,
            "n": int(n), "k": int(k), "note": None}
@@ -152,7 +153,6 @@ def block_test(block_scores: pd.DataFrame) -> dict:
     if n < 2:
         return undefined(
             f"a test needs at least 2 templates that contain every group; found {n}")
-    x = block.to_numpy(dtype=float)
     if not np.isfinite(x).all():
         return undefined("block scores contain non-finite values")
     with warnings.catch_warnings():

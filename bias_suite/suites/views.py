@@ -108,15 +108,27 @@ class CounterfactualView:
 
 
 def _sample_tuples(lists, max_tuples, rng):
-    sizes = [len(x) for x in lists]
+    """``max_tuples`` distinct tuples of positions, drawn as the module doc
+    says: attempt after attempt, one ``rng.integers(len(S_j^t))`` per group
+    in group order, a tuple already drawn rejected.
+
+    The attempts are drawn in batches: while ``need`` tuples are missing,
+    at least ``need`` more attempts are made, so the next ``need`` attempts
+    are drawn in one call, ``rng.integers(sizes, size=(need, k))``, which
+    takes the same draws from the generator, in the same order, as ``need``
+    x ``k`` scalar calls (tests/test_group_order.py checks this against the
+    draw-by-draw loop). No draw is made that the draw-by-draw loop would
+    not make, so the generator is left in the same state for the next
+    template."""
+    sizes = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
     seen = set()
     picked = []
     while len(picked) < max_tuples:
-        key = tuple(int(rng.integers(s)) for s in sizes)
-        if key in seen:
-            continue
-        seen.add(key)
-        picked.append(key)
+        need = max_tuples - len(picked)
+        for key in map(tuple, rng.integers(sizes, size=(need, len(sizes))).tolist()):
+            if key not in seen:
+                seen.add(key)
+                picked.append(key)
     idx = np.asarray(picked, dtype=np.int64)
     return np.stack([lists[k][idx[:, k]] for k in range(len(lists))], axis=1)
 

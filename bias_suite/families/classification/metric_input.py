@@ -65,18 +65,22 @@ def block_tables(sub: pd.DataFrame, classes: Sequence[str], probs: np.ndarray, g
     """class -> template x group table of the mean probability of the class
     (templates in order of first appearance)."""
     templates = list(pd.unique(sub["template"]))
+    groups = list(groups)
     frame = pd.DataFrame(probs, columns=list(classes))
     frame["__t"] = sub["template"].to_numpy()
     frame["__g"] = sub["group"].to_numpy()
     means = frame.groupby(["__t", "__g"], sort=False)[list(classes)].mean()
+    # template x group x class array of the means (NaN: the template lacks the group)
+    t_at = pd.Index(templates).get_indexer(means.index.get_level_values(0))
+    g_at = pd.Index(groups).get_indexer(means.index.get_level_values(1))  # -1: not one of ``groups``
+    keep = g_at >= 0
+    cube = np.full((len(templates), len(groups), len(classes)), np.nan)
+    cube[t_at[keep], g_at[keep]] = means.to_numpy(dtype=float)[keep]
+    rows = ~np.isnan(cube).any(axis=(1, 2)) if complete_only else np.ones(len(templates), dtype=bool)
+    index = pd.Index([t for t, r in zip(templates, rows) if r], dtype=object, name="template")
     out = {}
-    for c in classes:
-        tab = means[c].unstack("__g").reindex(index=templates, columns=list(groups))
-        tab.index.name = "template"
-        tab.columns.name = "group"
-        if complete_only:
-            tab = tab.dropna(how="any")
-        out[c] = tab
+    for i, c in enumerate(classes):
+        out[c] = pd.DataFrame(cube[rows, :, i], index=index.copy(), columns=pd.Index(groups, dtype=object, name="group"))
     return out
 
 
