@@ -6,6 +6,14 @@ was found, so that one error is enough to fix the input.
 from __future__ import annotations
 
 
+def _located(where: str, line, field, message: str) -> str:
+    """``WHERE:LINE: field 'FIELD': message`` (line and field when given)."""
+    if line is not None:
+        where += f":{line}"
+    what = f"field '{field}': " if field else ""
+    return f"{where}: {what}{message}"
+
+
 class BiasSuiteError(Exception):
     """Base class of bias_suite's own errors."""
 
@@ -21,11 +29,7 @@ class SuiteError(BiasSuiteError, ValueError):
         self.line = line
         self.field = field
         self.message = message
-        where = self.file or "<suite>"
-        if line is not None:
-            where += f":{line}"
-        what = f"field '{field}': " if field else ""
-        super().__init__(f"{where}: {what}{message}")
+        super().__init__(_located(self.file or "<suite>", line, field, message))
 
 
 class ScoredFormatError(BiasSuiteError, ValueError):
@@ -40,11 +44,7 @@ class ScoredFormatError(BiasSuiteError, ValueError):
         self.row = row
         self.field = field
         self.message = message
-        where = self.file or "<scored examples>"
-        if row is not None:
-            where += f":{row}"
-        what = f"field '{field}': " if field else ""
-        super().__init__(f"{where}: {what}{message}")
+        super().__init__(_located(self.file or "<scored examples>", row, field, message))
 
 
 class MetricError(BiasSuiteError, ValueError):

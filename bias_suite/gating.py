@@ -233,10 +233,10 @@ _SUBJECT = re.compile(r"^\s*(?P<metric>[^\s\[\]<>=|]+)\s*(?:\[(?P<filters>[^\]]*
 
 
 def _filters(text: str | None, spec: str) -> dict:
+    """The :class:`Rule` keywords of a condition's filters: ``scope`` and the
+    ``attribute``, ``class_`` and ``group`` tuples that are given."""
     out: dict = {}
-    if not text:
-        return out
-    for part in text.split(","):
+    for part in (text or "").split(","):
         if not part.strip():
             continue
         if "=" not in part:
@@ -248,7 +248,8 @@ def _filters(text: str | None, spec: str) -> dict:
             out[k] = v
         else:
             out.setdefault(k, []).append(v)
-    return out
+    scope = out.pop("scope", "all")
+    return {"scope": scope, **{("class_" if k == "class" else k): tuple(v) for k, v in out.items()}}
 
 
 def parse_condition(spec: str, *, source: str | None = "--fail-if") -> Rule:
@@ -261,14 +262,10 @@ def parse_condition(spec: str, *, source: str | None = "--fail-if") -> Rule:
             "e.g. 'BPSN<0.9', 'FNED[class=negative]>0.1' or '|AccuracyDiff|>0.05'"
         )
     f = _filters(m.group("filters"), spec)
-    scope = f.pop("scope", "all")
-    if scope not in SCOPES:
-        raise ThresholdError(f"{spec!r}: scope must be one of {list(SCOPES)}, got {scope!r}")
-    return Rule(
-        metric=m.group("metric"), conditions=((m.group("op"), float(m.group("num"))),),
-        attribute=tuple(f["attribute"]) if "attribute" in f else None, class_=tuple(f["class"]) if "class" in f else None,
-        group=tuple(f["group"]) if "group" in f else None, scope=scope, absolute=bool(m.group("abs1")), source=source,
-    )
+    if f["scope"] not in SCOPES:
+        raise ThresholdError(f"{spec!r}: scope must be one of {list(SCOPES)}, got {f['scope']!r}")
+    return Rule(metric=m.group("metric"), conditions=((m.group("op"), float(m.group("num"))),),
+                absolute=bool(m.group("abs1")), source=source, **f)
 
 
 def parse_verdict_rule(spec: str, *, verdict: str = DEFAULT_VERDICT, source: str | None = "--fail-on-verdict") -> Rule:
@@ -277,13 +274,7 @@ def parse_verdict_rule(spec: str, *, verdict: str = DEFAULT_VERDICT, source: str
     m = _SUBJECT.match(spec or "")
     if not m:
         raise ThresholdError(f"cannot read {spec!r}: expected METRIC or METRIC[filters], e.g. 'CFGap' or 'CFGap[class=positive]'")
-    f = _filters(m.group("filters"), spec)
-    scope = f.pop("scope", "all")
-    return Rule(
-        metric=m.group("metric"), verdict=verdict, attribute=tuple(f["attribute"]) if "attribute" in f else None,
-        class_=tuple(f["class"]) if "class" in f else None, group=tuple(f["group"]) if "group" in f else None,
-        scope=scope, source=source,
-    )
+    return Rule(metric=m.group("metric"), verdict=verdict, source=source, **_filters(m.group("filters"), spec))
 
 
 def as_rule(spec, *, source: str | None = None) -> Rule:
@@ -441,11 +432,6 @@ def _violation(rule: Rule, rec: dict, *, reason: str) -> Violation:
         rule, str(rec.get("metric")), _none(rec.get("attribute")), _none(rec.get("class")), _none(rec.get("group")),
         None if _none(rec.get("value")) is None else float(rec["value"]), _none(rec.get("verdict")), reason,
     )
-
-
-def violations_frame(violations) -> pd.DataFrame:
-    cols = ["metric", "attribute", "class", "group", "value", "threshold", "verdict", "reason", "source"]
-    return pd.DataFrame([v.as_dict() for v in violations], columns=cols)
 
 
 def format_violations(violations) -> str:

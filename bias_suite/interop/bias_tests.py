@@ -14,10 +14,9 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
     warnings.simplefilter("ignore")
     from checklist.abstract_test import AbstractTest
     from checklist.test_suite import TestSuite
-    from checklist.test_types import DIR, INV, MFT
 
 from ..exceptions import BiasSuiteError
-from .invariance import _build, _meta, _orders, _present_order, _source, CAPABILITY
+from .invariance import _build, _meta, _orders, _present_order, _source, CAPABILITY, run_indices
 from .predict_fns import checklist_predict_fn, tagger_predict_fn
 
 # =========================================================================
@@ -63,9 +62,6 @@ class _BiasSuiteTest(AbstractTest):
             self.class_names = list(names)
         return super().run(predict_and_confidence_fn, overwrite=overwrite, verbose=verbose, n=n, seed=seed)
 
-    def _run_indices(self) -> list:
-        return list(range(len(self.data))) if self.run_idxs is None else [int(i) for i in self.run_idxs]
-
     def scored(self):
         """The predicted examples of the run cases as :class:`ScoredData`."""
         from ..families import scored_from_arrays
@@ -74,7 +70,7 @@ class _BiasSuiteTest(AbstractTest):
         if not self.class_names:
             raise BiasSuiteError(f"{self.name}: class names unknown; pass class_names=[...] when creating the test")
         rows, probs = [], []
-        for d in self._run_indices():
+        for d in run_indices(self):
             confs = np.asarray(self.results.confs[d], dtype=float)
             if confs.ndim != 2 or confs.shape[1] != len(self.class_names):
                 raise BiasSuiteError(
@@ -95,7 +91,7 @@ class _BiasSuiteTest(AbstractTest):
 
     def update_expect(self):
         self._check_results()
-        idxs = self._run_indices()
+        idxs = run_indices(self)
         rows = self._compute(self.scored())
         passed, margins, values = [], [], []
         for d in idxs:
@@ -123,7 +119,7 @@ class _BiasSuiteTest(AbstractTest):
         if not n:
             return
         print()
-        for pos, d in enumerate(self._run_indices()):
+        for pos, d in enumerate(run_indices(self)):
             p = self.results.passed[pos]
             verdict = "filtered" if p is None else ("PASS" if bool(p) else "FAIL")
             print(f"{verdict:8s} {self.attributes[d]}: {self._fmt_values(self.results.values[pos])}  ({self.criterion_text()})")
@@ -134,7 +130,7 @@ class _BiasSuiteTest(AbstractTest):
     def form_testcases(self, n_per_testcase=3):
         self._check_results()
         out = []
-        for pos, d in enumerate(self._run_indices()):
+        for pos, d in enumerate(run_indices(self)):
             p = self.results.passed[pos]
             if p is None:
                 continue
@@ -261,9 +257,6 @@ class SignificanceTest(_BiasSuiteTest):
         return bool(margin >= 0), float(margin), [(f"{m}[{c}]", v) for m, c, v in zip(ps["metric"], ps["class"], vals)]
 
 
-_TYPE_NAMES = {MFT: "MFT", INV: "INV", DIR: "DIR"}
-
-
 def add_test(suite: TestSuite, test, name=None, capability=None, description=None, format_example_fn=None,
              print_fn=None, overwrite=False):
     """Add any test to a real CheckList ``TestSuite``: CheckList tests go
@@ -315,10 +308,7 @@ class BiasTestSuite(TestSuite):
     """A CheckList ``TestSuite`` whose ``add`` also takes bias_suite tests
     (everything else is CheckList's own)."""
 
-    def add(self, test, name=None, capability=None, description=None, format_example_fn=None, print_fn=None,
-            overwrite=False):
-        return add_test(self, test, name=name, capability=capability, description=description,
-                        format_example_fn=format_example_fn, print_fn=print_fn, overwrite=overwrite)
+    add = _suite_add
 
 
 def to_testsuite(examples_or_suite, *, threshold: float = 0.1, mode: str = "all_terms", seed: int = 0,

@@ -39,35 +39,22 @@ Invariance semantics (one INV per attribute)
 """
 from __future__ import annotations
 
-# The implementation is split by responsibility; every name stays importable from here.
+# The implementation is split by responsibility; every public name stays importable from here.
 from .invariance import (  # noqa: F401
-    _build, _check_args, _checklist_change, _describe, _expectation, _from_frame, _from_suites, _is_prob,
-    _make_inv, _max_change, _meta, _META_KEYS, _orders, _outside_span, _pair_differs, _present_order, _py,
-    _same_pred, _sequence_prepare, _Source, _source, _split_tags, _tag_diff, CAPABILITY, CRITERIA, DillWarning,
-    FAMILY, INV_METRIC, invariance_tests, MODES, prob_invariance, PROB_METRIC, tag_invariance, VIEW,
+    CAPABILITY, CRITERIA, DillWarning, FAMILY, INV_METRIC, invariance_tests, MODES, prob_invariance, PROB_METRIC,
+    tag_invariance, VIEW,
 )
-from .predict_fns import (  # noqa: F401
-    _seq_conf, _SequenceLookup, checklist_predict_fn, ScoredLookup, tagger_predict_fn,
-)
-from .bias_tests import (  # noqa: F401
-    _BiasSuiteTest, _is_task, _tests_of, _TYPE_NAMES, add_test, BiasTestSuite, MetricTest, run_testsuite,
-    SignificanceTest, to_testsuite,
-)
+from .predict_fns import checklist_predict_fn, ScoredLookup, tagger_predict_fn  # noqa: F401
+from .bias_tests import add_test, BiasTestSuite, MetricTest, run_testsuite, SignificanceTest, to_testsuite  # noqa: F401
 from .results import (  # noqa: F401
-    _case_members, _inv_tests, _meta_tests, _metrics_and_inv, _resolve, _row, _rows_for, CheckListRun,
-    examples_from_testsuite, FAILURE_COLUMNS, failures, inv_metric_name, invariance_and_failures, invariance_rows,
-    run_checklist,
-    scored_from_testsuite,
+    CheckListRun, examples_from_testsuite, FAILURE_COLUMNS, failures, inv_metric_name, invariance_and_failures,
+    invariance_rows, run_checklist, scored_from_testsuite,
 )
-from .editor import (  # noqa: F401
-    _group_of, _KEY_RE, _label_of, from_editor, suite_from_templates,
-)
+from .editor import from_editor, suite_from_templates  # noqa: F401
 from .from_tests import adopt_inv, from_checklist, identity_lexicon  # noqa: F401
 from .exchange import (  # noqa: F401
-    import_raw_file,
-    _flat_results, _is_json, _pred_format_fn, _restore_results, _suite_from_manifest, export_checklist,
-    import_checklist, load_testsuite, MANIFEST, RAW_FILE, save_testsuite, SPEC, testsuite_from_dict,
-    testsuite_to_dict, write_predictions,
+    export_checklist, import_checklist, import_raw_file, load_testsuite, MANIFEST, RAW_FILE, save_testsuite, SPEC,
+    testsuite_from_dict, testsuite_to_dict, write_predictions,
 )
 
 __all__ = [

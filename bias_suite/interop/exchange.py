@@ -19,7 +19,7 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
     from checklist.test_types import INV, MFT
 
 from ..exceptions import BiasSuiteError
-from .invariance import _make_inv, _present_order, _py, _source, DillWarning
+from .invariance import run_indices, _make_inv, _present_order, _py, _source, DillWarning
 from .predict_fns import checklist_predict_fn
 from .bias_tests import BiasTestSuite, MetricTest, SignificanceTest, to_testsuite
 from .results import _inv_tests, _metrics_and_inv, CheckListRun, failures, invariance_rows, scored_from_testsuite
@@ -260,7 +260,7 @@ def write_predictions(raw_file, model, out_path, *, class_names: Sequence[str] |
 def _flat_results(t) -> dict | None:
     if not t._results_exist():
         return None
-    idxs = list(range(len(t.data))) if t.run_idxs is None else [int(i) for i in t.run_idxs]
+    idxs = run_indices(t)
     preds, confs = [], []
     for d in idxs:
         if isinstance(t.data[d], str):  # a one-sentence case (MFT): one prediction

@@ -67,6 +67,11 @@ def _py(v):
     return v
 
 
+def run_indices(test) -> list:
+    """The indices of the test cases a CheckList test ran (all, or its sample)."""
+    return list(range(len(test.data))) if test.run_idxs is None else [int(i) for i in test.run_idxs]
+
+
 def _present_order(order: Mapping | None, table: pd.DataFrame) -> dict:
     """Group orders restricted to the groups present in ``table``."""
     out = {}

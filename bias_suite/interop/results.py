@@ -19,7 +19,7 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
 
 from ..exceptions import BiasSuiteError
 from ..metrics.engine import results_frame
-from .invariance import _build, _checklist_change, _is_prob, _max_change, _orders, _outside_span, _pair_differs, _source, _split_tags, _tag_diff, CAPABILITY, FAMILY, INV_METRIC, PROB_METRIC, VIEW
+from .invariance import run_indices, _build, _checklist_change, _is_prob, _max_change, _orders, _outside_span, _pair_differs, _source, _split_tags, _tag_diff, CAPABILITY, FAMILY, INV_METRIC, PROB_METRIC, VIEW
 from .predict_fns import _SequenceLookup, checklist_predict_fn, ScoredLookup
 from .bias_tests import _BiasSuiteTest, _tests_of, run_testsuite, to_testsuite
 
@@ -83,6 +83,14 @@ def _resolve(source, model, *, threshold, mode, seed, criterion, attributes, gro
     return invs, empty
 
 
+def _pair_fails(crit, thr, members, g1, g2) -> bool:
+    """Whether a sentence of group ``g1`` and one of ``g2`` among a case's
+    ``members`` differ by the criterion."""
+    xs = [m for m in members if m[2].get("group") == g1]
+    ys = [m for m in members if m[2].get("group") == g2]
+    return any(_pair_differs(crit, thr, x, y) for x in xs for y in ys)
+
+
 def _case_members(test, d) -> list:
     preds, confs = test.results.preds[d], test.results.confs[d]
     return [(preds[k], confs[k], _metas(test)[d][k]) for k in range(len(test.data[d]))]
@@ -91,7 +99,7 @@ def _case_members(test, d) -> list:
 def _rows_for(test) -> list:
     info = test.bias_suite
     a, groups, thr, crit = info["attribute"], info["groups"], info["threshold"], info["criterion"]
-    idxs = list(range(len(test.data))) if test.run_idxs is None else [int(i) for i in test.run_idxs]
+    idxs = run_indices(test)
     passed = test.results.passed
     status = {d: passed[pos] for pos, d in enumerate(idxs)}
     live = [d for d in idxs if status[d] is not None]
@@ -102,14 +110,8 @@ def _rows_for(test) -> list:
     case_groups = {d: {m.get("group") for m in _metas(test)[d]} for d in live}
     for g1, g2 in itertools.combinations(groups, 2):
         n_ab = sum(1 for d in live if g1 in case_groups[d] and g2 in case_groups[d])
-        hit = 0
-        for d in fails:
-            if g1 not in case_groups[d] or g2 not in case_groups[d]:
-                continue
-            xs = [m for m in members[d] if m[2].get("group") == g1]
-            ys = [m for m in members[d] if m[2].get("group") == g2]
-            if any(_pair_differs(crit, thr, x, y) for x in xs for y in ys):
-                hit += 1
+        hit = sum(1 for d in fails if g1 in case_groups[d] and g2 in case_groups[d]
+                  and _pair_fails(crit, thr, members[d], g1, g2))
         rows.append(_row(a, f"{g1}|{g2}", hit / n_ab if n_ab else None, n_ab, None if n_ab else "no test cases with both groups", crit))
     return rows
 
@@ -178,8 +180,7 @@ def _failures_of(tests, class_names=None) -> pd.DataFrame:
         info = t.bias_suite
         names = class_names or info.get("class_names")
         crit, thr = info["criterion"], info["threshold"]
-        idxs = list(range(len(t.data))) if t.run_idxs is None else [int(i) for i in t.run_idxs]
-        for pos, d in enumerate(idxs):
+        for pos, d in enumerate(run_indices(t)):
             p = t.results.passed[pos]
             if p is None or bool(p):
                 continue
@@ -194,12 +195,8 @@ def _failures_of(tests, class_names=None) -> pd.DataFrame:
                 cols = names or [str(k) for k in range(len(first[1]))] if _is_prob(first[1]) else None
                 probs = [dict(zip(cols, map(float, m[1]))) for m in mem] if cols else None
                 preds = [(names[int(m[0])] if names and not isinstance(m[0], str) else str(m[0])) for m in mem]
-            pairs = []
-            for g1, g2 in itertools.combinations(info["groups"], 2):
-                xs = [m for m in mem if m[2].get("group") == g1]
-                ys = [m for m in mem if m[2].get("group") == g2]
-                if any(_pair_differs(crit, thr, x, y) for x in xs for y in ys):
-                    pairs.append(f"{g1}|{g2}")
+            pairs = [f"{g1}|{g2}" for g1, g2 in itertools.combinations(info["groups"], 2)
+                     if _pair_fails(crit, thr, mem, g1, g2)]
             out.append({
                 "test": t.name, "attribute": info["attribute"], "template": (_metas(t)[d][0] or {}).get("template", f"{t.name}#{d}"),
                 "groups": [m[2].get("group") for m in mem], "terms": [m[2].get("term") for m in mem],
@@ -249,8 +246,7 @@ def scored_from_testsuite(suite, class_names: Sequence[str] | None = None) -> pd
         t._check_results()
         names = class_names or (t.class_names if isinstance(t, _BiasSuiteTest) else t.bias_suite.get("class_names"))
         seq = getattr(t, "bias_suite", {}).get("task") == "sequence_labelling"
-        idxs = list(range(len(t.data))) if t.run_idxs is None else [int(i) for i in t.run_idxs]
-        for d in idxs:
+        for d in run_indices(t):
             for k, (text, m) in enumerate(zip(t.data[d], t.meta[d])):
                 if m.get("id") in seen:
                     continue

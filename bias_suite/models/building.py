@@ -4,6 +4,7 @@ check (:func:`is_built`, with the recipe fingerprint of :func:`recipe_key`).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,6 +17,9 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+
+from bias_suite import paths
+from bias_suite.exceptions import ModelError
 
 
 def is_built(path: str | os.PathLike, recipe: str | None = None) -> bool:
@@ -54,6 +58,34 @@ def recipe_key(name: str, settings: dict) -> str:
     """
     blob = json.dumps(settings, sort_keys=True, default=str).encode()
     return f"{name}-{hashlib.sha256(blob).hexdigest()[:12]}"
+
+
+def build_target(out_dir, name: str, *, force: bool, epochs, max_train, max_eval, batch_size, max_length,
+                 threads, frozen_layers, neutral_band=None) -> tuple[Path, bool]:
+    """The folder a default-model build writes (``out_dir``, default the
+    cache folder of ``name``) and whether it already holds a built model
+    (then there is nothing to do unless ``force``). Otherwise refuse a folder
+    that holds something else and check the builder's arguments."""
+    out = (Path(out_dir) if out_dir is not None else paths.model_dir(name)).expanduser().absolute()
+    if is_built(out) and not force:
+        return out, True
+    if out.exists() and not force and (not out.is_dir() or any(out.iterdir())):
+        raise ModelError(f"{out} exists but is not a built model; remove it or pass force=True")
+    if not (isinstance(epochs, (int, float)) and epochs > 0):
+        raise ModelError(f"epochs must be > 0, got {epochs!r}")
+    for k, v in (("max_train", max_train), ("max_eval", max_eval)):
+        if v is not None and (not isinstance(v, int) or v < 3):
+            raise ModelError(f"{k} must be an integer >= 3 or None, got {v!r}")
+    if neutral_band is not None and not (0 < neutral_band <= 4):
+        raise ModelError(f"neutral_band must be in (0, 4], got {neutral_band!r}")
+    for k, v in (("batch_size", batch_size), ("max_length", max_length)):
+        if not isinstance(v, int) or v < 1:
+            raise ModelError(f"{k} must be a positive integer, got {v!r}")
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ModelError(f"threads must be a positive integer or None, got {threads!r}")
+    if not isinstance(frozen_layers, int) or not 0 <= frozen_layers <= 6:
+        raise ModelError(f"frozen_layers must be an integer in 0..6, got {frozen_layers!r}")
+    return out, False
 
 
 def _move_into_place(tmp: Path, out: Path, *, force: bool) -> None:
@@ -121,6 +153,51 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def decay_groups(module, weight_decay: float, **extra) -> list[dict]:
+    """AdamW parameter groups of the trainable parameters of ``module``:
+    weight decay on all but biases and LayerNorm (``extra``: more settings
+    of both groups, e.g. ``lr``)."""
+    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+    params = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+    return [{"params": [p for n, p in params if not n.endswith(no_decay)], "weight_decay": weight_decay, **extra},
+            {"params": [p for n, p in params if n.endswith(no_decay)], "weight_decay": 0.0, **extra}]
+
+
+def train_steps(model, loss_of, *, optimizer, scheduler, lengths: np.ndarray, batch_size: int,
+                rng: np.random.Generator, total_steps: int, frozen=(), desc: str, progress: bool):
+    """Train ``model`` for ``total_steps`` steps over length-bucketed batches
+    of the examples (``loss_of(batch indices) -> loss``), gradients clipped
+    to norm 1; the ``frozen`` modules stay in eval mode. Returns (steps,
+    losses, seconds); the model is in eval mode afterwards."""
+    import torch
+    from tqdm.auto import tqdm
+
+    model.train()
+    for m in frozen:
+        m.eval()  # frozen: no dropout either
+    step, losses, t0 = 0, [], time.time()
+    bar = tqdm(total=total_steps, desc=desc, unit="step", disable=not progress)
+    while step < total_steps:
+        for b in bucketed_batches(lengths, batch_size, rng):
+            if step >= total_steps:
+                break
+            loss = loss_of(b)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            losses.append(float(loss.detach()))
+            step += 1
+            bar.update(1)
+            if step % 10 == 0:
+                bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
+    bar.close()
+    seconds = time.time() - t0
+    model.eval()
+    return step, losses, seconds
+
+
 def bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator,
                       chunk_batches: int = 100) -> list[np.ndarray]:
     """Shuffle, sort by length within chunks of ``chunk_batches`` batches, cut
@@ -149,30 +226,23 @@ def pad_ids(ids: list[list[int]], pad_id: int):
             "token_type_ids": torch.zeros_like(input_ids)}
 
 
-class quiet_transformers:
+@contextlib.contextmanager
+def quiet_transformers(progress: bool):
     """Silence transformers' expected 'newly initialized' warning (and its
     loading bar when progress is off) while the encoder is loaded."""
+    from transformers.utils import logging as tlog
 
-    def __init__(self, progress: bool):
-        self.progress = progress
-
-    def __enter__(self):
-        from transformers.utils import logging as tlog
-
-        self._level = tlog.get_verbosity()
-        tlog.set_verbosity_error()
-        self._bars_were_on = tlog.is_progress_bar_enabled()
-        if not self.progress:
-            tlog.disable_progress_bar()
-        return self
-
-    def __exit__(self, *exc):
-        from transformers.utils import logging as tlog
-
-        tlog.set_verbosity(self._level)
-        if not self.progress and self._bars_were_on:
+    level = tlog.get_verbosity()
+    tlog.set_verbosity_error()
+    bars_were_on = tlog.is_progress_bar_enabled()
+    if not progress:
+        tlog.disable_progress_bar()
+    try:
+        yield
+    finally:
+        tlog.set_verbosity(level)
+        if not progress and bars_were_on:
             tlog.enable_progress_bar()
-        return False
 
 
 def versions(dists=("torch", "transformers", "tokenizers", "numpy", "scikit-learn",
@@ -190,3 +260,14 @@ def versions(dists=("torch", "transformers", "tokenizers", "numpy", "scikit-lear
         except PackageNotFoundError:
             out[dist] = None
     return out
+
+
+def build_section(info: dict) -> str:
+    """The "Build" section that ends a default model's card."""
+    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
+    return f"""## Build
+
+Built {info['built_at']} in {info['build_seconds']:.0f} s ({info.get('build_cpu_seconds', 0):.0f} CPU-seconds,
+user + system) with {versions}.
+Full settings and metrics: `metrics.json`.
+"""

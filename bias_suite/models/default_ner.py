@@ -31,8 +31,8 @@ import numpy as np
 
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
-from bias_suite.models.building import (build_atomically, bucketed_batches, is_built, quiet_transformers,
-                                        recipe_key, seed_everything, versions)
+from bias_suite.models.building import (build_atomically, build_section, build_target, decay_groups,
+                                        quiet_transformers, recipe_key, seed_everything, train_steps, versions)
 from bias_suite.models.vader import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
                                      VADER_SDIST_SHA256, load_vader_sentences, merge_duplicates, minilm_encoder_dir,
                                      vader_sdist)
@@ -217,25 +217,12 @@ def build_default_ner(
     and favours sentences with entities, since about half of the corpus has
     none and those teach little beyond O.
     """
-    out = Path(out_dir) if out_dir is not None else paths.model_dir(NAME)
-    out = out.expanduser().absolute()
-    if is_built(out) and not force:
+    out, built = build_target(out_dir, NAME, force=force, epochs=epochs, max_train=max_train, max_eval=max_eval,
+                              batch_size=batch_size, max_length=max_length, threads=threads,
+                              frozen_layers=frozen_layers)
+    if built:
         log.info("%s is already built; pass force=True to rebuild", out)
         return out
-    if out.exists() and not force and (not out.is_dir() or any(out.iterdir())):
-        raise ModelError(f"{out} exists but is not a built model; remove it or pass force=True")
-    if not (isinstance(epochs, (int, float)) and epochs > 0):
-        raise ModelError(f"epochs must be > 0, got {epochs!r}")
-    for k, v in (("max_train", max_train), ("max_eval", max_eval)):
-        if v is not None and (not isinstance(v, int) or v < 3):
-            raise ModelError(f"{k} must be an integer >= 3 or None, got {v!r}")
-    for k, v in (("batch_size", batch_size), ("max_length", max_length)):
-        if not isinstance(v, int) or v < 1:
-            raise ModelError(f"{k} must be a positive integer, got {v!r}")
-    if threads is not None and (not isinstance(threads, int) or threads < 1):
-        raise ModelError(f"threads must be a positive integer or None, got {threads!r}")
-    if not isinstance(frozen_layers, int) or not 0 <= frozen_layers <= 6:
-        raise ModelError(f"frozen_layers must be an integer in 0..6, got {frozen_layers!r}")
 
     passive_omp_threads()
     build_atomically(
@@ -269,7 +256,6 @@ def _split(n: int, seed: int, held_out: float = 0.1):
 def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_length, lr, head_lr, crf_lr,
            weight_decay, warmup, entity_free_fraction, frozen_layers, threads, progress, download_dir) -> dict:
     import torch
-    from tqdm.auto import tqdm
     from transformers import AutoModel, AutoTokenizer, get_linear_schedule_with_warmup
 
     from bias_suite.models.crf import TransformerCrfModel, TransformerCrfTagger, encode_words, pad_batch, save_crf_model
@@ -339,44 +325,24 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
     per_epoch = math.ceil(len(chosen) / batch_size)
     total_steps = max(1, math.ceil(epochs * per_epoch))
     warmup_steps = int(math.ceil(warmup * total_steps))
-    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
-    enc_params = [(n, p) for n, p in model.encoder.named_parameters() if p.requires_grad]
-    groups = [
-        {"params": [p for n, p in enc_params if not n.endswith(no_decay)], "weight_decay": weight_decay, "lr": lr},
-        {"params": [p for n, p in enc_params if n.endswith(no_decay)], "weight_decay": 0.0, "lr": lr},
+    groups = decay_groups(model.encoder, weight_decay, lr=lr) + [
         {"params": list(model.classifier.parameters()), "weight_decay": 0.0, "lr": head_lr},
         {"params": list(model.crf.parameters()), "weight_decay": 0.0, "lr": crf_lr},
     ]
     optimizer = torch.optim.AdamW(groups)
     scheduler = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
     pad_id = tokenizer.pad_token_id
-    model.train()
-    for m in frozen:
-        m.eval()  # frozen: no dropout either
-    step, losses, t1 = 0, [], time.time()
-    bar = tqdm(total=total_steps, desc="Training default-ner", unit="step", disable=not progress)
-    while step < total_steps:
-        for b in bucketed_batches(lengths, batch_size, rng):
-            if step >= total_steps:
-                break
-            sel = [int(chosen[i]) for i in b]
-            batch = pad_batch([ids_all[i] for i in sel], [widx_all[i] for i in sel], pad_id, "cpu",
-                              tags=[[tag_id[t] for t in silver[i]["tags"]] for i in sel])
-            loss = model(batch["input_ids"], batch["attention_mask"], batch["word_index"], batch["word_mask"],
-                         tags=batch["tags"])
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
-            step += 1
-            bar.update(1)
-            if step % 10 == 0:
-                bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
-    bar.close()
-    train_seconds = time.time() - t1
-    model.eval()
+
+    def loss_of(b):
+        sel = [int(chosen[i]) for i in b]
+        batch = pad_batch([ids_all[i] for i in sel], [widx_all[i] for i in sel], pad_id, "cpu",
+                          tags=[[tag_id[t] for t in silver[i]["tags"]] for i in sel])
+        return model(batch["input_ids"], batch["attention_mask"], batch["word_index"], batch["word_mask"],
+                     tags=batch["tags"])
+
+    step, losses, train_seconds = train_steps(
+        model, loss_of, optimizer=optimizer, scheduler=scheduler, lengths=lengths, batch_size=batch_size, rng=rng,
+        total_steps=total_steps, frozen=frozen, desc="Training default-ner", progress=progress)
 
     # --- save, then evaluate the saved folder (what users load)
     save_crf_model(model, tokenizer, tmp, max_length=128,
@@ -462,7 +428,6 @@ def _model_card(info: dict) -> str:
         f"| {k} | {_fmt(sc[k]['precision'])} | {_fmt(sc[k]['recall'])} | {_fmt(sc[k]['f1'])} | {sc[k]['support']} |"
         for k in list(NER_TYPES) + ["micro"])
     mapping = ", ".join(f"{k}→{v}" for k, v in SPACY_TO_CONLL.items())
-    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
     sc_all = d["silver_span_counts"]
     return f"""---
 language: en
@@ -530,9 +495,4 @@ agreement with spaCy, not accuracy. Review/editorial/tweet text only. The
 model inherits the biases of its encoder and of spaCy's training data, which
 is what bias_suite is meant to measure.
 
-## Build
-
-Built {info['built_at']} in {info['build_seconds']:.0f} s ({info.get('build_cpu_seconds', 0):.0f} CPU-seconds,
-user + system) with {versions}.
-Full settings and metrics: `metrics.json`.
-"""
+{build_section(info)}"""

@@ -19,14 +19,12 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from bias_suite import paths
 from bias_suite.exceptions import ModelError
-from bias_suite.models.building import (build_atomically, bucketed_batches, is_built, pad_ids, quiet_transformers,
-                                        recipe_key, seed_everything, versions)
+from bias_suite.models.building import (build_atomically, build_section, build_target, decay_groups, pad_ids,
+                                        quiet_transformers, recipe_key, seed_everything, train_steps, versions)
 from bias_suite.models.vader import (CLASS_NAMES, VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT,
                                      VADER_SDIST_NAME, VADER_SDIST_SHA256, label_of, load_vader_sentences,
                                      merge_duplicates, minilm_encoder_dir, vader_sdist)
@@ -94,21 +92,12 @@ def build_default_sentiment(
         On bad arguments, missing data or encoder, or an existing folder that
         is not a built model (unless ``force``).
     """
-    out = Path(out_dir) if out_dir is not None else paths.model_dir("default-sentiment")
-    out = out.expanduser().absolute()
-    if is_built(out) and not force:
+    out, built = build_target(out_dir, "default-sentiment", force=force, epochs=epochs, max_train=max_train,
+                              max_eval=max_eval, batch_size=batch_size, max_length=max_length, threads=threads,
+                              frozen_layers=frozen_layers, neutral_band=neutral_band)
+    if built:
         log.info("%s is already built; pass force=True to rebuild", out)
         return out
-    if out.exists() and not force and (not out.is_dir() or any(out.iterdir())):
-        raise ModelError(
-            f"{out} exists but is not a built model; remove it or pass force=True"
-        )
-    _check_args(epochs=epochs, max_train=max_train, max_eval=max_eval,
-                neutral_band=neutral_band, batch_size=batch_size,
-                max_length=max_length, threads=threads)
-    if not isinstance(frozen_layers, int) or not 0 <= frozen_layers <= 6:
-        raise ModelError(f"frozen_layers must be an integer in 0..6, got {frozen_layers!r}")
-
     build_atomically(
         out,
         lambda tmp: _train(tmp, epochs=epochs, max_train=max_train, max_eval=max_eval,
@@ -131,31 +120,14 @@ RECIPE = recipe_key("default-sentiment", {"code": RECIPE_VERSION, **{
     k: p.default for k, p in inspect.signature(build_default_sentiment).parameters.items()
     if k not in ("out_dir", "force", "progress", "download_dir")}})
 
-def _check_args(**kw: Any) -> None:
-    if not (isinstance(kw["epochs"], (int, float)) and kw["epochs"] > 0):
-        raise ModelError(f"epochs must be > 0, got {kw['epochs']!r}")
-    for k in ("max_train", "max_eval"):
-        v = kw[k]
-        if v is not None and (not isinstance(v, int) or v < 3):
-            raise ModelError(f"{k} must be an integer >= 3 or None, got {v!r}")
-    if not (0 < kw["neutral_band"] <= 4):
-        raise ModelError(f"neutral_band must be in (0, 4], got {kw['neutral_band']!r}")
-    for k in ("batch_size", "max_length"):
-        if not isinstance(kw[k], int) or kw[k] < 1:
-            raise ModelError(f"{k} must be a positive integer, got {kw[k]!r}")
-    if kw["threads"] is not None and (not isinstance(kw["threads"], int) or kw["threads"] < 1):
-        raise ModelError(f"threads must be a positive integer or None, got {kw['threads']!r}")
-
 
 def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
            max_length, lr, weight_decay, warmup, frozen_layers, threads, progress,
            download_dir) -> dict:
     import torch
-    import transformers
     from sklearn.metrics import (accuracy_score, confusion_matrix, f1_score,
                                  precision_recall_fscore_support)
     from sklearn.model_selection import train_test_split
-    from tqdm.auto import tqdm
     from transformers import (AutoTokenizer, BertForSequenceClassification,
                               get_linear_schedule_with_warmup)
 
@@ -190,11 +162,10 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
     new = sorted(loading.get("missing_keys", []))
     if any(not k.startswith("classifier.") for k in new) or loading.get("mismatched_keys"):
         raise ModelError(f"{encoder}: unexpected encoder weights (missing: {new})")
-    frozen = [model.bert.embeddings, *model.bert.encoder.layer[:frozen_layers]]
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
-    if frozen_layers:
-        for m in frozen:
-            m.requires_grad_(False)
+    frozen = [model.bert.embeddings, *model.bert.encoder.layer[:frozen_layers]] if frozen_layers else []
+    for m in frozen:  # no gradients through the frozen lower layers: cheaper steps
+        m.requires_grad_(False)
 
     # --- batches
     train_texts = [rows[i].text for i in idx_train]
@@ -204,43 +175,13 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
     per_epoch = math.ceil(len(enc) / batch_size)
     total_steps = max(1, math.ceil(epochs * per_epoch))
     warmup_steps = int(math.ceil(warmup * total_steps))
-
-    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
-    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        [{"params": [p for n, p in params if not n.endswith(no_decay)],
-          "weight_decay": weight_decay},
-         {"params": [p for n, p in params if n.endswith(no_decay)],
-          "weight_decay": 0.0}], lr=lr)
+    optimizer = torch.optim.AdamW(decay_groups(model, weight_decay), lr=lr)
     scheduler = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
-
-    model.train()
-    if frozen_layers:
-        for m in frozen:
-            m.eval()  # frozen: no dropout either
     pad_id = tokenizer.pad_token_id
-    step, losses, t0 = 0, [], time.time()
-    bar = tqdm(total=total_steps, desc="Training default-sentiment", unit="step",
-               disable=not progress)
-    while step < total_steps:
-        for b in bucketed_batches(lengths, batch_size, rng):
-            if step >= total_steps:
-                break
-            batch = pad_ids([enc[i] for i in b], pad_id)
-            outp = model(**batch, labels=train_y[b])
-            outp.loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            losses.append(outp.loss.item())
-            step += 1
-            bar.update(1)
-            if step % 10 == 0:
-                bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
-    bar.close()
-    train_seconds = time.time() - t0
-    model.eval()
+    step, losses, train_seconds = train_steps(
+        model, lambda b: model(**pad_ids([enc[i] for i in b], pad_id), labels=train_y[b]).loss, optimizer=optimizer,
+        scheduler=scheduler, lengths=lengths, batch_size=batch_size, rng=rng, total_steps=total_steps, frozen=frozen,
+        desc="Training default-sentiment", progress=progress)
 
     # --- save, then evaluate the saved files (what users will load)
     tmp.mkdir(parents=True)
@@ -330,7 +271,6 @@ def _model_card(info: dict) -> str:
     pc = h["per_class"]
     sp = d["split"]
     partial = sp["train_used"] < sp["train_full"] or sp["held_out_used"] < sp["held_out_full"]
-    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
     rows = "\n".join(
         f"| {c} | {pc[c]['precision']:.3f} | {pc[c]['recall']:.3f} | "
         f"{pc[c]['f1']:.3f} | {pc[c]['support']} |" for c in CLASS_NAMES)
@@ -418,9 +358,4 @@ bias_suite is meant to measure.
 Training data: MIT (vaderSentiment). Base encoder weights: Apache-2.0
 (all-MiniLM-L6-v2). The fine-tuned weights derive from both.
 
-## Build
-
-Built {info['built_at']} in {info['build_seconds']:.0f} s ({info.get('build_cpu_seconds', 0):.0f} CPU-seconds,
-user + system) with {versions}.
-Full settings and metrics: `metrics.json`.
-"""
+{build_section(info)}"""

@@ -65,8 +65,7 @@ class Outputs:
         """The items ``index`` (an int array, repeats allowed), in that order."""
         index = np.asarray(index, dtype=np.int64)
         lengths = self.lengths[index]
-        offsets = np.zeros(len(index) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        offsets = _offsets(lengths)
         # row r of the result comes from offsets_old[item] + (r - offsets_new[item])
         rows = np.repeat(self.offsets[:-1][index] - offsets[:-1], lengths) + np.arange(offsets[-1])
         return Outputs(self.values[rows], offsets, None if self.tags is None else self.tags[rows])
@@ -75,17 +74,16 @@ class Outputs:
     def concat(parts: Sequence["Outputs"]) -> "Outputs":
         if not parts:
             raise ModelError("Outputs.concat needs at least one part")
-        lens = np.concatenate([p.lengths for p in parts])
-        offsets = np.zeros(len(lens) + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
+        lengths = np.concatenate([p.lengths for p in parts])
         tags = None if parts[0].tags is None else np.concatenate([p.tags for p in parts])
-        return Outputs(np.concatenate([p.values for p in parts]), offsets, tags)
+        return Outputs(np.concatenate([p.values for p in parts]), _offsets(lengths), tags)
 
-    def equals(self, other: "Outputs") -> bool:
-        """Exactly the same numbers (bit for bit) and tags."""
-        return (np.array_equal(self.offsets, other.offsets) and np.array_equal(self.values, other.values)
-                and ((self.tags is None and other.tags is None)
-                     or (self.tags is not None and other.tags is not None and np.array_equal(self.tags, other.tags))))
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    """Offsets (``n + 1``, from 0) of items with these row counts."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
 
 
 def _digest_all(prefix: bytes, blobs) -> np.ndarray:
@@ -177,8 +175,7 @@ class TaggerTask:
         n_words = np.fromiter((len(t) for t in items), dtype=np.int64, count=len(items))
         if len(tags) != len(items):
             raise ModelError(f"tagger returned {len(tags)} tag sequences for {len(items)} sentences")
-        offsets = np.zeros(len(items) + 1, dtype=np.int64)
-        np.cumsum(n_words, out=offsets[1:])
+        offsets = _offsets(n_words)
         try:
             tag_ids = np.fromiter((self._tag_id[t] for seq in tags for t in seq), dtype=np.int32)
         except KeyError as e:

@@ -115,9 +115,9 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
         f'<svg class="chart" role="img" aria-label="{esc(metric)} per group" viewBox="0 0 {width} {height}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
         f'<text x="8" y="14" class="ct">{esc(metric)}</text>',
     ]
+    colours = [theme.class_colour(c, classes, k) for k, c in enumerate(cls)]
     lx = width - right - sum(22 + 6.5 * len(str(c)) for c in cls)
-    for k, c in enumerate(cls):
-        col = theme.CLASS_COLOURS[classes.index(c) % len(theme.CLASS_COLOURS)] if c in classes else theme.CLASS_COLOURS[k % len(theme.CLASS_COLOURS)]
+    for c, col in zip(cls, colours):
         parts.append(f'<circle cx="{lx + 6:.1f}" cy="10" r="4" fill="{col}"/><text x="{lx + 13:.1f}" y="14" class="lg">{esc(c)}</text>')
         lx += 22 + 6.5 * len(str(c))
     y0, y1 = top - 4, top + band * len(groups)
@@ -136,7 +136,7 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
             if r.empty or _isnull(r["value"].iloc[0]):
                 continue
             rec = r.iloc[0]
-            col = theme.CLASS_COLOURS[classes.index(c) % len(theme.CLASS_COLOURS)] if c in classes else theme.CLASS_COLOURS[k % len(theme.CLASS_COLOURS)]
+            col = colours[k]
             y = yb + 6 + k * 11
             if not _isnull(rec["ci_low"]) and not _isnull(rec["ci_high"]):
                 parts.append(f'<line x1="{X(rec["ci_low"]):.1f}" x2="{X(rec["ci_high"]):.1f}" y1="{y}" y2="{y}" stroke="{col}" stroke-width="1.6"/>')

@@ -61,6 +61,17 @@ def _isnull(v) -> bool:
         return False
 
 
+def metric_spec(metric):
+    """The registered spec of a metric name, or None (unknown, or the
+    registry failed: a report or a printout must never break on it)."""
+    try:
+        from ..metrics.catalog import REGISTRY
+
+        return REGISTRY.get(metric)
+    except Exception:
+        return None
+
+
 def load_report_data(results_dir, *, scored=None) -> ReportData:
     """Read a results folder: results, ``run.json``, scored examples and the
     failing INV cases the run wrote (the last three when present)."""

@@ -33,6 +33,8 @@ from typing import Sequence
 import pandas as pd
 
 from . import theme
+from .data import _isnull, metric_spec
+from .htmlfmt import metric_text as _metric_text
 from .pairs import worst_pair, worst_template_block
 
 __all__ = ["HeadlineInput", "headline_renderables", "print_headline", "combine_results", "worst_pair", "MAX_LINES"]
@@ -102,30 +104,8 @@ def combine_results(parts: Sequence[tuple]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def _isnull(v) -> bool:
-    if v is None or v is pd.NA:
-        return True
-    try:
-        return isinstance(v, float) and math.isnan(v)
-    except TypeError:
-        return False
-
-
 def _has_verdicts(res: pd.DataFrame) -> bool:
     return "verdict" in res.columns and res["verdict"].isin(theme.VERDICTS).any()
-
-
-def _metric_text(metric: str) -> tuple[str, str]:
-    """(meaning, direction) of a metric from the registry; empty when unknown."""
-    try:
-        from ..metrics.catalog import REGISTRY
-
-        spec = REGISTRY.get(metric)
-    except Exception:  # the registry must never break a printout
-        spec = None
-    if spec is None:
-        return "", ""
-    return (getattr(spec, "meaning", "") or getattr(spec, "description", "") or ""), (getattr(spec, "direction", "") or "")
 
 
 # ----------------------------------------------------------------- formatting
@@ -181,6 +161,25 @@ def _title(text: str):
     return Text(text, style="bold")
 
 
+def attribute_order(ov: pd.DataFrame) -> list:
+    """The attributes of an overview, worst verdict first, then largest effect."""
+    order = (ov.assign(_s=ov["verdict"].map(theme.severity), _e=-pd.to_numeric(ov["effect"], errors="coerce").fillna(-1))
+             .groupby("attribute", sort=False)[["_s", "_e"]].min().sort_values(["_s", "_e"], kind="stable"))
+    return list(order.index)
+
+
+def error_control(results: pd.DataFrame, intervals: dict | None) -> dict | None:
+    """How the error rate across cells is controlled: the run's ``intervals``
+    metadata, else what the results tell (None when they cannot)."""
+    sm = _summary()
+    if intervals is None and hasattr(sm, "multiplicity"):
+        try:
+            return sm.multiplicity(results)
+        except Exception:  # a printout must not die on metadata
+            return None
+    return intervals
+
+
 def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = None):
     """The attributes x topics grid of :func:`bias_suite.stats.summary.overview`."""
     from rich import box
@@ -188,9 +187,7 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
     from rich.text import Text
 
     topics = list(pd.unique(ov["topic"]))
-    order = (ov.assign(_s=ov["verdict"].map(theme.severity), _e=-ov["effect"].astype(float).fillna(-1))
-             .groupby("attribute", sort=False)[["_s", "_e"]].min().sort_values(["_s", "_e"], kind="stable"))
-    attrs = list(order.index)
+    attrs = attribute_order(ov)
     hidden = 0
     if max_rows is not None and len(attrs) > max_rows:
         hidden = len(attrs) - max_rows
@@ -346,12 +343,7 @@ def _distinct(fd: pd.DataFrame) -> pd.DataFrame:
 
 
 def _topic_of(metric) -> str:
-    try:
-        from ..metrics.catalog import REGISTRY
-
-        return getattr(REGISTRY.get(metric), "topic", None) or str(metric)
-    except Exception:
-        return str(metric)
+    return getattr(metric_spec(metric), "topic", None) or str(metric)
 
 
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
@@ -401,13 +393,7 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
         wt = worst_template_block(distinct if not distinct.empty else sm.findings(res), inp.scored)
         out += [blank] + wt if wt else []
     out += [blank, _counts_line(sm.verdict_counts(res))]
-    iv = inp.intervals
-    if iv is None and hasattr(sm, "multiplicity"):
-        try:
-            iv = sm.multiplicity(res)
-        except Exception:  # a printout must not die on metadata
-            iv = None
-    for line in (_intervals_line(iv), _where_line(inp.files, inp.detail_hint)):
+    for line in (_intervals_line(error_control(res, inp.intervals)), _where_line(inp.files, inp.detail_hint)):
         if line is not None:
             out.append(line)
     return out

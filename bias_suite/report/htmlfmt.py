@@ -6,7 +6,7 @@ import html as _html
 import math
 
 from . import theme
-from .data import _isnull
+from .data import _isnull, metric_spec
 
 # ----------------------------------------------------------------- formatting
 def esc(v) -> str:
@@ -111,12 +111,7 @@ def _tooltip(rec: dict | None) -> str:
 
 def metric_text(metric: str) -> tuple[str, str]:
     """(meaning, direction) of a metric from the registry; empty strings when unknown."""
-    try:
-        from ..metrics.catalog import REGISTRY
-
-        spec = REGISTRY.get(metric)
-    except Exception:  # registry import must never break a report
-        spec = None
+    spec = metric_spec(metric)
     if spec is None:
         return ("", "")
     return (getattr(spec, "meaning", "") or spec.description or "", getattr(spec, "direction", "") or "")
@@ -136,12 +131,7 @@ def metric_title(metric: str) -> str:
 
 def _metric_info(metric: str) -> tuple[str, str]:
     """(description, source) from the registry, or empty strings."""
-    try:
-        from ..metrics.catalog import REGISTRY
-
-        spec = REGISTRY.get(metric)
-    except Exception:  # registry import must never break a report
-        spec = None
+    spec = metric_spec(metric)
     if spec is None:
         if str(metric).startswith("Bernstein-"):
             return ("Bernstein-bounded amortized disparity δ̄ (group minus rest) with its interval", "Ethayarajh 2020")

@@ -9,24 +9,15 @@ identity term).
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import theme
+from .data import _isnull
 
 __all__ = ["worst_pair", "worst_template_block"]
-
-
-def _isnull(v) -> bool:
-    if v is None or v is pd.NA:
-        return True
-    try:
-        return isinstance(v, float) and math.isnan(v)
-    except TypeError:
-        return False
 
 
 def _example_probs(scored, cls) -> np.ndarray | None:

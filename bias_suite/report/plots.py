@@ -142,7 +142,7 @@ def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width
         offs = (np.arange(K) - (K - 1) / 2) * (0.7 / max(K, 1))
         any_ci = False
         for k, c in enumerate(cls):
-            colour = theme.CLASS_COLOURS[(list(classes).index(c) if c in classes else k) % len(theme.CLASS_COLOURS)]
+            colour = theme.class_colour(c, classes, k)
             ys, xs, lo, hi = [], [], [], []
             for gi, g in enumerate(groups):
                 r = sub[(sub["group"] == g) & (sub["class"] == c)]
@@ -184,13 +184,8 @@ def _save(fig, path: Path, fmt: str) -> Path:
     import matplotlib.pyplot as plt
 
     with atomic_path(path) as tmp:
-        meta = {"Creator": "bias_suite"} if fmt in ("png", "pdf", "svg") else None
-        if fmt == "png":
-            meta = {"Software": "bias_suite"}
-        elif fmt == "svg":
-            meta = {"Creator": "bias_suite", "Date": None}
-        elif fmt == "pdf":
-            meta = {"Creator": "bias_suite", "CreationDate": None}
+        meta = {"png": {"Software": "bias_suite"}, "svg": {"Creator": "bias_suite", "Date": None},
+                "pdf": {"Creator": "bias_suite", "CreationDate": None}}.get(fmt)
         fig.savefig(tmp, format=fmt, dpi=300, bbox_inches="tight", pad_inches=0.03, metadata=meta)
     plt.close(fig)
     return path

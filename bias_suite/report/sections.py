@@ -156,13 +156,16 @@ def render_drilldown(dd: dict, classes) -> str:
     return "".join(blocks)
 
 
+def _value_cells(r: dict) -> list:
+    """Value, interval, n and verdict (or note) of a result row."""
+    return [fmt(r["value"]), "" if _isnull(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
+            "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
+
+
 def render_accumulated(acc: pd.DataFrame) -> str:
     if acc.empty:
         return ""
-    rows = [[esc(r["metric"]), esc(r["view"]), esc(r["class"]), fmt(r["value"]),
-             "" if _isnull(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
-             "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
-            for r in acc.to_dict("records")]
+    rows = [[esc(r["metric"]), esc(r["view"]), esc(r["class"]), *_value_cells(r)] for r in acc.to_dict("records")]
     return _table(["metric", "view", "class", "value", "interval", "n", "verdict / note"], rows, "data accumulated")
 
 
@@ -170,9 +173,7 @@ def render_rows(df: pd.DataFrame) -> str:
     """Result rows as a plain table (metric, class, group, value, interval, n, verdict/note)."""
     if df.empty:
         return ""
-    rows = [[esc(r["metric"]), esc(r["class"]), esc(r["group"] or "accumulated"), fmt(r["value"]),
-             "" if _isnull(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
-             "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
+    rows = [[esc(r["metric"]), esc(r["class"]), esc(r["group"] or "accumulated"), *_value_cells(r)]
             for r in df.to_dict("records")]
     return _table(["metric", "class", "group", "value", "interval", "n", "verdict / note"], rows, "data rows")
 
@@ -232,7 +233,8 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     attributes x topics grid (worst verdict, largest effect in tau) and the
     top findings (the largest per group and topic), as in the terminal."""
     from .charts import scale_legend
-    from .headline import JUDGED, _distinct, _has_verdicts, _summary, effect_text, overview, who
+    from .headline import (JUDGED, _distinct, _has_verdicts, _summary, attribute_order, effect_text, error_control,
+                           overview, who)
 
     if results is None or results.empty or not _has_verdicts(results):
         return ('<section id="overview"><p class="muted">These results carry no verdicts; run with a bootstrap '
@@ -248,12 +250,10 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
               "its meaning and direction.</div></div>")
     ov = overview(results)
     topics = list(pd.unique(ov["topic"]))
-    order = (ov.assign(_s=ov["verdict"].map(theme.severity), _e=-pd.to_numeric(ov["effect"], errors="coerce").fillna(-1))
-             .groupby("attribute", sort=False)[["_s", "_e"]].min().sort_values(["_s", "_e"], kind="stable"))
     cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
     head = "".join(f'<th scope="col">{esc(t)}</th>' for t in topics)
     body = []
-    for a in order.index:
+    for a in attribute_order(ov):
         tds = []
         for t in topics:
             r = cells.get((a, t))
@@ -283,12 +283,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
                 + (f'<div class="scroll"><table class="findings"><thead><tr><th>#</th><th>×τ</th><th>verdict</th><th>metric</th>'
                    f'<th>who</th><th>value [interval]</th><th>τ</th><th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
                    if rows else '<p>No finding above negligible: every judged value is within its threshold, or undefined.</p>'))
-    iv = intervals
-    if iv is None and hasattr(sm, "multiplicity"):
-        try:
-            iv = sm.multiplicity(results)
-        except Exception:  # the report must not die on metadata
-            iv = None
+    iv = error_control(results, intervals)
     control = ""
     if iv:
         bits = [str(iv.get("method") or "")]

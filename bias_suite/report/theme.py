@@ -48,6 +48,11 @@ WARN = "yellow"
 MUTED = "dim"
 
 
+def class_colour(c, classes, k: int) -> str:
+    """The colour of class ``c``: by its place in ``classes``, else by ``k``."""
+    return CLASS_COLOURS[(list(classes).index(c) if c in classes else k) % len(CLASS_COLOURS)]
+
+
 def _finite(x) -> float | None:
     try:
         v = float(x)
