@@ -257,7 +257,7 @@ def _scale_line():
     s = Text()
     s.append("colour = size, |value − b| / τ: ", style=theme.MUTED)
     for label, col in zip(theme.bin_labels(), theme.EFFECT_COLOURS):
-        s.append(f" {label} ", style=f"{'#ffffff' if col in ('#b35806', '#e08214') else '#111111'} on {col}")
+        s.append(f" {label} ", style=f"{theme.ink_on(col)} on {col}")
         s.append(" ")
     return s
 

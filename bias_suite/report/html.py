@@ -70,7 +70,7 @@ from .sections import (
     render_significance,
     render_verdicts,
 )
-from .theme import CLASS_COLOURS
+from .theme import CLASS_COLOURS, PAGE_COLOURS
 
 __all__ = [
     "REPORT_NAME", "FAILURES_NAMES", "CLASS_COLOURS", "Heatmap", "ReportData", "accumulated_only", "as_results",
@@ -83,8 +83,7 @@ __all__ = [
 REPORT_NAME = "report.html"
 
 
-CSS = """
-:root{--ink:#1b1f23;--muted:#6a737d;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--accent:#0b5cad}
+CSS = ":root{" + ";".join(f"--{k}:{v}" for k, v in PAGE_COLOURS.items()) + "}" + """
 *{box-sizing:border-box}
 body{font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--ink);background:var(--bg);margin:0}
 header{padding:18px 28px;border-bottom:1px solid var(--line);background:var(--soft)}
@@ -100,17 +99,17 @@ caption{caption-side:bottom;text-align:left;color:var(--muted);font-size:12px;pa
 th,td{padding:3px 8px;border:1px solid var(--line);text-align:left;vertical-align:top}
 thead th{background:var(--soft);font-weight:600;white-space:nowrap}
 table.heatmap td.cell,table.heatmap td.acc{text-align:right;min-width:66px;white-space:nowrap}
-table.heatmap td.acc{background:#fff;font-weight:600;border-left:3px double var(--ink)}
+table.heatmap td.acc{background:var(--bg);font-weight:600;border-left:3px double var(--ink)}
 table.heatmap thead th.acc{border-left:3px double var(--ink)}
-table.heatmap tr.first th,table.heatmap tr.first td{border-top:2px solid #8c959f}
-table.heatmap th.metric{white-space:nowrap;font-weight:600;background:#fff}
-table.heatmap th.rep{color:#9aa3ad;font-weight:400}
+table.heatmap tr.first th,table.heatmap tr.first td{border-top:2px solid var(--rule)}
+table.heatmap th.metric{white-space:nowrap;font-weight:600;background:var(--bg)}
+table.heatmap th.rep{color:var(--faint);font-weight:400}
 .filtered table.heatmap th.rep{color:inherit;font-weight:600}
 table.heatmap td.cls{color:var(--muted);white-space:nowrap}
-.tag{font-size:10px;background:#eef;border:1px solid #ccd;border-radius:3px;padding:0 3px;color:#335;font-weight:400}
+.tag{font-size:10px;background:var(--tag-bg);border:1px solid var(--tag-line);border-radius:3px;padding:0 3px;color:var(--tag-ink);font-weight:400}
 table.data td{font-size:13px}
 table.meta th{background:var(--soft);white-space:nowrap}
-.verdict{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;white-space:nowrap;border:1px solid var(--line);background:#fff;color:var(--ink)}
+.verdict{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;white-space:nowrap;border:1px solid var(--line);background:var(--bg);color:var(--ink)}
 .v-material{font-weight:700}.verdict.v-material{border:1.5px solid var(--ink)}
 .v-inconclusive{font-style:italic}.verdict.v-inconclusive{border-style:dashed}
 .v-negligible,.v-undefined,.v-other{color:var(--muted)}.v-undefined{font-style:italic}
@@ -127,12 +126,12 @@ h2.first{border-top:none;margin-top:6px}
 .sent{margin:1px 0;display:flex;justify-content:space-between;gap:12px}.sent .probs{white-space:nowrap}
 .probs{color:var(--muted);font-size:12px;font-variant-numeric:tabular-nums}
 .dev{display:inline-block;min-width:54px;text-align:right;padding:0 4px;border-radius:3px}
-svg.chart{max-width:100%;height:auto;margin:4px 18px 8px 0;border:1px solid var(--line);background:#fff}
-svg .ct{font-weight:600;font-size:13px}svg .lg,svg .tk{font-size:11px;fill:#444}svg .gl{font-size:12px;fill:#222}
-svg .grid{stroke:#e4e7eb}svg .ref{stroke:#555;stroke-dasharray:3 3}svg .stripe{fill:#f7f8fa}
+svg.chart{max-width:100%;height:auto;margin:4px 18px 8px 0;border:1px solid var(--line);background:var(--bg)}
+svg .ct{font-weight:600;font-size:13px}svg .lg,svg .tk{font-size:11px;fill:var(--axis)}svg .gl{font-size:12px;fill:var(--legend)}
+svg .grid{stroke:var(--grid)}svg .ref{stroke:var(--ref);stroke-dasharray:3 3}svg .stripe{fill:var(--stripe)}
 .charts{display:flex;flex-wrap:wrap}
 .controls{margin:6px 0}
-.warn{background:#fff4d6;border:1px solid #e6c66b;padding:6px 10px;border-radius:4px}
+.warn{background:var(--warn-bg);border:1px solid var(--warn-line);padding:6px 10px;border-radius:4px}
 details summary{cursor:pointer;margin:4px 0}
 footer{color:var(--muted);font-size:12px;padding:16px 28px;border-top:1px solid var(--line)}
 @media print{nav,.controls{display:none}h2{break-before:page}}

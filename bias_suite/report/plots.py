@@ -110,12 +110,12 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
         ax.tick_params(length=0, pad=2)
         ax.set_xticks(np.arange(-0.5, C + 1, 1), minor=True)
         ax.set_yticks(np.arange(-0.5, R, 1), minor=True)
-        ax.grid(which="minor", color="white", linewidth=0.6)
+        ax.grid(which="minor", color=theme.FIGURE_COLOURS["cell-grid"], linewidth=0.6)
         ax.tick_params(which="minor", length=0)
-        ax.axvline(C - 0.5, color="black", linewidth=0.9)
+        ax.axvline(C - 0.5, color=theme.FIGURE_COLOURS["divider"], linewidth=0.9)
         for k in range(1, R):  # separate metrics
             if hm.rows[k][0] != hm.rows[k - 1][0]:
-                ax.axhline(k - 0.5, color="0.35", linewidth=0.6)
+                ax.axhline(k - 0.5, color=theme.FIGURE_COLOURS["rule"], linewidth=0.6)
         for spine in ax.spines.values():
             spine.set_linewidth(0.6)
         cb = fig.colorbar(im, cax=cax)
@@ -165,12 +165,12 @@ def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width
         ref = float(refs[0]) if len(refs) == 1 else 1.0 if "Ratio" in metric else 0.0
         lo_x, hi_x = ax.get_xlim()
         if lo_x <= ref <= hi_x or "Ratio" in metric:
-            ax.axvline(ref, color="0.4", linewidth=0.6, linestyle="--", zorder=1)
+            ax.axvline(ref, color=theme.FIGURE_COLOURS["ref"], linewidth=0.6, linestyle="--", zorder=1)
         ax.set_yticks(range(G))
         ax.set_yticklabels(groups)
         ax.set_ylim(G - 0.5, -0.5)
         ax.set_xlabel(metric + (" (points: value; lines: interval)" if any_ci else ""))
-        ax.grid(axis="x", color="0.9", linewidth=0.5)
+        ax.grid(axis="x", color=theme.FIGURE_COLOURS["grid"], linewidth=0.5)
         ax.set_axisbelow(True)
         for s in ("top", "right"):
             ax.spines[s].set_visible(False)

@@ -15,6 +15,9 @@ same everywhere:
   type weight, not hue.
 - Classes get the Okabe-Ito palette (:data:`CLASS_COLOURS`), distinguishable
   with the common colour-vision deficiencies.
+- The page itself (text, rules, backgrounds of the HTML report:
+  :data:`PAGE_COLOURS`) and the figures' guide lines (:data:`FIGURE_COLOURS`)
+  carry no meaning and stay grey.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import math
 __all__ = [
     "VERDICTS", "VERDICT_MARKS", "VERDICT_STYLES", "VERDICT_SHORT", "EFFECT_BINS", "EFFECT_COLOURS", "DIVERGING_COLOURS",
     "CLASS_COLOURS", "ERROR", "OK", "WARN", "MUTED", "effect_bin", "effect_colour", "effect_ink", "effect_style",
-    "signed_bin", "signed_colour", "signed_ink", "severity", "bin_labels",
+    "signed_bin", "signed_colour", "signed_ink", "severity", "bin_labels", "ink_on", "PAGE_COLOURS", "FIGURE_COLOURS",
 ]
 
 # Verdict words, worst first (the severity order of "worst").
@@ -40,6 +43,15 @@ DIVERGING_COLOURS = ("#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fd
 _DARK = {"#b35806", "#2166ac", "#4393c3", "#b2182b", "#d6604d"}
 
 CLASS_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+
+# The HTML report's page (not data): text, rules, backgrounds, chart guides.
+PAGE_COLOURS = {"ink": "#1b1f23", "muted": "#6a737d", "line": "#d0d7de", "bg": "#fff", "soft": "#f6f8fa",
+                "accent": "#0b5cad", "rule": "#8c959f", "faint": "#9aa3ad", "grid": "#e4e7eb", "ref": "#555",
+                "stripe": "#f7f8fa", "warn-bg": "#fff4d6", "warn-line": "#e6c66b", "axis": "#444", "legend": "#222",
+                "tag-bg": "#eef", "tag-line": "#ccd", "tag-ink": "#335"}
+
+# Figures' guides (matplotlib colours): cell grid, dividers, reference lines.
+FIGURE_COLOURS = {"cell-grid": "white", "divider": "black", "rule": "0.35", "ref": "0.4", "grid": "0.9"}
 
 # Rich styles of messages.
 ERROR = "bold red"
@@ -80,6 +92,11 @@ def effect_bin(effect) -> int | None:
 def effect_colour(effect) -> str | None:
     k = effect_bin(effect)
     return None if k is None else EFFECT_COLOURS[k]
+
+
+def ink_on(colour) -> str:
+    """Text colour readable on a colour of the scales."""
+    return "#ffffff" if colour in _DARK else "#111111"
 
 
 def effect_ink(effect) -> str:
