@@ -8,28 +8,24 @@ All result-producing functions return the tidy results table of docs/formats.md
 (columns metric, family, view, attribute, class, group, value, ci_low,
 ci_high, n, note).
 """
-from .bernstein import (
-    BernsteinPreset,
-    DemographicParity,
-    EqualizedOdds,
-    EqualOpportunity,
-    FalsePositiveParity,
-    PRESETS,
-    SampleSize,
-    bernstein_interval,
-    bernstein_rows,
-    bernstein_t,
-    min_detectable_bias,
-    sample_size,
-)
-from .significance import (
-    add_adjusted_pvalues,
-    adjust_pvalues,
-    block_test,
-    significance_from_block_scores,
-    significance_tests,
-    template_group_scores,
-)
+from importlib import import_module
+
+# name -> submodule; imported on first use (scipy.stats alone takes about a
+# second to import, which a run that only needs metric values should not pay)
+_LAZY = {
+    **dict.fromkeys(["BernsteinPreset", "DemographicParity", "EqualizedOdds", "EqualOpportunity",
+                     "FalsePositiveParity", "PRESETS", "SampleSize", "bernstein_interval", "bernstein_rows",
+                     "bernstein_t", "min_detectable_bias", "sample_size"], "bernstein"),
+    **dict.fromkeys(["add_adjusted_pvalues", "adjust_pvalues", "block_test", "significance_from_block_scores",
+                     "significance_tests", "template_group_scores"], "significance"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BernsteinPreset", "DemographicParity", "EqualOpportunity",
