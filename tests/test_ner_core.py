@@ -16,7 +16,7 @@ import pytest
 
 from bias_suite.exceptions import ScoredFormatError, SuiteError
 from bias_suite.metrics import evaluate
-from bias_suite.families.sequence.metric_input import identity_position_scores, token_items
+from bias_suite.families.sequence.metric_input import data_token_items, identity_position_scores, token_items
 from bias_suite.suites.bilou import (allowed_transition, bio_to_bilou, expand_unit, match_spans, spans,
                                       spans_to_bilou, to_bilou)
 from bias_suite.families import read_scored, write_jsonl
@@ -256,6 +256,27 @@ def test_token_probability_aggregation_hand_computed():
     tabs = identity_position_scores(d, "place")
     assert tabs["LOC"].loc["t1"].tolist() == pytest.approx([0.9, 0.7])
     assert tabs["LOC"].loc["t2"].tolist() == pytest.approx([0.9, 0.5])
+
+
+def test_token_items_are_kept_with_the_data_and_follow_take():
+    """The bootstrap evaluates resamples ``data.take(rows)``; the token items
+    computed once on the data go with them, and give what computing them
+    from scratch gives, value for value."""
+    d = check_sequence_scored(hand_table())
+    rows = np.array([3, 0, 3, 1, 2])
+    data_token_items(d, np.arange(4))  # computed and kept with d
+    sub = d.take(rows, templates=["t2#0", "t1#0", "t2#1", "t1#0", "t2#2"])
+    got = data_token_items(sub, np.arange(len(rows)))
+    want = token_items([d.type_probs[i] for i in rows], [d.tags[i] for i in rows], d.term_span[rows],
+                       d.prob_classes)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    # identity items: b2 (3 items, term at 0), a1 (5, at 3), b2, b1 (5 after the merge, at 3), a2 (3, at 0)
+    assert got[4].tolist() == [0, 3 + 3, 8 + 0, 11 + 3, 16 + 0]
+    cold = check_sequence_scored(hand_table()).take(rows, templates=["t2#0", "t1#0", "t2#1", "t1#0", "t2#2"])
+    metrics = ["CFGap", "AvgGF", "PosAEG", "FNED"]
+    pd.testing.assert_frame_equal(evaluate(sub, metrics=metrics, max_tuples=None),
+                                  evaluate(cold, metrics=metrics, max_tuples=None))
 
 
 def _val(res, metric, cls, group=None):

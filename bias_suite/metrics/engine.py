@@ -134,6 +134,13 @@ def metric_values(data, *, metrics=None, attributes=None, max_tuples: int | None
     """The rows of :func:`evaluate` on validated scored data, before the
     rows of single-group attributes are nulled (the resampling bootstrap
     evaluates each resample with this)."""
+    return results_frame(metric_row_dicts(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples,
+                                          seed=seed, group_order_override=group_order_override))
+
+
+def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | None = 100, seed: int = 0,
+                     group_order_override=None) -> list:
+    """The rows of :func:`metric_values` as a list of dicts (no frame)."""
     specs = resolve_metrics(metrics)
     fam = family_of(data)
     wanted = select_attributes(data, attributes)
@@ -158,7 +165,7 @@ def metric_values(data, *, metrics=None, attributes=None, max_tuples: int | None
             if probabilities not in inputs:
                 inputs[probabilities] = attribute_data(data, a, cfs[a], groups, probabilities=probabilities)
             rows.extend(metric_rows(spec, inputs[probabilities]))
-    return results_frame(rows)
+    return rows
 
 
 def _compares_groups(spec) -> bool:

@@ -432,6 +432,36 @@ def null_rows(spec, ad, cls_name, note, n=None) -> list:
     return rows
 
 
+def _tuple_values(ad, score, c):
+    """The tuples' member values of one score and class, shared by every
+    metric on that score: ``(Mv, pos_ok, w, Vz, one_position)`` with Mv the
+    number of valid tuples (a tuple is valid when some aligned position is
+    valid for every member), ``pos_ok`` (Mv, L) those positions, ``w`` their
+    weights per tuple (None with one position), ``Vz`` (Mv, k, L) the values,
+    0 at invalid positions. Cached on ``ad``; read-only."""
+    cache = ad.__dict__.setdefault("_tuple_cache", {})
+    key = (getattr(score, "name", None) or id(score), type(score).__name__, c)
+    if key in cache:
+        return cache[key]
+    V, ok = _member_values(ad, score, c)
+    if V.ndim == 2:
+        V, ok = V[:, :, None], ok[:, :, None]
+    # a position counts when it is valid for every member; a tuple when it has such a position
+    pos_ok = ok.all(axis=1)  # (M, L)
+    tup_ok = pos_ok.any(axis=1)
+    Mv = int(tup_ok.sum())
+    if 0 < Mv < len(tup_ok):
+        V, pos_ok = V[tup_ok], pos_ok[tup_ok]
+    one_position = V.shape[2] == 1  # one item per example: every kept tuple has its one position valid
+    if one_position and V.dtype == np.float64:
+        w, Vz = None, V  # weight 1 on the one position, which is valid
+    else:
+        w = pos_ok / pos_ok.sum(axis=1, keepdims=True) if Mv else None  # weights of positions per tuple
+        Vz = np.where(pos_ok[:, None, :], V, 0.0)
+    cache[key] = (Mv, pos_ok, w, Vz, one_position)
+    return cache[key]
+
+
 def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
     """Rows of one counterfactual metric for one class."""
     k, groups, gen = ad.k, ad.groups, spec.generalized
@@ -443,12 +473,6 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
         return _per_template_metric(spec, ad, c, cls_name)
     score = get_score(spec.score)
     comp = get_comparison(spec.comparison)
-    V, ok = _member_values(ad, score, c)
-    if V.ndim == 2:
-        V, ok = V[:, :, None], ok[:, :, None]
-    # a position counts when it is valid for every member; a tuple when it has such a position
-    pos_ok = ok.all(axis=1)  # (M, L)
-    tup_ok = pos_ok.any(axis=1)
     why = {
         "all": "no counterfactual tuple",
         "pos": f"no counterfactual tuple whose members all have gold class {ad.classes[c]!r}" if c is not None else "",
@@ -456,17 +480,9 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
     }.get(getattr(score, "select", "all"), "no valid tuple")
     if isinstance(score, GoldProbScore):
         why = "no counterfactual tuple whose members are all labelled"
-    Mv = int(tup_ok.sum())
+    Mv, pos_ok, w, Vz, one_position = _tuple_values(ad, score, c)
     if Mv == 0:
         return null_rows(spec, ad, cls_name, why, 0)
-    if Mv < len(tup_ok):
-        V, pos_ok = V[tup_ok], pos_ok[tup_ok]
-    one_position = V.shape[2] == 1  # one item per example: every kept tuple has its one position valid
-    if one_position and V.dtype == np.float64:
-        w, Vz = None, V  # weight 1 on the one position, which is valid
-    else:
-        w = pos_ok / pos_ok.sum(axis=1, keepdims=True)  # weights of positions per tuple
-        Vz = np.where(pos_ok[:, None, :], V, 0.0)
 
     def per_tuple(x):  # x (M, L) -> position-average per tuple
         if one_position:  # weights 1 on the single position: the value itself

@@ -105,7 +105,7 @@ import pandas as pd
 from ..exceptions import MetricError
 from ..metrics.catalog import MetricSpec, get_metric
 from ..families import as_scored, family_of
-from ..metrics.engine import attribute_data, metric_rows, metric_values, resolve_metrics
+from ..metrics.engine import attribute_data, metric_row_dicts, metric_rows, metric_values, resolve_metrics
 from ..metrics.generalized import GENERALIZED, AttributeData
 from ..suites.views import counterfactual_view, group_order
 from ._bootstrap_fast import _fast_attribute
@@ -299,10 +299,10 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
             copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
             labels = np.char.add(np.char.add(base_tpl[pick], "#"), copy.astype(str))
             sub = data.take(rows[pick], templates=labels)
-            res_b = metric_values(sub, metrics=run_specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
-                                      group_order_override=group_order_override)
-            for m, c, g, v in zip(res_b["metric"], res_b["class"], res_b["group"], res_b["value"]):
-                key = (a, m, c, g if isinstance(g, str) else None)
+            for r in metric_row_dicts(sub, metrics=run_specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
+                                      group_order_override=group_order_override):
+                g, v = r["group"], r["value"]
+                key = (a, r["metric"], r["class"], g if isinstance(g, str) else None)
                 if key not in vals:
                     vals[key] = np.full(B, np.nan)
                 if v is not None and not pd.isna(v):

@@ -59,29 +59,53 @@ def token_items(type_probs: list, gold: list, term_span: np.ndarray, prob_classe
     identity_item (n,) index of each sentence's merged identity item (-1 without term_span).
     """
     col = {c: k for k, c in enumerate(prob_classes)}
-    K1 = len(prob_classes)
-    rows, pos, Ps, ys, ident = [], [], [], [], np.full(len(type_probs), -1, dtype=np.int64)
-    m = 0
-    for i, P in enumerate(type_probs):
-        P = np.asarray(P, dtype=np.float64).reshape(-1, K1)
-        L = P.shape[0]
-        g = gold[i]
-        y = np.full(L, -1, dtype=np.int64) if g is None else np.array([col["O" if t == "O" else t[2:]] for t in g], dtype=np.int64)
-        s, e = (int(term_span[i, 0]), int(term_span[i, 1])) if term_span[i, 0] >= 0 else (-1, -1)
-        if s >= 0 and e - s > 1:
-            P = np.concatenate([P[:s], P[s:e].mean(axis=0, keepdims=True), P[e:]])
-            y = np.concatenate([y[:s], y[s:s + 1], y[e:]])
-        if s >= 0:
-            ident[i] = m + s
-        n_i = P.shape[0]
-        rows.append(np.full(n_i, i, dtype=np.int64))
-        pos.append(np.arange(n_i, dtype=np.int64))
-        Ps.append(P)
-        ys.append(y)
-        m += n_i
-    if not Ps:
+    return _assemble([_merge_one(P, g, span, col) for P, g, span in zip(type_probs, gold, term_span)],
+                     len(prob_classes))
+
+
+def _merge_one(P, g, span, col: dict):
+    """One sentence's items: (P (n_i, K+1), y (n_i,), identity position or -1)."""
+    K1 = len(col)
+    P = np.asarray(P, dtype=np.float64).reshape(-1, K1)
+    L = P.shape[0]
+    y = np.full(L, -1, dtype=np.int64) if g is None else np.array([col["O" if t == "O" else t[2:]] for t in g],
+                                                                    dtype=np.int64)
+    s, e = (int(span[0]), int(span[1])) if span[0] >= 0 else (-1, -1)
+    if s >= 0 and e - s > 1:
+        P = np.concatenate([P[:s], P[s:e].mean(axis=0, keepdims=True), P[e:]])
+        y = np.concatenate([y[:s], y[s:s + 1], y[e:]])
+    return P, y, s
+
+
+def _assemble(pieces: list, K1: int):
+    ident = np.full(len(pieces), -1, dtype=np.int64)
+    if not pieces:
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, K1)), np.zeros(0, np.int64), ident)
-    return np.concatenate(rows), np.concatenate(pos), np.concatenate(Ps), np.concatenate(ys), ident
+    lengths = np.fromiter((len(p[1]) for p in pieces), dtype=np.int64, count=len(pieces))
+    starts = np.cumsum(lengths) - lengths
+    s = np.fromiter((p[2] for p in pieces), dtype=np.int64, count=len(pieces))
+    ident[s >= 0] = (starts + s)[s >= 0]
+    rows = np.repeat(np.arange(len(pieces), dtype=np.int64), lengths)
+    pos = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(starts, lengths)
+    return (rows, pos, np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]), ident)
+
+
+def data_token_items(data, rows: np.ndarray):
+    """:func:`token_items` of ``data``'s examples ``rows``. Each example's
+    items are computed once per data set and kept with it (``take`` passes
+    them on, so the bootstrap's resamples do not recompute them)."""
+    cache = data.__dict__.get("_token_items")
+    if cache is None:
+        cache = [None] * len(data)
+        data.__dict__["_token_items"] = cache
+    col = {c: k for k, c in enumerate(data.prob_classes)}
+    pieces = []
+    for i in rows:
+        it = cache[i]
+        if it is None:
+            it = cache[i] = _merge_one(data.type_probs[i], data.tags[i], data.term_span[i], col)
+        pieces.append(it)
+    return _assemble(pieces, len(col))
 
 
 def _span_counts_fn(counts: np.ndarray, labelled: np.ndarray):
@@ -115,8 +139,7 @@ def metric_input(data, attribute: str, cf, groups: list, probabilities: bool = F
         for members in cf.members[t]:
             row_template[local[members]] = j
     if probabilities:
-        item_row, item_pos, item_P, item_y, _ = token_items(
-            [data.type_probs[i] for i in rows], [data.tags[i] for i in rows], data.term_span[rows], data.prob_classes)
+        item_row, item_pos, item_P, item_y, _ = data_token_items(data, rows)
         classes = data.prob_classes
     else:
         classes = data.types
@@ -151,8 +174,7 @@ def identity_position_scores(data, attribute: str, *, group_order_override=None)
     classes = list(data.prob_classes)
     if len(rows) == 0:
         return {c: pd.DataFrame(columns=groups) for c in classes}
-    _, _, item_P, _, ident = token_items([data.type_probs[i] for i in rows], [data.tags[i] for i in rows],
-                                         data.term_span[rows], data.prob_classes)
+    _, _, item_P, _, ident = data_token_items(data, rows)
     frame = pd.DataFrame(item_P[ident], columns=classes)
     frame["__t"] = fr["template"].to_numpy(dtype=object)[rows]
     frame["__g"] = fr["group"].to_numpy(dtype=object)[rows]

@@ -87,10 +87,14 @@ class SequenceData:
         if templates is not None:
             frame["template"] = np.asarray(templates, dtype=object)
         pick = (lambda xs: None if xs is None else [xs[i] for i in rows])
-        return dataclasses.replace(
+        out = dataclasses.replace(
             self, frame=frame, tokens=pick(self.tokens), tags=pick(self.tags), pred_tags=pick(self.pred_tags),
             tag_probs=pick(self.tag_probs), type_probs=pick(self.type_probs), term_span=self.term_span[rows],
             span_counts=self.span_counts[rows])
+        items = self.__dict__.get("_token_items")  # per-example token items (metric_input), computed once
+        if items is not None:
+            out.__dict__["_token_items"] = pick(items)
+        return out
 
     @property
     def prob_classes(self) -> tuple:
