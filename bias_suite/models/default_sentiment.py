@@ -34,7 +34,7 @@ __all__ = ["build_default_sentiment", "RECIPE"]
 log = logging.getLogger(__name__)
 
 def build_default_sentiment(
-    out_dir: str | os.PathLike | None = None, *, epochs: float = 0.75,
+    out_dir: str | os.PathLike | None = None, *, epochs: float = 0.6,
     max_train: int | None = None, max_eval: int | None = None, seed: int = 0,
     neutral_band: float = 1.0, batch_size: int = 32, max_length: int = 64,
     lr: float = 2e-4, weight_decay: float = 0.01, warmup: float = 0.06,
