@@ -180,6 +180,11 @@ def error_control(results: pd.DataFrame, intervals: dict | None) -> dict | None:
     return intervals
 
 
+#: Column heads of the compact overview (narrow terminals): short enough that
+#: eight columns fit in 80 without folding a word over two lines.
+COMPACT_TOPICS = {"counterfactual": "counterf", "Bernstein": "Bernst", "significance": "signif"}
+
+
 def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = None):
     """The attributes x topics grid of :func:`bias_suite.stats.summary.overview`."""
     from rich import box
@@ -192,10 +197,12 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
     if max_rows is not None and len(attrs) > max_rows:
         hidden = len(attrs) - max_rows
         attrs = attrs[:max_rows]
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False, collapse_padding=True)
-    t.add_column("attribute", overflow="fold", max_width=22)
+    # one space between columns when compact (two otherwise): eight columns fit in 80
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0) if compact else (0, 1), show_edge=False,
+              collapse_padding=True)
+    t.add_column("attribute", overflow="ellipsis", no_wrap=True, max_width=22)
     for tp in topics:
-        t.add_column(str(tp), justify="left", overflow="fold")
+        t.add_column(COMPACT_TOPICS.get(str(tp), str(tp)) if compact else str(tp), justify="left", no_wrap=compact)
     cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
     for a in attrs:
         row = [Text(str(a))]
