@@ -14,17 +14,20 @@ STAMP := $(VENV)/.installed-stamp
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# pip does not byte-compile at install (--no-compile): compiling every module
+# of torch and the other wheels took about a minute of the install; Python
+# compiles the modules a run imports when it first imports them.
 # Install order matters: torch is pinned to the local CPU build first (a loose
 # torch pulls GBs of CUDA packages); checklist 0.0.11 needs notebook<7,
 # ipython<9 and a setuptools that still ships pkg_resources, and installs only
 # without build isolation.
 $(STAMP): $(PY) requirements.txt requirements-dev.txt setup.cfg setup.py
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q "notebook<7" "ipython<9" "setuptools<81" wheel
-	$(PIP) install -q --no-build-isolation checklist==0.0.11
-	$(PIP) install -q -r requirements.txt -r requirements-dev.txt
-	$(PIP) install -q --no-build-isolation --no-deps -e .
+	$(PIP) install -q --no-compile --upgrade pip
+	$(PIP) install -q --no-compile torch==2.13.0
+	$(PIP) install -q --no-compile "notebook<7" "ipython<9" "setuptools<81" wheel
+	$(PIP) install -q --no-compile --no-build-isolation checklist==0.0.11
+	$(PIP) install -q --no-compile -r requirements.txt -r requirements-dev.txt
+	$(PIP) install -q --no-compile --no-build-isolation --no-deps -e .
 	touch $(STAMP)
 
 install venv: $(STAMP)
@@ -41,7 +44,6 @@ SENTIMENT_SUITES := $(filter-out templates/ner_%,$(wildcard templates/*.yaml))
 NER_SUITES := $(wildcard templates/ner_*.yaml)
 demo: $(STAMP)
 	$(VENV)/bin/bias-suite run $(SENTIMENT_SUITES) --model default-sentiment --out $(OUT) --report --lines 35
-	$(VENV)/bin/bias-suite plot $(OUT) --out $(OUT)/figures --format png
 	$(VENV)/bin/bias-suite run $(NER_SUITES) --model default-ner --out $(OUT)/ner --report --lines 24
 
 # The HTML report is tested in headless Chromium (Debian chromium + chromium-driver).
