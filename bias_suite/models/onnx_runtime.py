@@ -159,11 +159,11 @@ class OrtFunction:
 @contextlib.contextmanager
 def _eager_attention(module):
     """Export the transformers encoders inside ``module`` with their plain
-    ("eager") attention: ONNX Runtime fuses its graph into fewer, larger
-    kernels than that of PyTorch's scaled-dot-product attention (about 1.2x
-    faster on the CPU for default-sentiment), and the arithmetic is the
-    same up to float rounding. The previous implementation is restored
-    after the export."""
+    ("eager") attention: its graph has no NaN guards and fewer nodes than
+    that of PyTorch's scaled-dot-product attention, and runs slightly
+    faster in ONNX Runtime (3% on 1,500 suite texts, 2 threads, quiet
+    machine); the arithmetic is the same up to float rounding. The previous
+    implementation is restored after the export."""
     changed = []
     for m in module.modules():
         config = getattr(m, "config", None)
