@@ -15,8 +15,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # pip does not byte-compile at install (--no-compile): compiling every module
-# of torch and the other wheels took about a minute of the install; Python
-# compiles the modules a run imports when it first imports them.
+# of torch and the other wheels took about a minute of the install. Python
+# compiles a module when a run first imports it and keeps the bytecode in
+# .venv, so the commands below may write it even where PYTHONDONTWRITEBYTECODE
+# is set (pip's compile at install wrote it regardless); without that, every
+# process would compile its imports again (about 2.5 s for a small command).
+unexport PYTHONDONTWRITEBYTECODE
 # Install order matters: torch is pinned to the local CPU build first (a loose
 # torch pulls GBs of CUDA packages); checklist 0.0.11 needs notebook<7,
 # ipython<9 and a setuptools that still ships pkg_resources, and installs only
