@@ -43,9 +43,9 @@ models: $(STAMP)
 # The sentiment suites run first, so their summary is printed before the NER
 # model is built; the NER suites then run with default-ner into $(OUT)/ner (the
 # layout of one run over templates/*.yaml). Each default model is built when a
-# run first needs it (about 2.5 and 6 minutes on 2 cores), then cached. From a
-# fresh clone on 2 quiet cores: sentiment summary after about 5 minutes (install
-# included), NER summary after about 11.5.
+# run first needs it (about 2.5 and 5 minutes on 2 cores), then cached. From a
+# fresh clone on 2 quiet cores: sentiment summary after about 4.5 minutes
+# (install included), NER summary after about 10.
 SENTIMENT_SUITES := $(filter-out templates/ner_%,$(wildcard templates/*.yaml))
 NER_SUITES := $(wildcard templates/ner_*.yaml)
 demo: $(STAMP)
