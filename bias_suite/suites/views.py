@@ -177,3 +177,30 @@ def counterfactual_view(
         tuple_template = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
         out[a] = CounterfactualView(a, groups, complete, tuples, tuple_template, members, incomplete, sampled)
     return out
+
+
+def block_tables(sub: pd.DataFrame, classes: Sequence[str], probs: np.ndarray, groups: Sequence[str],
+                 complete_only: bool = True) -> dict:
+    """class -> template x group table of the mean of ``probs[:, class]``
+    over each template's examples of the group (``sub``: their template and
+    group columns; templates in order of first appearance; ``complete_only``
+    drops templates that lack a group): the block scores of the
+    significance tests, for every task family."""
+    templates = list(pd.unique(sub["template"]))
+    groups = list(groups)
+    frame = pd.DataFrame(probs, columns=list(classes))
+    frame["__t"] = sub["template"].to_numpy()
+    frame["__g"] = sub["group"].to_numpy()
+    means = frame.groupby(["__t", "__g"], sort=False)[list(classes)].mean()
+    # template x group x class array of the means (NaN: the template lacks the group)
+    t_at = pd.Index(templates).get_indexer(means.index.get_level_values(0))
+    g_at = pd.Index(groups).get_indexer(means.index.get_level_values(1))  # -1: not one of ``groups``
+    keep = g_at >= 0
+    cube = np.full((len(templates), len(groups), len(classes)), np.nan)
+    cube[t_at[keep], g_at[keep]] = means.to_numpy(dtype=float)[keep]
+    rows = ~np.isnan(cube).any(axis=(1, 2)) if complete_only else np.ones(len(templates), dtype=bool)
+    index = pd.Index([t for t, r in zip(templates, rows) if r], dtype=object, name="template")
+    out = {}
+    for i, c in enumerate(classes):
+        out[c] = pd.DataFrame(cube[rows, :, i], index=index.copy(), columns=pd.Index(groups, dtype=object, name="group"))
+    return out

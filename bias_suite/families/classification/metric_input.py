@@ -9,6 +9,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ...suites.views import block_tables
+
 
 def classification_counts(y: np.ndarray, yhat: np.ndarray):
     """Per-example counts for class c (one-vs-rest): tp, fp, fn, tn on
@@ -58,30 +60,6 @@ def metric_input(data, attribute: str, cf, groups: list, probabilities: bool = T
         tuples=local[cf.tuples] if len(cf.tuples) else np.zeros((0, len(groups)), dtype=np.int64),
         tuple_template=cf.tuple_template, templates=list(cf.templates), row_template=row_template,
     )
-
-
-def block_tables(sub: pd.DataFrame, classes: Sequence[str], probs: np.ndarray, groups: Sequence[str],
-                 complete_only: bool = True) -> dict:
-    """class -> template x group table of the mean probability of the class
-    (templates in order of first appearance)."""
-    templates = list(pd.unique(sub["template"]))
-    groups = list(groups)
-    frame = pd.DataFrame(probs, columns=list(classes))
-    frame["__t"] = sub["template"].to_numpy()
-    frame["__g"] = sub["group"].to_numpy()
-    means = frame.groupby(["__t", "__g"], sort=False)[list(classes)].mean()
-    # template x group x class array of the means (NaN: the template lacks the group)
-    t_at = pd.Index(templates).get_indexer(means.index.get_level_values(0))
-    g_at = pd.Index(groups).get_indexer(means.index.get_level_values(1))  # -1: not one of ``groups``
-    keep = g_at >= 0
-    cube = np.full((len(templates), len(groups), len(classes)), np.nan)
-    cube[t_at[keep], g_at[keep]] = means.to_numpy(dtype=float)[keep]
-    rows = ~np.isnan(cube).any(axis=(1, 2)) if complete_only else np.ones(len(templates), dtype=bool)
-    index = pd.Index([t for t, r in zip(templates, rows) if r], dtype=object, name="template")
-    out = {}
-    for i, c in enumerate(classes):
-        out[c] = pd.DataFrame(cube[rows, :, i], index=index.copy(), columns=pd.Index(groups, dtype=object, name="group"))
-    return out
 
 
 def block_scores(data, attribute: str, groups: Sequence[str] | None = None, complete_only: bool = True) -> dict:

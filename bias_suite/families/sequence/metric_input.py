@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import MetricError
-from ...suites.views import group_order
+from ...suites.views import block_tables, group_order
 
 __all__ = ["evaluate_sequence", "sequence_attribute_data", "token_items", "identity_position_scores",
            "NOT_APPLICABLE_NOTE"]
@@ -175,17 +175,7 @@ def identity_position_scores(data, attribute: str, *, group_order_override=None)
     if len(rows) == 0:
         return {c: pd.DataFrame(columns=groups) for c in classes}
     _, _, item_P, _, ident = data_token_items(data, rows)
-    frame = pd.DataFrame(item_P[ident], columns=classes)
-    frame["__t"] = fr["template"].to_numpy(dtype=object)[rows]
-    frame["__g"] = fr["group"].to_numpy(dtype=object)[rows]
-    templates = list(pd.unique(frame["__t"]))
-    means = frame.groupby(["__t", "__g"], sort=False)[classes].mean()
-    out = {}
-    for c in classes:
-        tab = means[c].unstack("__g").reindex(index=templates, columns=groups).dropna(how="any")
-        tab.index.name, tab.columns.name = "template", "group"
-        out[c] = tab
-    return out
+    return block_tables(fr.iloc[rows], classes, item_P[ident], groups)
 
 
 def block_scores(data, attribute: str, groups: Sequence[str] | None = None, complete_only: bool = True) -> dict | None:

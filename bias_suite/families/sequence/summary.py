@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metric_input import token_items
+from .metric_input import data_token_items
 
 
 def _ratio(a, b):
@@ -22,7 +22,7 @@ def group_stats(data) -> pd.DataFrame:
     rows = []
     p_term = None
     if data.type_probs is not None and (data.term_span[:, 0] >= 0).any():
-        _, _, item_P, _, ident = token_items(data.type_probs, data.tags, data.term_span, data.prob_classes)
+        _, _, item_P, _, ident = data_token_items(data, np.arange(len(data)))  # the items evaluate computed
         p_term = np.where(ident[:, None] >= 0, item_P[np.maximum(ident, 0)], np.nan)
     lab = data.labelled
     for (a, g), idx in fr.groupby(["attribute", "group"], sort=False).indices.items():
