@@ -9,7 +9,8 @@ on the bundled NER suites, in one run:
    only), the float32 predictor (``HFClassifier`` / ``TransformerCrfTagger``:
    length-sorted batches) and the same predictor with each of ``--dtypes``:
    ``onnx`` (the float32 model exported to ONNX, run by ONNX Runtime),
-   ``onnx-int8`` (the same with int8 feed-forward weights), ``int8`` (torch
+   ``onnx-int8`` (int8 weights in every weight MatMul; uncertain rows
+   recomputed in float32), ``onnx-int8-unchecked`` (int8 alone), ``int8`` (torch
    dynamic int8 quantization of every linear layer) and ``bf16`` (bfloat16
    weights; fast only on CPUs with native bf16 arithmetic, e.g. AMX or
    AVX512-BF16). The candidates are timed in turn, round after round
@@ -17,15 +18,17 @@ on the bundled NER suites, in one run:
    shared machine hits all of them alike; ``--time-texts N`` times a seeded
    sample of N texts instead of all of them.
 2. **agreement** with float32: argmax (classifier) or tag (tagger)
-   agreement, max and mean ``|Δp|`` over all probabilities.
+   agreement, max and mean ``|Δp|`` over all probabilities, and for
+   ``onnx-int8`` the share of texts (sentences) recomputed in float32.
 3. **what the results move**: the whole evaluation (metrics, bootstrap
    intervals and verdicts, significance tests, Bernstein rows, INV) is run
    on the float32 and on the other predictions; the largest change of each
-   metric's value and every row whose verdict (bias detected / no evidence /
-   too little data) differs are reported.
+   metric's value and every row whose verdict (material, small,
+   negligible, inconclusive, ...) differs are reported.
 
     python benchmarks/quantized.py [--threads 2] [--repeat 2] [--bootstrap 200] [--no-ner]
-                                   [--dtypes onnx,onnx-int8,int8] [--time-texts N] [--no-eval]
+                                   [--dtypes onnx,onnx-int8,onnx-int8-unchecked,int8] [--time-texts N]
+                                   [--no-eval]
                                    [--json results/benchmarks/quantized.json]
 
 The default models are built first if they are not cached. Run it on a
@@ -53,16 +56,6 @@ from bias_suite.models import CallablePredictor, HFClassifier, TransformerCrfTag
 from bias_suite.families import expand_suites, load_suite  # noqa: E402
 
 KEYS = ["metric", "family", "view", "attribute", "class", "group"]
-
-
-def best_of(repeat, fn):
-    """(best seconds, last result) of ``repeat`` calls."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def interleaved(repeat, fns: dict) -> tuple[dict, dict]:
@@ -97,19 +90,12 @@ def bare_loop(model_dir, texts, batch_size=64):
 
 
 def verdict_kind(v) -> str:
-    """One of the three verdicts ("bias detected", "no evidence", "too little
-    data") without the figures the verdict text quotes; "" for none."""
-    if not isinstance(v, str):
-        return ""
-    for kind in ("bias detected", "no evidence", "too little data"):
-        if v.startswith(kind):
-            return kind
-    return v
+    """A row's verdict category; "" for none."""
+    return v if isinstance(v, str) else ""
 
 
 def compare_results(a, b) -> dict:
-    """Largest value change per metric and the rows whose verdict (of the
-    three kinds) differs."""
+    """Largest value change per metric and the rows whose verdict differs."""
     a, b = a.reset_index(drop=True), b.reset_index(drop=True)
     if len(a) != len(b) or not a[KEYS].astype(str).equals(b[KEYS].astype(str)):
         raise SystemExit("the two evaluations produced different result rows")
@@ -175,6 +161,9 @@ def bench_sentiment(args) -> dict:
                    "speedup_vs_fp32_predictor": round(secs["fp32_predictor"] / t, 2),
                    "argmax_agreement": round(float(np.mean(p.argmax(1) == p32.argmax(1))), 5),
                    "max_abs_dp": float(f"{d.max():.3g}"), "mean_abs_dp": float(f"{d.mean():.3g}")}
+        f = getattr(other.model, "function", None)
+        if f is not None and f.check_session is not None:
+            out[dt]["rechecked_in_fp32"] = round(f.rechecked / max(f.rows, 1), 4)
         print(dt, json.dumps(out[dt]), flush=True)
         if ref is not None:
             out[dt]["evaluation"] = compare_results(ref, evaluate(p))
@@ -202,29 +191,35 @@ def bench_ner(args) -> dict:
     seqs = list(dict.fromkeys(tuple(t) for t in examples["tokens"]))
     lists = [list(t) for t in seqs]
     fp32 = TransformerCrfTagger(path, device="cpu", progress=False)
+    others = {dt: TransformerCrfTagger(path, device="cpu", progress=False, dtype=dt) for dt in args.dtypes}
     print(f"ner: {len(examples)} examples, {len(seqs)} distinct token lists", flush=True)
-    t32, (tags32, pr32) = best_of(args.repeat, lambda: fp32.predict(lists))
+    fns = {"fp32_tagger": lambda: fp32.predict(lists)}
+    fns.update({f"{dt}_tagger": (lambda o=o: o.predict(lists)) for dt, o in others.items()})
+    secs, got = interleaved(args.repeat, fns)
+    t32, (tags32, pr32) = secs["fp32_tagger"], got["fp32_tagger"]
     flat32 = np.concatenate([np.asarray(t) for t in tags32])
-    out = {"examples": int(len(examples)), "distinct_token_lists": len(seqs),
-           "token_lists_per_second": {"fp32_tagger": round(len(seqs) / t32, 1)}}
+    out = {"examples": int(len(examples)), "distinct_token_lists": len(seqs), "repeat": args.repeat,
+           "token_lists_per_second": {k: round(len(seqs) / t, 1) for k, t in secs.items()}}
 
     def evaluate(tags, probs):
         tagger = _Lookup(fp32.tag_names, dict(zip(seqs, zip(tags, probs))))
         return run(suites, tagger, None, cache=False, progress=False, bootstrap=args.bootstrap).results
 
-    ref = evaluate(tags32, pr32)
-    for dt in args.dtypes:
-        other = TransformerCrfTagger(path, device="cpu", progress=False, dtype=dt)
-        t, (tags, probs) = best_of(args.repeat, lambda: other.predict(lists))
+    ref = None if args.no_eval else evaluate(tags32, pr32)
+    for dt, other in others.items():
+        t, (tags, probs) = secs[f"{dt}_tagger"], got[f"{dt}_tagger"]
         flat = np.concatenate([np.asarray(x) for x in tags])
         d = np.concatenate([np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)).ravel()
                             for a, b in zip(pr32, probs)])
-        out["token_lists_per_second"][f"{dt}_tagger"] = round(len(seqs) / t, 1)
         out[dt] = {"speedup_vs_fp32_tagger": round(t32 / t, 2), "tag_agreement": round(float(np.mean(flat32 == flat)), 5),
                    "sequences_identical": round(float(np.mean([a == b for a, b in zip(tags32, tags)])), 5),
                    "max_abs_dp": round(float(d.max()), 5), "mean_abs_dp": round(float(d.mean()), 6)}
+        f = getattr(getattr(other, "_emissions", None), "function", None)
+        if f is not None and f.check_session is not None:
+            out[dt]["rechecked_in_fp32"] = round(f.rechecked / max(f.rows, 1), 4)
         print(dt, json.dumps(out[dt]), flush=True)
-        out[dt]["evaluation"] = compare_results(ref, evaluate(tags, probs))
+        if not args.no_eval:
+            out[dt]["evaluation"] = compare_results(ref, evaluate(tags, probs))
     return out
 
 
@@ -253,9 +248,10 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--bootstrap", type=int, default=200)
     ap.add_argument("--no-ner", action="store_true")
-    ap.add_argument("--dtypes", default="onnx,onnx-int8,int8",
+    ap.add_argument("--dtypes", default="onnx,onnx-int8,onnx-int8-unchecked,int8",
                     type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
-                    help="dtypes compared with float32 (default: onnx,onnx-int8,int8; bf16 where the CPU has native bf16)")
+                    help="dtypes compared with float32 (default: onnx,onnx-int8,onnx-int8-unchecked,int8; "
+                         "bf16 where the CPU has native bf16)")
     ap.add_argument("--time-texts", type=int, default=0,
                     help="time the sentiment candidates on a seeded sample of this many texts (default: all)")
     ap.add_argument("--no-eval", action="store_true",

@@ -17,7 +17,8 @@ import numpy as np
 
 from bias_suite.exceptions import ModelError
 from bias_suite.models.checks import check_texts
-from bias_suite.models.onnx_runtime import ONNX, ONNX_INT8, ONNX_MODES, OrtFunction, onnx_info
+from bias_suite.models.onnx_runtime import (ONNX, ONNX_INT8, ONNX_INT8_UNCHECKED, ONNX_MODES, OrtFunction, onnx_info,
+                                            softmax_margin)
 
 __all__ = ["HFClassifier", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config",
            "runtime_info"]
@@ -34,9 +35,10 @@ _INT8_ALIASES = {"int8", "qint8", "int8-dynamic"}
 #: Spellings of the ONNX Runtime paths (:mod:`bias_suite.models.onnx_runtime`):
 #: float32, and int8 weights on the feed-forward MatMuls.
 _ONNX_ALIASES = {"onnx": ONNX, "onnx-fp32": ONNX, "onnx-float32": ONNX, "ort": ONNX,
-                 "onnx-int8": ONNX_INT8, "ort-int8": ONNX_INT8}
+                 "onnx-int8": ONNX_INT8, "ort-int8": ONNX_INT8,
+                 "onnx-int8-unchecked": ONNX_INT8_UNCHECKED, "ort-int8-unchecked": ONNX_INT8_UNCHECKED}
 #: Every ``dtype`` that is a CPU inference path rather than a torch dtype.
-CPU_MODES = (INT8, ONNX, ONNX_INT8)
+CPU_MODES = (INT8, *ONNX_MODES)
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -126,9 +128,10 @@ class HFClassifier:
         CPUs with native bf16 arithmetic), or a CPU inference path:
         ``"onnx"`` (the float32 model exported to ONNX and run by ONNX
         Runtime: faster on the CPU, same probabilities up to float rounding),
-        ``"onnx-int8"`` (the same with int8 feed-forward weights) or
-        ``"int8"`` (torch dynamic int8 quantization of every linear layer).
-        bf16 and the int8 paths move the probabilities (docs/scale.md).
+        ``"onnx-int8"`` (int8 weights, with uncertain predictions recomputed
+        in float32), ``"onnx-int8-unchecked"`` (int8 alone) or ``"int8"``
+        (torch dynamic int8 quantization of every linear layer). bf16 and
+        the int8 paths move the probabilities (docs/scale.md).
         ``None``: what ``from_pretrained`` picks (the checkpoint's own dtype).
     prefetch : bool or "auto"
         Pad and copy the next batch to the device in a background thread
@@ -515,7 +518,8 @@ def _resolve_dtype(dtype: Any):
     if key in _ONNX_ALIASES:
         return _ONNX_ALIASES[key]
     if key not in _DTYPES:
-        raise ModelError(f"unknown dtype {dtype!r}; use float32, float16, bfloat16, onnx, onnx-int8 or int8")
+        raise ModelError(f"unknown dtype {dtype!r}; use float32, float16, bfloat16, onnx, onnx-int8, "
+                         "onnx-int8-unchecked or int8")
     return getattr(torch, _DTYPES[key])
 
 
@@ -559,10 +563,10 @@ def quantize_int8(module):
     return q.eval()
 
 
-def runtime_info(mode: str) -> dict:
+def runtime_info(mode: str, recheck: str | None = None) -> dict:
     """What a CPU path (:data:`CPU_MODES`) computes, for prediction-cache
     fingerprints."""
-    return quantization_info() if mode == INT8 else onnx_info(mode)
+    return quantization_info() if mode == INT8 else onnx_info(mode, recheck)
 
 
 class OrtSequenceClassifier:
@@ -584,7 +588,11 @@ class OrtSequenceClassifier:
 
         dynamic = {k: {0: "batch", 1: "sequence"} for k in names}
         dynamic["out"] = {0: "batch"} if logits_dims == 2 else {0: "batch", 1: "sequence"}
-        self.function = OrtFunction(model, forward, example, dynamic, mode=mode)
+
+        def margin(out, feed):  # token logits: every real sub-token counts
+            return softmax_margin(out, feed.get("attention_mask") if out.ndim == 3 else None)
+
+        self.function = OrtFunction(model, forward, example, dynamic, mode=mode, margin=margin)
         self._torch = torch
 
     def __call__(self, **batch):

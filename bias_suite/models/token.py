@@ -174,6 +174,7 @@ class HFTokenClassifier:
         """What this tagger computes, for the prediction cache (see
         :meth:`bias_suite.models.hf.HFClassifier.fingerprint`)."""
         from .hf import _versions, _weights_digest, runtime_info
+        from .onnx_runtime import RECHECK_MARGIN
 
         fp = {"kind": "hf_token", "model": self.model_id, "revision": self.revision,
               "commit_hash": getattr(self.model.config, "_commit_hash", None), "tag_names": list(self.tag_names),
@@ -181,7 +182,9 @@ class HFTokenClassifier:
               "dtype": self.runtime or str(next(self.model.parameters()).dtype).replace("torch.", ""),
               "versions": _versions()}
         if self.runtime:
-            fp["quantization"] = runtime_info(self.runtime)
+            fp["quantization"] = runtime_info(self.runtime, recheck=(
+                "sentences with a sub-token whose top-two tag probabilities are closer than "
+                f"{RECHECK_MARGIN}"))
         if self.is_local:
             fp["weights_sha256"] = _weights_digest(Path(self.model_id))
         return fp
