@@ -63,3 +63,53 @@ def test_default_ner_reduced_build(tmp_path, vader_sdist_path, monkeypatch):
     tagger = TransformerCrfTagger.from_pretrained(p, device="cpu", progress=False)
     tags, probs = tagger.predict([["Emma", "lives", "in", "Bosnia", "and", "Herzegovina", "."]])
     assert all(allowed_transition(a, b) for a, b in zip([None] + tags[0], tags[0] + [None])) and probs[0].shape == (7, 17)
+
+
+def test_frozen_front_reuse_matches_the_whole_encoder():
+    """Training on kept frozen-layer states computes what the whole encoder
+    computes (to float rounding), with other padding, and leaves the frozen
+    layers without gradients and in place afterwards."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from bias_suite.models.building import FrozenFront
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32,
+                     max_position_embeddings=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    enc = BertModel(cfg, add_pooling_layer=False).eval()
+    for m in (enc.embeddings, enc.encoder.layer[0]):
+        m.requires_grad_(False)
+    seqs = {"a": [2, 5, 7, 9, 3], "b": [2, 8, 3], "c": [2, 11, 12, 13, 14, 15, 3]}
+
+    def padded(keys):
+        width = max(len(seqs[k]) for k in keys)
+        ids = torch.zeros((len(keys), width), dtype=torch.long)
+        att = torch.zeros_like(ids)
+        for i, k in enumerate(keys):
+            ids[i, :len(seqs[k])] = torch.tensor(seqs[k])
+            att[i, :len(seqs[k])] = 1
+        return ids, att
+
+    front = FrozenFront(enc, 1)
+    stack, embeddings = enc.encoder.layer, enc.embeddings
+    for keys in (["a", "b"], ["c"]):                       # first visits: whole encoder, states kept
+        ids, att = padded(keys)
+        with front.batch(keys, att):
+            enc(input_ids=ids, attention_mask=att)
+    assert sorted(front.states) == ["a", "b", "c"] and front.reused == 0
+    assert [len(front.states[k]) for k in "abc"] == [5, 3, 7]
+
+    keys = ["c", "b", "a"]                                 # another batch, another padding
+    ids, att = padded(keys)
+    whole = enc(input_ids=ids, attention_mask=att).last_hidden_state
+    with front.batch(keys, att):
+        kept = enc(input_ids=ids, attention_mask=att).last_hidden_state
+    assert front.reused == 1
+    assert enc.encoder.layer is stack and enc.embeddings is embeddings and len(stack) == 3
+    for i, k in enumerate(keys):
+        n = len(seqs[k])
+        assert torch.allclose(kept[i, :n], whole[i, :n], atol=1e-5)
+    kept[att.bool()].sum().backward()
+    assert all(p.grad is None for p in enc.encoder.layer[0].parameters())
+    assert all(p.grad is not None for p in enc.encoder.layer[2].parameters())

@@ -31,7 +31,7 @@ import numpy as np
 
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
-from bias_suite.models.building import (build_atomically, build_section, build_target, decay_groups,
+from bias_suite.models.building import (FrozenFront, build_atomically, build_section, build_target, decay_groups,
                                         quiet_transformers, recipe_key, seed_everything, train_steps, versions)
 from bias_suite.models.vader import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
                                      VADER_SDIST_SHA256, load_vader_sentences, merge_duplicates, minilm_encoder_dir,
@@ -342,12 +342,15 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
     scheduler = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
     pad_id = tokenizer.pad_token_id
 
+    front = FrozenFront(encoder, frozen_layers)     # later epochs reuse the frozen layers' output
+
     def loss_of(b):
         sel = [int(chosen[i]) for i in b]
         batch = pad_batch([ids_all[i] for i in sel], [widx_all[i] for i in sel], pad_id, "cpu",
                           tags=[[tag_id[t] for t in silver[i]["tags"]] for i in sel])
-        return model(batch["input_ids"], batch["attention_mask"], batch["word_index"], batch["word_mask"],
-                     tags=batch["tags"])
+        with front.batch(sel, batch["attention_mask"]):
+            return model(batch["input_ids"], batch["attention_mask"], batch["word_index"], batch["word_mask"],
+                         tags=batch["tags"])
 
     step, losses, train_seconds = train_steps(
         model, loss_of, optimizer=optimizer, scheduler=scheduler, lengths=lengths, batch_size=batch_size, rng=rng,
@@ -410,6 +413,7 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
                        if frozen_layers else "word embeddings"),
             "word_representation": "first sub-token", "crf": "linear-chain, BILOU transitions constrained",
             "batching": "length-bucketed (sorted within chunks of 100 batches, batches shuffled)",
+            "frozen_output_reused_steps": front.reused,
             "seed": seed, "threads": threads,
             "final_loss_mean_last_50": round(float(np.mean(losses[-50:])), 4),
             "train_seconds": round(train_seconds, 1),
