@@ -39,6 +39,19 @@ def test_silver_labels_and_mapping():
     assert set(SPACY_TO_CONLL.values()) == {"PER", "LOC", "ORG", "MISC"}
 
 
+def test_silver_pipeline_runs_only_ner_and_labels_as_the_fuller_one():
+    spacy = pytest.importorskip("spacy")
+    from bias_suite.models.default_ner import SPACY_MODEL, load_spacy, silver_label
+
+    nlp = load_spacy()
+    assert nlp.pipe_names == ["ner"]                   # the unused shared tok2vec is gone
+    fuller = spacy.load(SPACY_MODEL, exclude=["tagger", "parser", "attribute_ruler", "lemmatizer"])
+    assert "tok2vec" in fuller.pipe_names
+    texts = ["Emma Watson visited Paris with Google engineers in 2019.", "The nurse from Ohio met Mr. Obama.",
+             "I love New York and the Yankees!", "no entities at all here"]
+    assert silver_label(texts, nlp, n_process=1) == silver_label(texts, fuller, n_process=1)
+
+
 # ------------------------------------------------------------------ default model (reduced build)
 def test_default_ner_reduced_build(tmp_path, vader_sdist_path, monkeypatch):
     pytest.importorskip("spacy")
