@@ -43,9 +43,11 @@ models: $(STAMP)
 # The sentiment suites run first, so their summary is printed before the NER
 # model is built; the NER suites then run with default-ner into $(OUT)/ner (the
 # layout of one run over templates/*.yaml). Each default model is built when a
-# run first needs it (about 2.5 and 5 minutes on 2 cores), then cached. From a
-# fresh clone on 2 quiet cores: sentiment summary after about 4.5 minutes
-# (install included), NER summary after about 10. The runs use ONNX Runtime in
+# run first needs it (about 2.5 to 3 and 4.5 to 5 minutes on 2 cores), then
+# cached. From a fresh clone on 2 cores (install included, pip cache warm): the
+# sentiment summary after 5 minutes, the NER summary after 10 min 40 s, at a time
+# when the same training ran 25% slower than on the quietest runs measured
+# (4.5 and 10 minutes then). The runs use ONNX Runtime in
 # float32 (--dtype onnx): the same probabilities to 1e-6 and the same verdicts
 # as the torch forward pass on these suites, 1.4x and 1.75x as fast
 # (docs/scale.md).
