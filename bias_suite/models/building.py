@@ -5,6 +5,7 @@ check (:func:`is_built`, with the recipe fingerprint of :func:`recipe_key`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -203,9 +204,10 @@ class FrozenFront:
     (its embeddings and lower ``layers`` layers) and, from the second visit
     on, trains on it instead of computing it again.
 
-    Use ``with front.batch(keys): loss = model(...)`` around a training
-    step on the examples ``keys`` (in batch order, padded to the batch's
-    longest input): when every key has been seen, the encoder runs only its
+    Use ``with front.batch(keys, attention_mask): loss = model(...)``
+    around a training step on the examples ``keys`` (in batch order, padded
+    to the batch's longest input as ``attention_mask`` shows): when every
+    key has been seen, the encoder runs only its
     upper layers on the kept states; otherwise it runs whole and the front's
     output is kept. The frozen front has no gradients and no dropout, so
     this changes nothing but float rounding (the kept states come from
@@ -226,14 +228,13 @@ class FrozenFront:
         if k < 1:
             yield
             return
-        lengths = attention_mask.sum(1).tolist()
         if all(key in self.states for key in keys):
             kept = [self.states[key] for key in keys]
             h = torch.zeros((len(kept), attention_mask.shape[1], kept[0].shape[1]), dtype=kept[0].dtype)
             for i, x in enumerate(kept):
                 h[i, :len(x)] = x
             embeddings, stack = enc.embeddings, enc.encoder.layer
-            enc.embeddings = _Constant(h)
+            enc.embeddings = _constant_class()(h)
             enc.encoder.layer = torch.nn.ModuleList(list(stack[k:]))
             try:
                 yield
@@ -241,6 +242,8 @@ class FrozenFront:
                 enc.embeddings, enc.encoder.layer = embeddings, stack
             self.reused += 1
             return
+
+        lengths = attention_mask.sum(1).tolist()
 
         def keep(module, args, output):
             out = output[0] if isinstance(output, tuple) else output
@@ -255,15 +258,21 @@ class FrozenFront:
             hook.remove()
 
 
-def _Constant(value):
-    """A module that ignores its inputs and returns ``value``."""
+@functools.cache
+def _constant_class():
+    """A torch module class whose instances ignore their inputs and return
+    the value they were made with (built once, when first needed)."""
     import torch
 
     class Constant(torch.nn.Module):
-        def forward(self, *args, **kwargs):
-            return value
+        def __init__(self, value):
+            super().__init__()
+            self.value = value
 
-    return Constant()
+        def forward(self, *args, **kwargs):
+            return self.value
+
+    return Constant
 
 
 def bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator,

@@ -33,7 +33,7 @@ _DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16",
 INT8 = "int8"
 _INT8_ALIASES = {"int8", "qint8", "int8-dynamic"}
 #: Spellings of the ONNX Runtime paths (:mod:`bias_suite.models.onnx_runtime`):
-#: float32, and int8 weights on the feed-forward MatMuls.
+#: float32, int8 weights with a float32 re-check of uncertain rows, int8 alone.
 _ONNX_ALIASES = {"onnx": ONNX, "onnx-fp32": ONNX, "onnx-float32": ONNX, "ort": ONNX,
                  "onnx-int8": ONNX_INT8, "ort-int8": ONNX_INT8,
                  "onnx-int8-unchecked": ONNX_INT8_UNCHECKED, "ort-int8-unchecked": ONNX_INT8_UNCHECKED}

@@ -189,7 +189,8 @@ class OrtFunction:
             so.intra_op_num_threads = int(threads or torch.get_num_threads())
             so.inter_op_num_threads = 1
             so.log_severity_level = 3
-            if mode == ONNX_INT8:
+            checking = mode == ONNX_INT8 and margin is not None and recheck > 0
+            if checking:
                 # two sessions take turns: a pool spinning after its turn would hold the cores the
                 # other needs (measured: the re-checked path at 0.96x float32 ONNX with spinning, 1.36x without)
                 so.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -204,7 +205,7 @@ class OrtFunction:
                 q = Path(tmp) / "model-int8.onnx"
                 quantize_matmuls(f32, q)
                 self.session = session(q)
-                if mode == ONNX_INT8 and margin is not None and recheck > 0:
+                if checking:
                     self.check_session = session(f32)
         self.margin, self.recheck = margin, float(recheck)
         self.rows = self.rechecked = 0
