@@ -17,6 +17,7 @@ import numpy as np
 
 from bias_suite.exceptions import ModelError
 from bias_suite.models.checks import check_texts
+from bias_suite.models.first_token import first_token_last_layer, reads_first_token
 from bias_suite.models.onnx_runtime import (ONNX, ONNX_INT8, ONNX_INT8_UNCHECKED, ONNX_MODES, OrtFunction, onnx_info,
                                             softmax_margin)
 
@@ -438,7 +439,8 @@ class HFClassifier:
                 "class_names": list(self.class_names),
                 "max_length": self.max_length,
                 "dtype": self.dtype or f"auto:{_config_dtype(self.config)}",
-                **({"quantization": runtime_info(self.runtime)} if self.runtime else {}),
+                **({"quantization": runtime_info(self.runtime, first_token=reads_first_token(self.config))}
+                   if self.runtime else {}),
                 "padding_side": getattr(self.tokenizer, "padding_side", "right"),
                 "versions": _versions(),
             }
@@ -563,10 +565,16 @@ def quantize_int8(module):
     return q.eval()
 
 
-def runtime_info(mode: str, recheck: str | None = None) -> dict:
+def runtime_info(mode: str, recheck: str | None = None, first_token: bool = False) -> dict:
     """What a CPU path (:data:`CPU_MODES`) computes, for prediction-cache
-    fingerprints."""
-    return quantization_info() if mode == INT8 else onnx_info(mode, recheck)
+    fingerprints; ``first_token``: an ONNX graph whose last layer is computed
+    for the first token only (:mod:`bias_suite.models.first_token`)."""
+    if mode == INT8:
+        return quantization_info()
+    info = onnx_info(mode, recheck)
+    if first_token:
+        info["graph"] = "last layer for the first token only"
+    return info
 
 
 class OrtSequenceClassifier:
@@ -592,7 +600,11 @@ class OrtSequenceClassifier:
         def margin(out, feed):  # token logits: every real sub-token counts
             return softmax_margin(out, feed.get("attention_mask") if out.ndim == 3 else None)
 
-        self.function = OrtFunction(model, forward, example, dynamic, mode=mode, margin=margin)
+        # a sequence classifier reading the first token: its last layer is exported for that token alone
+        pruned = first_token_last_layer(model, check=example) if logits_dims == 2 else contextlib.nullcontext(False)
+        with pruned as first_token:
+            self.function = OrtFunction(model, forward, example, dynamic, mode=mode, margin=margin)
+        self.first_token = first_token
         self._torch = torch
 
     def __call__(self, **batch):
