@@ -67,7 +67,7 @@ import pandas as pd
 
 from bias_suite.exceptions import MetricError
 from ._common import (
-    empty_results, group_order, make_row, rows_to_frame, scored_data,
+    empty_results, make_row, rows_to_frame, scored_data,
     select_attributes,
 )
 
@@ -214,8 +214,14 @@ def bernstein_interval(costs, annotations, *, confidence: float = 0.95,
         raise MetricError(f"costs must lie in [0, max_cost={max_cost}]")
     if not np.all(np.isin(f, (-1.0, 0.0, 1.0))):
         raise MetricError("annotations must be +1 (protected), -1 (unprotected) or 0")
+    return _interval(c, f == 1, f == -1, confidence=confidence, max_cost=max_cost, gamma=gamma)
+
+
+def _interval(c: np.ndarray, a: np.ndarray, b: np.ndarray, *, confidence: float, max_cost: float,
+              gamma: float | None):
+    """:func:`bernstein_interval` of checked costs ``c`` with the rows
+    annotated +1 (``a``) and -1 (``b``) as boolean masks."""
     n = int(c.size)
-    a, b = f == 1, f == -1
     n_a, n_b = int(a.sum()), int(b.sum())
     info = {
         "n": n, "n_protected": n_a, "n_unprotected": n_b,
@@ -316,26 +322,25 @@ def bernstein_rows(scored: pd.DataFrame, *, confidence: float = 0.95,
         return empty_results()
     data = scored_data(scored)
     classes = list(data.classes)
-    cls_arr = np.asarray(classes, dtype=object)
     rows: list[dict] = []
+    # integer codes throughout: predicted and gold class indices, group codes in order of first appearance
     for attribute in select_attributes(data.frame, attributes):
         m = (data.frame["attribute"] == attribute).to_numpy()
-        sub = data.frame[m]
-        pred = cls_arr[data.yhat[m]].astype(str)
-        yy = data.y[m]
+        pred = np.asarray(data.yhat)[m]
+        yy = np.asarray(data.y)[m]
         labelled = yy >= 0
-        label = np.where(labelled, cls_arr[np.maximum(yy, 0)], "").astype(str)
-        groups_arr = sub["group"].to_numpy(dtype=object)
-        groups = group_order(groups_arr)
-        for c in classes:
-            yhat = (pred == c).astype(float)
-            y = (label == c).astype(int)
-            for t in groups:
-                protected = groups_arr == t
+        gcode, groups = pd.factorize(data.frame["group"].to_numpy(dtype=object)[m], use_na_sentinel=False)
+        for ci, c in enumerate(classes):
+            yhat = (pred == ci).astype(float)
+            y = (yy == ci).astype(int)          # unlabelled rows (-1) are not class c
+            for k, t in enumerate(groups):
+                protected = gcode == k
                 for p in plist:  # unlabelled rows count in n, annotated 0 where y decides
-                    keep = np.ones(len(sub), dtype=bool) if demographic_parity_uses_unlabelled else labelled
-                    rows.extend(_preset_rows(p, yhat[keep], y[keep], protected[keep],
-                                             attribute, c, t, confidence, labelled[keep]))
+                    if demographic_parity_uses_unlabelled:
+                        rows.extend(_preset_rows(p, yhat, y, protected, attribute, c, t, confidence, labelled))
+                    else:
+                        rows.extend(_preset_rows(p, yhat[labelled], y[labelled], protected[labelled],
+                                                 attribute, c, t, confidence, labelled[labelled]))
     return rows_to_frame(rows)
 
 
@@ -353,9 +358,9 @@ def _preset_rows(p: BernsteinPreset, yhat, y, protected, attribute, cls, group,
     annotated = np.asarray(p.annotated(y, n), dtype=bool)
     if p.needs_labels and labelled is not None:
         annotated &= labelled  # an unlabelled row is neither y = 1 nor y = 0: annotation 0
-    ann = np.where(annotated, np.where(protected, 1, -1), 0)
-    delta, low, high, info = bernstein_interval(cost, ann, confidence=confidence,
-                                                max_cost=1.0)
+    # costs of 0/1 predictions lie in [0, 1]: the checks of bernstein_interval hold by construction
+    delta, low, high, info = _interval(np.asarray(cost, dtype=float), annotated & protected, annotated & ~protected,
+                                       confidence=confidence, max_cost=1.0, gamma=None)
     if delta is None:
         note = info["note"]
         return [make_row(metric, FAMILY, VIEW, attribute, cls, group, None, n=n, note=note),
