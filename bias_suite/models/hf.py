@@ -580,7 +580,9 @@ def runtime_info(mode: str, recheck: str | None = None, first_token: bool = Fals
 class OrtSequenceClassifier:
     """A sequence (or token, ``logits_dims=3``) classifier's forward pass run
     by ONNX Runtime: called like the torch model (``model(**batch).logits``),
-    returns float32 logits."""
+    returns float32 logits. A sequence classifier that reads the first token
+    is exported with its last layer computed for that token alone
+    (:mod:`bias_suite.models.first_token`; ``first_token`` says whether)."""
 
     def __init__(self, model, tokenizer, mode: str, logits_dims: int = 2,
                  inputs: Sequence[str] = ("input_ids", "attention_mask", "token_type_ids")):
