@@ -11,6 +11,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import itertools
 import json
+import sys
 
 import numpy as np
 import pandas as pd
@@ -373,3 +374,46 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
     np.testing.assert_allclose(basis["basis_low"], basis["basis_value"], atol=1e-12)
     fned = basis[basis["metric"] == "FNED"]
     assert fned["basis"].str.contains("group").all()
+
+
+def test_ner_bootstrap_in_two_processes_equals_one(tmp_path, crf_dir):
+    """The resampling bootstrap spread over forked workers gives the values,
+    the key order and the intervals of the loop in one process."""
+    import multiprocessing as mp
+
+    from bias_suite.metrics.engine import evaluate
+    from bias_suite.run import run
+    from bias_suite.stats import bootstrap as bmod
+
+    if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
+        pytest.skip("workers are forked on Linux only")
+    (tmp_path / "place.yaml").write_text(IDENT)
+    (tmp_path / "ner_tiny.yaml").write_text(SUITE)
+    data = run([tmp_path / "ner_tiny.yaml"], str(crf_dir), None, progress=False, bootstrap=0).scored
+    obs = evaluate(data, max_tuples=None)
+    one, two = (bmod.bootstrap(data, obs, B=9, max_tuples=None, seed=4, keep_replicates=True, n_jobs=n)
+                for n in (1, 2))
+    assert one.replicates.shape[1] == 9 and len(one.keys) > 10
+    assert one.keys.equals(two.keys)
+    np.testing.assert_array_equal(one.replicates, two.replicates)
+    pd.testing.assert_frame_equal(one.results, two.results)
+    pd.testing.assert_frame_equal(one.basis, two.basis)
+    assert np.isfinite(one.replicates).any() and one.results["ci_low"].notna().any()
+
+
+def test_bootstrap_process_count(monkeypatch):
+    from bias_suite.stats import _resamples as rs
+
+    monkeypatch.delenv("BIAS_SUITE_JOBS", raising=False)
+    monkeypatch.setattr(rs, "_can_fork", lambda: True)
+    assert rs.resample_jobs(None, rs.MIN_PARALLEL_WORK - 1, 200) == 1          # small: one process
+    monkeypatch.setattr(rs.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert rs.resample_jobs(None, rs.MIN_PARALLEL_WORK, 200) == rs.MAX_AUTO_JOBS
+    assert rs.resample_jobs(3, 10, 200) == 3 and rs.resample_jobs(8, 10, 2) == 2 and rs.resample_jobs(0, 10, 5) == 1
+    monkeypatch.setenv("BIAS_SUITE_JOBS", "2")
+    assert rs.resample_jobs(None, 10, 200) == 2 and rs.resample_jobs(1, 10 ** 9, 200) == 1
+    monkeypatch.setenv("BIAS_SUITE_JOBS", "many")
+    assert rs.resample_jobs(None, 10 ** 9, 200) == 1
+    monkeypatch.setenv("BIAS_SUITE_JOBS", "2")
+    monkeypatch.setattr(rs, "_can_fork", lambda: False)
+    assert rs.resample_jobs(None, 10 ** 9, 200) == 1

@@ -110,6 +110,7 @@ from ..metrics.generalized import GENERALIZED, AttributeData
 from ..suites.views import counterfactual_view, group_order
 from ._bootstrap_fast import _fast_attribute
 from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared
+from ._resamples import AttributeResamples, evaluate_resamples, resample_jobs
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
@@ -213,17 +214,20 @@ def bootstrap(
     tuple_seed: int | None = None,
     method: str = "auto",
     keep_replicates: bool = False,
+    n_jobs: int | None = None,
 ) -> BootstrapResult:
     """Like :func:`bootstrap_intervals`, returning a :class:`BootstrapResult`
     (intervals, the verdict basis and optionally the replicate values).
-    ``results=None`` evaluates first."""
+    ``results=None`` evaluates first. ``n_jobs``: processes of the
+    resampling path (families without the closed form; see
+    :func:`resampling_bootstrap`)."""
     _check(B, confidence, method)
     data = as_scored(scored)
     tseed = seed if tuple_seed is None else tuple_seed
     if not family_of(data).fast_bootstrap:
         return resampling_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
                                   max_tuples=max_tuples, group_order_override=group_order_override,
-                                  tuple_seed=tseed, keep_replicates=keep_replicates)
+                                  tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs)
     if results is None:
         from ..metrics.engine import evaluate
 
@@ -245,7 +249,7 @@ def bootstrap(
 
 def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
                        max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
-                       keep_replicates: bool = False) -> BootstrapResult:
+                       keep_replicates: bool = False, n_jobs: int | None = None) -> BootstrapResult:
     """Cluster bootstrap over templates by evaluating every resample again:
     the path of families without the closed form (sequence labelling).
 
@@ -258,10 +262,11 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     pair) comes from a signed twin (the same metric with d = x - y) evaluated
     on the same resamples: phi(first) - phi(second) for pairs,
     phi(group) - phi(background) for groups. Cost: B evaluations of each
-    attribute (about 0.07 s each for the bundled NER suites).
+    attribute (about 0.07 s each for the bundled NER suites), spread over
+    ``n_jobs`` processes (default: ``$BIAS_SUITE_JOBS``, else one per core
+    for large inputs; :mod:`bias_suite.stats._resamples`) with the same
+    values as one process.
     """
-    from tqdm.auto import tqdm
-
     from ..metrics.engine import evaluate
 
     tseed = seed if tuple_seed is None else tuple_seed
@@ -284,29 +289,18 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tseed, group_order_override=group_order_override)
     fr = data.frame
     attr_col = fr["attribute"].to_numpy(dtype=object)
-    keys, rows_out, extra = [], [], {}
+    template_col = fr["template"].to_numpy(dtype=object)
+    parts = []
     for a in attrs:
         rows = np.flatnonzero(attr_col == a)
-        codes, _names = pd.factorize(pd.Series(fr["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
-        W = weights[a]
-        vals: dict = {}
-        base_tpl = fr["template"].to_numpy(dtype=object)[rows].astype(str)
-        # each NER resample is evaluated again (seconds per attribute at B = 200): show it on a terminal
-        for b in tqdm(range(B), desc=f"intervals for {a} (every resample evaluated)", unit="resample",
-                      disable=None, leave=False):
-            reps = W[b][codes]
-            pick = np.repeat(np.arange(len(rows)), reps)
-            copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
-            labels = np.char.add(np.char.add(base_tpl[pick], "#"), copy.astype(str))
-            sub = data.take(rows[pick], templates=labels)
-            for r in metric_row_dicts(sub, metrics=run_specs, attributes=[a], max_tuples=max_tuples, seed=tseed,
-                                      group_order_override=group_order_override):
-                g, v = r["group"], r["value"]
-                key = (a, r["metric"], r["class"], g if isinstance(g, str) else None)
-                if key not in vals:
-                    vals[key] = np.full(B, np.nan)
-                if v is not None and not pd.isna(v):
-                    vals[key][b] = float(v)
+        codes, _names = pd.factorize(pd.Series(template_col[rows], dtype=object), sort=False)
+        parts.append(AttributeResamples(a, rows, codes, template_col[rows].astype(str), weights[a]))
+    jobs = resample_jobs(n_jobs, sum(B * len(p.rows) for p in parts), B)
+    every = evaluate_resamples(data, parts, run_specs, max_tuples=max_tuples, seed=tseed,
+                               group_order_override=group_order_override, jobs=jobs)
+    keys, rows_out, extra = [], [], {}
+    for a, part, vals in zip(attrs, parts, every):
+        W = part.weights
         J, Jc = int(W.shape[1]), len(cfs[a].templates) if a in cfs else 0
         for key, v in vals.items():
             if key[1] in twins:

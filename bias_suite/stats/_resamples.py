@@ -1,0 +1,193 @@
+"""The resampling bootstrap's loop: every resample of an attribute evaluated
+again, in this process or in several.
+
+Resamples are independent: resample b of an attribute is the data with
+template j repeated ``W[b, j]`` times, evaluated with the same tuple seed. So
+the B resamples can be cut into contiguous chunks and evaluated by worker
+processes; the values, and the order in which result keys first appear, are
+those of the loop in one process. Workers are forked (Linux), so they share
+the data with this process instead of receiving a copy; each uses one BLAS
+thread.
+
+How many processes: ``n_jobs`` where given, else ``$BIAS_SUITE_JOBS``, else
+one per available core (at most :data:`MAX_AUTO_JOBS`) when the work is
+worth a fork (:data:`MIN_PARALLEL_WORK` resampled rows or more).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..metrics.engine import metric_row_dicts
+
+log = logging.getLogger(__name__)
+
+#: Resampled rows (B x the attribute's rows, summed over attributes) below
+#: which the loop stays in this process (a fork and its start cost more).
+MIN_PARALLEL_WORK = 50_000
+#: Most processes chosen automatically.
+MAX_AUTO_JOBS = 4
+#: Chunks per process: more chunks, a finer progress bar and better balance.
+CHUNKS_PER_JOB = 4
+
+
+@dataclass
+class AttributeResamples:
+    """What the loop needs for one attribute: its rows of ``data``, their
+    template codes and names, and the (B, J) template weights."""
+
+    attribute: str
+    rows: np.ndarray
+    codes: np.ndarray
+    base_templates: np.ndarray
+    weights: np.ndarray
+
+
+def resample_jobs(n_jobs: int | None, work: int, B: int) -> int:
+    """Processes for ``work`` resampled rows in ``B`` resamples (see the
+    module doc)."""
+    if n_jobs is None:
+        env = os.environ.get("BIAS_SUITE_JOBS", "").strip()
+        if env:
+            try:
+                n_jobs = int(env)
+            except ValueError:
+                log.warning("BIAS_SUITE_JOBS=%r is not an integer; the bootstrap runs in one process", env)
+                n_jobs = 1
+    if n_jobs is None:
+        if work < MIN_PARALLEL_WORK:
+            return 1
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # pragma: no cover - not Linux
+            cores = os.cpu_count() or 1
+        n_jobs = min(cores, MAX_AUTO_JOBS)
+    n_jobs = max(1, min(int(n_jobs), B))
+    if n_jobs > 1 and not _can_fork():
+        return 1
+    return n_jobs
+
+
+def _can_fork() -> bool:
+    import multiprocessing as mp
+
+    if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
+        return False
+    return not mp.current_process().daemon      # daemonic processes may not have children
+
+
+def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_tuples, seed,
+                       group_order_override, jobs: int = 1) -> list[dict]:
+    """Per attribute of ``parts``: {(attribute, metric, class, group or
+    None): (B,) values} over its resamples (NaN where undefined)."""
+    from tqdm.auto import tqdm
+
+    task = _Task(data, list(parts), specs, max_tuples, seed, group_order_override)
+    if jobs > 1:
+        try:
+            return _in_processes(task, jobs)
+        except (OSError, AssertionError) as e:   # no fork here (limits, a daemonic process): one process
+            log.info("the bootstrap runs in one process (%s: %s)", type(e).__name__, e)
+    out = []
+    for i, part in enumerate(task.parts):
+        B = part.weights.shape[0]
+        # each NER resample is evaluated again (seconds per attribute at B = 200): show it on a terminal
+        bar = tqdm(total=B, desc=f"intervals for {part.attribute} (every resample evaluated)", unit="resample",
+                   disable=None, leave=False)
+        try:
+            vals: dict = {}
+            for b in range(B):
+                _merge(vals, task.run(i, b, b + 1), b, b + 1, B)
+                bar.update(1)
+        finally:
+            bar.close()
+        out.append(vals)
+    return out
+
+
+@dataclass
+class _Task:
+    data: Any
+    parts: list
+    specs: list
+    max_tuples: Any
+    seed: Any
+    group_order_override: Any
+
+    def run(self, i: int, start: int, stop: int) -> dict:
+        """Values of attribute ``i`` in resamples ``start:stop``: {key: (stop
+        - start,) array}, keys in order of first appearance."""
+        part = self.parts[i]
+        out: dict = {}
+        rows, codes, base = part.rows, part.codes, part.base_templates
+        for b in range(start, stop):
+            reps = part.weights[b][codes]
+            pick = np.repeat(np.arange(len(rows)), reps)
+            copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
+            labels = np.char.add(np.char.add(base[pick], "#"), copy.astype(str))
+            sub = self.data.take(rows[pick], templates=labels)
+            for r in metric_row_dicts(sub, metrics=self.specs, attributes=[part.attribute],
+                                      max_tuples=self.max_tuples, seed=self.seed,
+                                      group_order_override=self.group_order_override):
+                g, v = r["group"], r["value"]
+                key = (part.attribute, r["metric"], r["class"], g if isinstance(g, str) else None)
+                if key not in out:
+                    out[key] = np.full(stop - start, np.nan)
+                if v is not None and not pd.isna(v):
+                    out[key][b - start] = float(v)
+        return out
+
+
+def _merge(vals: dict, got: dict, start: int, stop: int, B: int) -> None:
+    for key, v in got.items():
+        if key not in vals:
+            vals[key] = np.full(B, np.nan)
+        vals[key][start:stop] = v
+
+
+#: The task of the running parallel loop, inherited by the forked workers.
+_TASK: _Task | None = None
+
+
+def _chunk(args) -> tuple:
+    i, start, stop = args
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
+        return i, start, stop, _TASK.run(i, start, stop)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return i, start, stop, _TASK.run(i, start, stop)
+
+
+def _in_processes(task: _Task, jobs: int) -> list[dict]:
+    import multiprocessing as mp
+
+    from tqdm.auto import tqdm
+
+    global _TASK
+    chunks = []
+    for i, part in enumerate(task.parts):
+        B = part.weights.shape[0]
+        edges = np.linspace(0, B, min(B, jobs * CHUNKS_PER_JOB) + 1).round().astype(int)
+        chunks.extend((i, int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a)
+    total = sum(p.weights.shape[0] for p in task.parts)
+    out = [{} for _ in task.parts]
+    bar = tqdm(total=total, desc=f"intervals (every resample evaluated, {jobs} processes)", unit="resample",
+               disable=None, leave=False)
+    _TASK = task
+    try:
+        with mp.get_context("fork").Pool(jobs) as pool:
+            # in chunk order, so keys first appear in the order of the one-process loop
+            for i, start, stop, got in pool.imap(_chunk, chunks):
+                _merge(out[i], got, start, stop, task.parts[i].weights.shape[0])
+                bar.update(stop - start)
+    finally:
+        _TASK = None
+        bar.close()
+    return out
