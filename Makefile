@@ -43,14 +43,13 @@ models: $(STAMP)
 # The sentiment suites run first, so their summary is printed before the NER
 # model is built; the NER suites then run with default-ner into $(OUT)/ner (the
 # layout of one run over templates/*.yaml). Each default model is built when a
-# run first needs it (about 2.5 to 3 and 4.5 to 5 minutes on 2 cores), then
-# cached. From a fresh clone on 2 cores (install included, pip cache warm): the
-# sentiment summary after 5 minutes, the NER summary after 10 min 40 s, at a time
-# when the same training ran 25% slower than on the quietest runs measured
-# (4.5 and 10 minutes then). The runs use ONNX Runtime in
-# float32 (--dtype onnx): the same probabilities to 1e-6 and the same verdicts
-# as the torch forward pass on these suites, 1.4x and 1.75x as fast
-# (docs/scale.md).
+# run first needs it (about 2 and 3.5 minutes on 2 cores), then cached. From a
+# fresh clone on 2 cores (install included, pip cache warm, AMD EPYC Zen 4):
+# the sentiment summary after 3 min 20 s, the NER summary after 7 min 2 s. The
+# same recipe took 10 to 11 minutes on an older 2-core EPYC (Zen 3), where
+# training ran about 1.5x slower. The runs use ONNX Runtime in float32 (--dtype
+# onnx): the same probabilities to 2e-6 and the same verdicts as the torch
+# forward pass on these suites, 1.45x and 1.4x as fast (docs/scale.md).
 SENTIMENT_SUITES := $(filter-out templates/ner_%,$(wildcard templates/*.yaml))
 NER_SUITES := $(wildcard templates/ner_*.yaml)
 DEMO_DTYPE ?= onnx

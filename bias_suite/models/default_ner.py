@@ -13,7 +13,7 @@ reproducibly from pip-installable parts.
   exact-span precision / recall / F1 per type against the silver labels.
 
 The silver labels of the whole corpus are cached under
-``cache_dir() / "data"`` (about 2-3 minutes of spaCy on 2 cores the first time).
+``cache_dir() / "data"`` (about half a minute to a minute of spaCy on 2 cores the first time).
 torch, transformers and spaCy are imported inside the functions.
 """
 from __future__ import annotations
@@ -495,7 +495,7 @@ probabilities (softmax of the emissions; CRF marginals on request).
   frozen, sentences over {t['max_length']} sub-tokens left out of training.
 - Seed {t['seed']}, {t['threads']} CPU threads; training took {t['train_seconds']:.0f} s
   ({t['seconds_per_step']:.2f} s/step); reading or computing the silver labels took {d['label_seconds']:.0f} s
-  (spaCy labels the corpus once, ≈ 1.5–3 min on 2 cores, then they are cached).
+  (spaCy labels the corpus once, ≈ 0.5–1 min on 2 cores, then they are cached).
 
 ## Held-out exact-span scores against the silver labels ({h['n']:,} sentences)
 
