@@ -417,3 +417,19 @@ def test_bootstrap_process_count(monkeypatch):
     monkeypatch.setenv("BIAS_SUITE_JOBS", "2")
     monkeypatch.setattr(rs, "_can_fork", lambda: False)
     assert rs.resample_jobs(None, 10 ** 9, 200) == 1
+
+
+def test_no_fork_beside_a_connected_ray_driver(monkeypatch):
+    import multiprocessing as mp
+    import types
+
+    from bias_suite.stats import _resamples as rs
+
+    if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
+        pytest.skip("workers are forked on Linux only")
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(is_initialized=lambda: False))
+    assert rs._can_fork()
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(is_initialized=lambda: True))
+    assert not rs._can_fork()
+    monkeypatch.setenv("BIAS_SUITE_JOBS", "2")
+    assert rs.resample_jobs(None, 10 ** 6, 200) == 1

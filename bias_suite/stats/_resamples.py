@@ -79,7 +79,11 @@ def _can_fork() -> bool:
 
     if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
         return False
-    return not mp.current_process().daemon      # daemonic processes may not have children
+    if mp.current_process().daemon:             # daemonic processes may not have children
+        return False
+    ray = sys.modules.get("ray")
+    # a connected Ray driver runs gRPC threads, which do not survive a fork
+    return not (ray is not None and getattr(ray, "is_initialized", lambda: False)())
 
 
 def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_tuples, seed,
@@ -151,18 +155,19 @@ def _merge(vals: dict, got: dict, start: int, stop: int, B: int) -> None:
         vals[key][start:stop] = v
 
 
-#: The task of the running parallel loop, inherited by the forked workers.
-_TASK: _Task | None = None
+#: The tasks of the running parallel loops by token, inherited by the forked workers.
+_TASKS: dict[int, _Task] = {}
 
 
 def _chunk(args) -> tuple:
-    i, start, stop = args
+    token, i, start, stop = args
+    task = _TASKS[token]
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
-        return i, start, stop, _TASK.run(i, start, stop)
+        return i, start, stop, task.run(i, start, stop)
     with threadpool_limits(limits=1, user_api="blas"):
-        return i, start, stop, _TASK.run(i, start, stop)
+        return i, start, stop, task.run(i, start, stop)
 
 
 def _in_processes(task: _Task, jobs: int) -> list[dict]:
@@ -170,17 +175,17 @@ def _in_processes(task: _Task, jobs: int) -> list[dict]:
 
     from tqdm.auto import tqdm
 
-    global _TASK
+    token = id(task)
     chunks = []
     for i, part in enumerate(task.parts):
         B = part.weights.shape[0]
         edges = np.linspace(0, B, min(B, jobs * CHUNKS_PER_JOB) + 1).round().astype(int)
-        chunks.extend((i, int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a)
+        chunks.extend((token, i, int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a)
     total = sum(p.weights.shape[0] for p in task.parts)
     out = [{} for _ in task.parts]
     bar = tqdm(total=total, desc=f"intervals (every resample evaluated, {jobs} processes)", unit="resample",
                disable=None, leave=False)
-    _TASK = task
+    _TASKS[token] = task
     try:
         with mp.get_context("fork").Pool(jobs) as pool:
             # in chunk order, so keys first appear in the order of the one-process loop
@@ -188,6 +193,6 @@ def _in_processes(task: _Task, jobs: int) -> list[dict]:
                 _merge(out[i], got, start, stop, task.parts[i].weights.shape[0])
                 bar.update(stop - start)
     finally:
-        _TASK = None
+        _TASKS.pop(token, None)
         bar.close()
     return out
