@@ -123,5 +123,5 @@ def test_onnx_classifier_uses_the_first_token_graph(tmp_path):
     po = onnx.predict_proba(texts)
     assert onnx.model.first_token
     assert np.abs(po - p32).max() < 1e-5
-    assert onnx.fingerprint()["quantization"]["graph"] == "last layer for the first token only"
+    assert onnx.fingerprint()["quantization"]["graph"].startswith("last layer for the first token only")
     assert "quantization" not in HFClassifier(path, device="cpu", progress=False).fingerprint()

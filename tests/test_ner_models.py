@@ -376,21 +376,28 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
     assert fned["basis"].str.contains("group").all()
 
 
-def test_ner_bootstrap_in_two_processes_equals_one(tmp_path, crf_dir):
-    """The resampling bootstrap spread over forked workers gives the values,
-    the key order and the intervals of the loop in one process."""
+def _forkable_tiny_ner(tmp_path, crf_dir):
+    """The tiny NER suite's scored data and metric values; skips where the
+    bootstrap does not fork workers."""
     import multiprocessing as mp
 
     from bias_suite.metrics.engine import evaluate
     from bias_suite.run import run
-    from bias_suite.stats import bootstrap as bmod
 
     if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
         pytest.skip("workers are forked on Linux only")
     (tmp_path / "place.yaml").write_text(IDENT)
     (tmp_path / "ner_tiny.yaml").write_text(SUITE)
     data = run([tmp_path / "ner_tiny.yaml"], str(crf_dir), None, progress=False, bootstrap=0).scored
-    obs = evaluate(data, max_tuples=None)
+    return data, evaluate(data, max_tuples=None)
+
+
+def test_ner_bootstrap_in_two_processes_equals_one(tmp_path, crf_dir):
+    """The resampling bootstrap spread over forked workers gives the values,
+    the key order and the intervals of the loop in one process."""
+    from bias_suite.stats import bootstrap as bmod
+
+    data, obs = _forkable_tiny_ner(tmp_path, crf_dir)
     one, two = (bmod.bootstrap(data, obs, B=9, max_tuples=None, seed=4, keep_replicates=True, n_jobs=n)
                 for n in (1, 2))
     assert one.replicates.shape[1] == 9 and len(one.keys) > 10
@@ -399,6 +406,33 @@ def test_ner_bootstrap_in_two_processes_equals_one(tmp_path, crf_dir):
     pd.testing.assert_frame_equal(one.results, two.results)
     pd.testing.assert_frame_equal(one.basis, two.basis)
     assert np.isfinite(one.replicates).any() and one.results["ci_low"].notna().any()
+
+
+def test_ner_bootstrap_survives_a_killed_worker(tmp_path, crf_dir, monkeypatch, caplog):
+    """A worker killed by a signal (e.g. the out-of-memory killer) does not
+    leave the loop waiting: the resamples are evaluated in this process,
+    with the values of the one-process loop."""
+    import logging
+    import signal
+
+    from bias_suite.stats import _resamples as rs
+    from bias_suite.stats import bootstrap as bmod
+
+    data, obs = _forkable_tiny_ner(tmp_path, crf_dir)
+    one = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=1)
+    parent, real = os.getpid(), rs._Task.run
+
+    def run_or_die(self, i, start, stop):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, i, start, stop)
+
+    monkeypatch.setattr(rs._Task, "run", run_or_die)
+    with caplog.at_level(logging.WARNING, logger="bias_suite.stats._resamples"):
+        two = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=2)
+    assert "worker process stopped" in caplog.text
+    np.testing.assert_array_equal(one.replicates, two.replicates)
+    pd.testing.assert_frame_equal(one.results, two.results)
 
 
 def test_bootstrap_process_count(monkeypatch):

@@ -483,6 +483,25 @@ def test_bernstein_rows_options():
         bernstein_rows(df, presets=["Nope"])
 
 
+def test_bernstein_rows_of_a_users_preset():
+    """A user's preset runs through the checked interval: its rows equal the
+    built-in preset it copies, and costs outside [0, 1] are refused."""
+    from bias_suite.stats.bernstein import BernsteinPreset
+
+    df = _scored_classification()
+    same = BernsteinPreset("Copy", cost=lambda yhat, y: 1.0 - yhat, annotated=lambda y, n: np.ones(n, dtype=bool),
+                           needs_labels=False)
+    mine = bernstein_rows(df, presets=[same])
+    ref = bernstein_rows(df, presets=[DemographicParity])
+    np.testing.assert_array_equal(mine["value"].to_numpy(float), ref["value"].to_numpy(float))
+    np.testing.assert_array_equal(mine["ci_low"].to_numpy(float), ref["ci_low"].to_numpy(float))
+    assert set(mine["metric"]) == {"Bernstein-Copy", "Bernstein-Copy-SampleSize"}
+    double = BernsteinPreset("Double", cost=lambda yhat, y: 2.0 * (1.0 - yhat),
+                             annotated=lambda y, n: np.ones(n, dtype=bool), needs_labels=False)
+    with pytest.raises(MetricError, match=r"costs must lie in \[0, max_cost"):
+        bernstein_rows(df, presets=[double])
+
+
 def test_bernstein_pred_overrides_argmax_and_tie():
     df = _scored_classification()
     df["probs"] = [{"pos": 0.5, "neg": 0.5}] * len(df)  # tie -> first class, pos

@@ -573,7 +573,7 @@ def runtime_info(mode: str, recheck: str | None = None, first_token: bool = Fals
         return quantization_info()
     info = onnx_info(mode, recheck)
     if first_token:
-        info["graph"] = "last layer for the first token only"
+        info["graph"] = "last layer for the first token only, where it gives the whole model's logits"
     return info
 
 

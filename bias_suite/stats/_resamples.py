@@ -92,12 +92,16 @@ def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_
     None): (B,) values} over its resamples (NaN where undefined)."""
     from tqdm.auto import tqdm
 
+    from concurrent.futures.process import BrokenProcessPool
+
     task = _Task(data, list(parts), specs, max_tuples, seed, group_order_override)
     if jobs > 1:
         try:
             return _in_processes(task, jobs)
         except (OSError, AssertionError) as e:   # no fork here (limits, a daemonic process): one process
             log.info("the bootstrap runs in one process (%s: %s)", type(e).__name__, e)
+        except BrokenProcessPool as e:           # a worker was killed (e.g. out of memory): one process
+            log.warning("a bootstrap worker process stopped (%s); evaluating the resamples in this process", e)
     out = []
     for i, part in enumerate(task.parts):
         B = part.weights.shape[0]
@@ -171,7 +175,11 @@ def _chunk(args) -> tuple:
 
 
 def _in_processes(task: _Task, jobs: int) -> list[dict]:
+    """The loop in ``jobs`` forked processes; a worker that dies (a signal,
+    the out-of-memory killer) raises ``BrokenProcessPool`` instead of
+    leaving the loop waiting."""
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
 
     from tqdm.auto import tqdm
 
@@ -187,9 +195,9 @@ def _in_processes(task: _Task, jobs: int) -> list[dict]:
                disable=None, leave=False)
     _TASKS[token] = task
     try:
-        with mp.get_context("fork").Pool(jobs) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
             # in chunk order, so keys first appear in the order of the one-process loop
-            for i, start, stop, got in pool.imap(_chunk, chunks):
+            for i, start, stop, got in pool.map(_chunk, chunks):
                 _merge(out[i], got, start, stop, task.parts[i].weights.shape[0])
                 bar.update(stop - start)
     finally:

@@ -132,6 +132,7 @@ FalsePositiveParity = BernsteinPreset(
 EqualizedOdds = (EqualOpportunity, FalsePositiveParity)
 
 PRESETS = {p.name: p for p in (DemographicParity, EqualOpportunity, FalsePositiveParity)}
+_BUILT_IN = tuple(PRESETS.values())
 
 
 def _resolve_presets(presets) -> list[BernsteinPreset]:
@@ -358,9 +359,12 @@ def _preset_rows(p: BernsteinPreset, yhat, y, protected, attribute, cls, group,
     annotated = np.asarray(p.annotated(y, n), dtype=bool)
     if p.needs_labels and labelled is not None:
         annotated &= labelled  # an unlabelled row is neither y = 1 nor y = 0: annotation 0
-    # costs of 0/1 predictions lie in [0, 1]: the checks of bernstein_interval hold by construction
-    delta, low, high, info = _interval(np.asarray(cost, dtype=float), annotated & protected, annotated & ~protected,
-                                       confidence=confidence, max_cost=1.0, gamma=None)
+    if any(p is b for b in _BUILT_IN):  # costs of 0/1 predictions lie in [0, 1]: bernstein_interval's checks hold by construction
+        delta, low, high, info = _interval(np.asarray(cost, dtype=float), annotated & protected,
+                                           annotated & ~protected, confidence=confidence, max_cost=1.0, gamma=None)
+    else:               # a user's preset: its costs are checked
+        delta, low, high, info = bernstein_interval(cost, np.where(annotated, np.where(protected, 1, -1), 0),
+                                                    confidence=confidence, max_cost=1.0)
     if delta is None:
         note = info["note"]
         return [make_row(metric, FAMILY, VIEW, attribute, cls, group, None, n=n, note=note),
