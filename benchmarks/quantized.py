@@ -6,7 +6,8 @@ on the bundled NER suites, in one run:
 1. **throughput** over the distinct texts (token lists) of the suites:
    the bare float32 loop a user would write (``tokenizer(batch,
    padding=True)`` then ``model(**batch)``, suite order, batch 64; for the
-   tagger the same with its emissions, Viterbi tags and softmax), the float32 predictor (``HFClassifier`` / ``TransformerCrfTagger``:
+   tagger the same with its emissions, Viterbi tags and softmax), the
+   float32 predictor (``HFClassifier`` / ``TransformerCrfTagger``:
    length-sorted batches) and the same predictor with each of ``--dtypes``:
    ``onnx`` (the float32 model exported to ONNX, run by ONNX Runtime),
    ``onnx-int8`` (int8 weights in every weight MatMul; uncertain rows
@@ -89,15 +90,13 @@ def bare_loop(model_dir, texts, batch_size=64):
     return go
 
 
-def bare_tagger_loop(model_dir, token_lists, batch_size=64):
-    """The plain float32 loop for the CRF tagger: encode and pad each batch
-    of word lists in suite order, emissions, Viterbi tags and softmax."""
+def bare_tagger_loop(model, tok, token_lists, batch_size=64):
+    """The plain float32 loop for the CRF tagger (its torch module and
+    tokenizer): encode and pad each batch of word lists in suite order,
+    emissions, Viterbi tags and softmax."""
     import torch
 
     from bias_suite.models.crf import encode_words, pad_batch
-
-    loaded = TransformerCrfTagger(model_dir, device="cpu", progress=False)     # only its module and tokenizer
-    model, tok = loaded.model, loaded.tokenizer
 
     def go():
         tags, probs = [], []
@@ -217,7 +216,8 @@ def bench_ner(args) -> dict:
     fp32 = TransformerCrfTagger(path, device="cpu", progress=False)
     others = {dt: TransformerCrfTagger(path, device="cpu", progress=False, dtype=dt) for dt in args.dtypes}
     print(f"ner: {len(examples)} examples, {len(seqs)} distinct token lists", flush=True)
-    fns = {"bare_fp32_loop": bare_tagger_loop(path, lists), "fp32_tagger": lambda: fp32.predict(lists)}
+    fns = {"bare_fp32_loop": bare_tagger_loop(fp32.model, fp32.tokenizer, lists),
+           "fp32_tagger": lambda: fp32.predict(lists)}
     fns.update({f"{dt}_tagger": (lambda o=o: o.predict(lists)) for dt, o in others.items()})
     secs, got = interleaved(args.repeat, fns)
     t32, (tags32, pr32) = secs["fp32_tagger"], got["fp32_tagger"]

@@ -422,10 +422,10 @@ def test_ner_bootstrap_survives_a_killed_worker(tmp_path, crf_dir, monkeypatch, 
     one = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=1)
     parent, real = os.getpid(), rs._Task.run
 
-    def run_or_die(self, i, start, stop):
+    def run_or_die(self, i, start, stop, **kw):
         if os.getpid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(self, i, start, stop)
+        return real(self, i, start, stop, **kw)
 
     monkeypatch.setattr(rs._Task, "run", run_or_die)
     with caplog.at_level(logging.WARNING, logger="bias_suite.stats._resamples"):

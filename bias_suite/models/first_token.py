@@ -117,28 +117,31 @@ def first_token_last_layer(model, check: dict | None = None):
         yield False
         return
     last = layers[-1]
-    ok = True
-    if check is not None:
-        with torch.no_grad():
-            whole = model(**check).logits
-            layers[-1] = _layer_class()(last)
-            try:
-                part = model(**check).logits
-            except Exception as e:  # an architecture variant this layer does not follow
-                log.info("the first-token last layer does not fit this model (%s: %s); using the whole graph",
-                         type(e).__name__, e)
-                part = None
-            finally:
-                layers[-1] = last
-        ok = part is not None and part.shape == whole.shape and bool(
-            (part - whole).abs().max() <= CHECK_ATOL)
-        if not ok:
-            log.info("the first-token last layer changes this model's logits; using the whole graph")
-    if not ok:
-        yield False
-        return
+    with torch.no_grad():
+        whole = model(**check).logits if check is not None else None
     layers[-1] = _layer_class()(last)
     try:
-        yield True
+        ok = whole is None or _same_logits(model, check, whole)
+        if not ok:
+            layers[-1] = last
+        yield ok
     finally:
         layers[-1] = last
+
+
+def _same_logits(model, check: dict, whole) -> bool:
+    """Whether ``model`` (its last layer swapped) gives ``whole`` on ``check``
+    within :data:`CHECK_ATOL`."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            part = model(**check).logits
+    except Exception as e:  # an architecture variant this layer does not follow
+        log.info("the first-token last layer does not fit this model (%s: %s); using the whole graph",
+                 type(e).__name__, e)
+        return False
+    if part.shape == whole.shape and bool((part - whole).abs().max() <= CHECK_ATOL):
+        return True
+    log.info("the first-token last layer changes this model's logits; using the whole graph")
+    return False

@@ -78,3 +78,16 @@ def select_attributes(scored: pd.DataFrame, attributes) -> list:
 def group_order(groups: pd.Series | np.ndarray) -> list:
     """Groups in order of first appearance."""
     return list(pd.unique(pd.Series(groups)))
+
+
+def single_threaded_blas():
+    """The bootstrap's matrix products are skinny (a chunk of resamples times
+    thousands of items); a multi-threaded BLAS gains nothing on them and can
+    be orders of magnitude slower on a busy machine, so use one thread."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.engine import metric_row_dicts
+from ._common import single_threaded_blas
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +88,17 @@ def _can_fork() -> bool:
 
 
 def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_tuples, seed,
-                       group_order_override, jobs: int = 1) -> list[dict]:
+                       group_order_override, n_jobs: int | None = None) -> list[dict]:
     """Per attribute of ``parts``: {(attribute, metric, class, group or
-    None): (B,) values} over its resamples (NaN where undefined)."""
-    from tqdm.auto import tqdm
-
+    None): (B,) values} over its resamples (NaN where undefined), in
+    :func:`resample_jobs` processes."""
     from concurrent.futures.process import BrokenProcessPool
 
+    from tqdm.auto import tqdm
+
     task = _Task(data, list(parts), specs, max_tuples, seed, group_order_override)
+    B = max((p.weights.shape[0] for p in task.parts), default=0)
+    jobs = resample_jobs(n_jobs, sum(p.weights.shape[0] * len(p.rows) for p in task.parts), max(B, 1))
     if jobs > 1:
         try:
             return _in_processes(task, jobs)
@@ -104,18 +108,10 @@ def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_
             log.warning("a bootstrap worker process stopped (%s); evaluating the resamples in this process", e)
     out = []
     for i, part in enumerate(task.parts):
-        B = part.weights.shape[0]
         # each NER resample is evaluated again (seconds per attribute at B = 200): show it on a terminal
-        bar = tqdm(total=B, desc=f"intervals for {part.attribute} (every resample evaluated)", unit="resample",
-                   disable=None, leave=False)
-        try:
-            vals: dict = {}
-            for b in range(B):
-                _merge(vals, task.run(i, b, b + 1), b, b + 1, B)
-                bar.update(1)
-        finally:
-            bar.close()
-        out.append(vals)
+        with tqdm(total=part.weights.shape[0], desc=f"intervals for {part.attribute} (every resample evaluated)",
+                  unit="resample", disable=None, leave=False) as bar:
+            out.append(task.run(i, 0, part.weights.shape[0], done=bar.update))
     return out
 
 
@@ -128,9 +124,10 @@ class _Task:
     seed: Any
     group_order_override: Any
 
-    def run(self, i: int, start: int, stop: int) -> dict:
+    def run(self, i: int, start: int, stop: int, done=None) -> dict:
         """Values of attribute ``i`` in resamples ``start:stop``: {key: (stop
-        - start,) array}, keys in order of first appearance."""
+        - start,) array}, keys in order of first appearance; ``done(1)``
+        after each resample."""
         part = self.parts[i]
         out: dict = {}
         rows, codes, base = part.rows, part.codes, part.base_templates
@@ -149,6 +146,8 @@ class _Task:
                     out[key] = np.full(stop - start, np.nan)
                 if v is not None and not pd.isna(v):
                     out[key][b - start] = float(v)
+            if done is not None:
+                done(1)
         return out
 
 
@@ -165,13 +164,8 @@ _TASKS: dict[int, _Task] = {}
 
 def _chunk(args) -> tuple:
     token, i, start, stop = args
-    task = _TASKS[token]
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
-        return i, start, stop, task.run(i, start, stop)
-    with threadpool_limits(limits=1, user_api="blas"):
-        return i, start, stop, task.run(i, start, stop)
+    with single_threaded_blas():
+        return i, start, stop, _TASKS[token].run(i, start, stop)
 
 
 def _in_processes(task: _Task, jobs: int) -> list[dict]:

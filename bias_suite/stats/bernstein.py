@@ -327,21 +327,20 @@ def bernstein_rows(scored: pd.DataFrame, *, confidence: float = 0.95,
     # integer codes throughout: predicted and gold class indices, group codes in order of first appearance
     for attribute in select_attributes(data.frame, attributes):
         m = (data.frame["attribute"] == attribute).to_numpy()
-        pred = np.asarray(data.yhat)[m]
-        yy = np.asarray(data.y)[m]
-        labelled = yy >= 0
+        # every group of the attribute gets rows, also one whose rows are all left out below
         gcode, groups = pd.factorize(data.frame["group"].to_numpy(dtype=object)[m], use_na_sentinel=False)
+        pred, yy = np.asarray(data.yhat)[m], np.asarray(data.y)[m]
+        if not demographic_parity_uses_unlabelled:  # unlabelled rows left out of every preset
+            keep = yy >= 0
+            pred, yy, gcode = pred[keep], yy[keep], gcode[keep]
+        labelled = yy >= 0
         for ci, c in enumerate(classes):
             yhat = (pred == ci).astype(float)
             y = (yy == ci).astype(int)          # unlabelled rows (-1) are not class c
             for k, t in enumerate(groups):
                 protected = gcode == k
                 for p in plist:  # unlabelled rows count in n, annotated 0 where y decides
-                    if demographic_parity_uses_unlabelled:
-                        rows.extend(_preset_rows(p, yhat, y, protected, attribute, c, t, confidence, labelled))
-                    else:
-                        rows.extend(_preset_rows(p, yhat[labelled], y[labelled], protected[labelled],
-                                                 attribute, c, t, confidence, labelled[labelled]))
+                    rows.extend(_preset_rows(p, yhat, y, protected, attribute, c, t, confidence, labelled))
     return rows_to_frame(rows)
 
 
@@ -359,7 +358,7 @@ def _preset_rows(p: BernsteinPreset, yhat, y, protected, attribute, cls, group,
     annotated = np.asarray(p.annotated(y, n), dtype=bool)
     if p.needs_labels and labelled is not None:
         annotated &= labelled  # an unlabelled row is neither y = 1 nor y = 0: annotation 0
-    if any(p is b for b in _BUILT_IN):  # costs of 0/1 predictions lie in [0, 1]: bernstein_interval's checks hold by construction
+    if any(p is b for b in _BUILT_IN):  # costs of 0/1 predictions: bernstein_interval's checks hold
         delta, low, high, info = _interval(np.asarray(cost, dtype=float), annotated & protected,
                                            annotated & ~protected, confidence=confidence, max_cost=1.0, gamma=None)
     else:               # a user's preset: its costs are checked

@@ -110,7 +110,8 @@ from ..metrics.generalized import GENERALIZED, AttributeData
 from ..suites.views import counterfactual_view, group_order
 from ._bootstrap_fast import _fast_attribute
 from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared
-from ._resamples import AttributeResamples, evaluate_resamples, resample_jobs
+from ._common import single_threaded_blas
+from ._resamples import AttributeResamples, evaluate_resamples
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
@@ -236,7 +237,7 @@ def bootstrap(
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
     weights = _draw_weights(data, B, seed)
-    with _single_threaded_blas():
+    with single_threaded_blas():
         keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
                                         max_tuples=max_tuples, tuple_seed=tseed,
                                         group_order_override=group_order_override)
@@ -295,9 +296,8 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
         rows = np.flatnonzero(attr_col == a)
         codes, _names = pd.factorize(pd.Series(template_col[rows], dtype=object), sort=False)
         parts.append(AttributeResamples(a, rows, codes, template_col[rows].astype(str), weights[a]))
-    jobs = resample_jobs(n_jobs, sum(B * len(p.rows) for p in parts), B)
     every = evaluate_resamples(data, parts, run_specs, max_tuples=max_tuples, seed=tseed,
-                               group_order_override=group_order_override, jobs=jobs)
+                               group_order_override=group_order_override, n_jobs=n_jobs)
     keys, rows_out, extra = [], [], {}
     for a, part, vals in zip(attrs, parts, every):
         W = part.weights
@@ -361,7 +361,7 @@ def bootstrap_replicates(
     specs = resolve_metrics(metrics)
     attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
     weights = _draw_weights(data, B, seed)
-    with _single_threaded_blas():
+    with single_threaded_blas():
         keys, reps, _ = _replicates(data, specs, weights, attributes=attrs, method=method, max_tuples=max_tuples,
                                     tuple_seed=seed if tuple_seed is None else tuple_seed,
                                     group_order_override=group_order_override)
@@ -402,19 +402,6 @@ def cluster_bootstrap_difference(costs, annotations, clusters, *, confidence: fl
 # --------------------------------------------------------------------------
 # setup
 # --------------------------------------------------------------------------
-def _single_threaded_blas():
-    """The bootstrap's matrix products are skinny (a chunk of resamples times
-    thousands of items); a multi-threaded BLAS gains nothing on them and can
-    be orders of magnitude slower on a busy machine, so use one thread."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _check(B, confidence, method):
     if not isinstance(B, (int, np.integer)) or B < 1:
         raise MetricError(f"B (number of bootstrap resamples) must be a positive integer, got {B!r}")
