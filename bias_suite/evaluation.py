@@ -34,8 +34,11 @@ def evaluate(
     bootstrap: int = 200,
     confidence: float = 0.95,
     thresholds: Mapping[str, float] | None = None,
-    significance: bool = True,
-    bernstein: bool = True,
+    significance: bool | None = None,
+    bernstein: bool | None = None,
+    multiplicity: str = "holm",
+    weighting: str = "balanced",
+    extra_rows: Sequence[pd.DataFrame] = (),
 ) -> Results:
     """Compute bias metrics on scored examples, with intervals, tests and verdicts.
 
@@ -60,12 +63,21 @@ def evaluate(
     thresholds : {metric name or topic: tau}, optional
         The smallest effect that counts as material, overriding the
         registry's defaults (``bias-suite metrics``; docs/verdicts.md).
-    significance : bool, default True
-        With every metric (``metrics=None``): Wilcoxon/Friedman rows per
-        attribute and class, Holm-adjusted (classification and NER).
-    bernstein : bool, default True
-        With every metric, for families that have them (classification):
-        Bernstein-bounded disparity rows.
+    significance : bool or None
+        Wilcoxon/Friedman rows per attribute and class (classification and
+        NER); None (default): with every metric (``metrics=None``) only.
+    bernstein : bool or None
+        Bernstein-bounded disparity rows, for families that have them
+        (classification); None (default): with every metric only.
+    multiplicity : "holm" (default) or "bh"
+        The error control over every claim judged here: Holm's family-wise
+        error rate or the Benjamini-Hochberg false-discovery rate
+        (docs/verdicts.md).
+    weighting : "balanced" (default) or "pooled"
+        How the group view weighs examples
+        (:func:`bias_suite.metrics.evaluate`).
+    extra_rows : further result rows (CheckList INV fail rates, say),
+        judged in the same verdict stage.
 
     Returns
     -------
@@ -87,21 +99,23 @@ def evaluate(
     specs = resolve_metrics(metrics)
     orders = {a: group_order(data.frame, a, group_order_override) for a in select_attributes(data, attributes)}
     res = metric_values(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
-                        group_order_override=group_order_override)
+                        group_order_override=group_order_override, weighting=weighting)
     basis = None
     if bootstrap:
         from .stats.bootstrap import bootstrap as _bootstrap
 
         bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
-                        max_tuples=max_tuples, group_order_override=group_order_override)
+                        max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting)
         res, basis = bs.results, bs.basis
-    extra = []
-    if significance and metrics is None:
+    extra = list(extra_rows)
+    significance = metrics is None if significance is None else significance
+    bernstein = metrics is None if bernstein is None else bernstein
+    if significance:
         from .stats.significance import significance_tests
 
         extra.append(significance_tests(data, attributes=attributes, adjust="holm",
                                         group_order_override=group_order_override))
-    if bernstein and metrics is None and "bernstein" in fam.extra_parts:
+    if bernstein and "bernstein" in fam.extra_parts:
         from .stats.bernstein import bernstein_rows
 
         extra.append(bernstein_rows(data, confidence=confidence, attributes=attributes))
@@ -114,7 +128,7 @@ def evaluate(
         from .stats.verdicts import add_verdicts
 
         res = add_verdicts(res, basis=basis, confidence=confidence, metrics=specs, thresholds=thresholds,
-                           group_orders=orders)
+                           group_orders=orders, multiplicity=multiplicity)
     return _as_results(single_group_nulls(res, data.frame, specs, group_order_override))
 
 

@@ -25,7 +25,6 @@ from . import __version__
 from .evaluation import evaluate
 from .exceptions import BiasSuiteError
 from .families import FAMILIES, TaskFamily, expand_suites, families_of, get_family, load_suite, write_scored
-from .io.results import results_frame
 from .suites.loader import Suite, find_suite
 
 
@@ -112,6 +111,8 @@ def run(
     cache=True,
     engine="local",
     dtype=None,
+    multiplicity: str = "holm",
+    weighting: str = "balanced",
 ) -> RunResult:
     """Expand suites, predict, score, compute metrics and write the results.
 
@@ -141,7 +142,17 @@ def run(
         term per group).
     dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs;
         "int8": dynamic int8 quantization on the CPU).
+    multiplicity : "holm" (family-wise error rate, default) or "bh"
+        (false-discovery rate) over every claim of the run (docs/verdicts.md).
+    weighting : "balanced" (each template counts once per group, default)
+        or "pooled" (every example once) in the group view (docs/metrics.md).
     """
+    from .metrics.engine import check_weighting
+    from .stats.verdicts import MULTIPLICITY
+
+    check_weighting(weighting)  # bad options fail before any prediction
+    if multiplicity not in MULTIPLICITY:
+        raise BiasSuiteError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {multiplicity!r}")
     table = _examples_table(suites, attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
@@ -167,7 +178,8 @@ def run(
                    batch_size=batch_size, class_map=class_map, significance=significance, invariance=invariance,
                    inv_threshold=inv_threshold, inv_criterion=inv_criterion, inv_cases=inv_cases, bootstrap=bootstrap,
                    thresholds=thresholds, confidence=confidence, bernstein=bernstein, progress=progress,
-                   trust_remote_code=trust_remote_code, cache=cache, engine=engine, dtype=dtype)
+                   trust_remote_code=trust_remote_code, cache=cache, engine=engine, dtype=dtype,
+                   multiplicity=multiplicity, weighting=weighting)
     results = []
     for i, name in enumerate(order):
         fam = get_family(name)
@@ -185,7 +197,8 @@ def _subfolder(fam: TaskFamily) -> str:
 
 def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics, attributes, max_tuples, seed, device,
                 batch_size, class_map, significance, invariance, inv_threshold, inv_criterion, inv_cases, bootstrap,
-                thresholds, confidence, bernstein, progress, trust_remote_code, cache, engine, dtype) -> RunResult:
+                thresholds, confidence, bernstein, progress, trust_remote_code, cache, engine, dtype, multiplicity,
+                weighting) -> RunResult:
     """One family's part of a run: expand, load the model, predict, judge, write."""
     examples = expand_suites(suites, attributes=attributes) if table is None else table.frame
     if examples.empty:
@@ -199,31 +212,18 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
                        stats=pstats)
     order = _present({a: t.groups for s in suites for a, t in s.identity.items()} if table is None
                      else table.group_order(), examples)
-    res = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
-                   bootstrap=bootstrap, confidence=confidence, thresholds=thresholds,
-                   significance=significance and metrics is None, bernstein=bernstein and metrics is None)
-    parts = [res]  # metrics, intervals, tests, Bernstein rows: judged together (one Holm family)
-    if significance and metrics is not None:
-        from .stats import significance_tests
-
-        parts.append(significance_tests(scored, adjust="holm", group_order_override=order))
-    if bernstein and metrics is not None and "bernstein" in fam.extra_parts:
-        from .stats import bernstein_rows
-
-        parts.append(bernstein_rows(scored, confidence=confidence))
+    inv_rows = []
     if invariance and fam.inv_criteria:  # CheckList INV fail rates on the scored predictions (no new predictions)
         from .interop import invariance_for_run
 
         criterion = inv_criterion if inv_criterion in fam.inv_criteria else fam.inv_criteria[0]
-        inv_rows, inv_failures = invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order,
-                                                    criterion=criterion, mode=inv_cases, with_failures=True)
-        parts.append(inv_rows)
-    records = [r for part in parts for r in part.to_dict("records")]  # (pd.concat warns on all-null columns)
-    res = results_frame(records)
-    res["verdict"] = pd.Series([r.get("verdict") for r in records], dtype=object)  # the bootstrap's metric verdicts
-    from .stats.verdicts import add_verdicts  # significance and Bernstein verdicts
-
-    res = add_verdicts(res, confidence=confidence, group_orders=order, thresholds=thresholds)
+        rows, inv_failures = invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order,
+                                                criterion=criterion, mode=inv_cases, with_failures=True)
+        inv_rows.append(rows)
+    # metrics, intervals, tests, Bernstein and INV rows: judged once, in one error-control family
+    res = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
+                   bootstrap=bootstrap, confidence=confidence, thresholds=thresholds, significance=significance,
+                   bernstein=bernstein, multiplicity=multiplicity, weighting=weighting, extra_rows=inv_rows)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -243,6 +243,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
         "rules": [{"source": f"{st.path or st.name} thresholds[{i}]", **d}
                   for st in suites for i, d in enumerate(getattr(st, "thresholds", None) or [])],
         "confidence": confidence,
+        "weighting": weighting,
         "invariance": bool(invariance),
         "inv_threshold": inv_threshold if invariance else None,
         "inv_criterion": criterion if invariance and fam.inv_criteria else None,

@@ -67,7 +67,7 @@ def get(res: pd.DataFrame, metric: str, cls: str, group=None, attribute=None) ->
 def engine_evaluate(df, **kw):
     from bias_suite.metrics import evaluate  # imported lazily: the engine may not exist yet
 
-    return evaluate(df, **kw)
+    return evaluate(df, **{"weighting": "pooled", **kw})  # the published, pooled definitions
 
 
 def make_df(rows, *, with_pred=False):
@@ -937,3 +937,50 @@ def test_reference_nan_means_null():
 def test_engine_nan_means_null():
     """Parquet/pandas may carry a missing label or pred as NaN instead of None."""
     check(engine_evaluate(_nan_labels(case_d())), D_EXPECT, engine=True)
+
+
+# ------------------------------------------------------------------ template balance
+def _unbalanced():
+    """Group 'a' has two terms in template t1 and one in t2; 'b' one term in each. Gold 'neg'
+    everywhere; 'a' is predicted 'pos' (a false positive) in t1 only, 'b' in t2 only."""
+    rows = []
+    for t, a_terms, fp_group in (("t1", 2, "a"), ("t2", 1, "b")):
+        for g, n in (("a", a_terms), ("b", 1)):
+            for k in range(n):
+                p = 0.9 if g == fp_group else 0.1
+                rows.append(dict(id=f"{t}{g}{k}", template=t, attribute="x", group=g, term=f"{g}{k}", text=f"{t}{g}{k}",
+                                 label="neg", probs={"neg": 1 - p, "pos": p}))
+    return rows
+
+
+def test_balanced_weighting_counts_each_template_once_per_group():
+    from bias_suite.metrics import evaluate
+
+    def fpr_ratio(**kw):
+        r = evaluate(_unbalanced(), metrics=["FPR-Ratio", "FPED"], **kw)
+        r = r[(r["class"] == "pos")].set_index(["metric", "group"])
+        return r.loc[("FPR-Ratio", "a"), "value"], r.loc[("FPED", "a"), "value"], r.loc[("FPR-Ratio", "a"), "n"]
+
+    # pooled: FPR(a) = 2/3, FPR(b) = 1/2, ratio 4/3; FPR(all) = 3/5, FPED(a) = |3/5 - 2/3| = 1/15
+    ratio, fped, n = fpr_ratio(weighting="pooled")
+    assert ratio == pytest.approx(4 / 3) and fped == pytest.approx(1 / 15) and n == 3
+    # balanced: each of a's two t1 examples weighs 1/2, so FPR(a) = (1/2 + 1/2) / 2 = 1/2 = FPR(b):
+    # the model treats the groups alike template by template; n still counts examples
+    ratio, fped, n = fpr_ratio()
+    assert ratio == 1.0 and fped == 0.0 and n == 3
+
+
+def test_balanced_equals_pooled_on_a_balanced_design():
+    from bias_suite.metrics import evaluate
+
+    rows = [r for r in _unbalanced() if r["id"] != "t1a1"]  # one term per group and template
+    a, b = evaluate(rows), evaluate(rows, weighting="pooled")
+    assert a["value"].fillna(-9).tolist() == pytest.approx(b["value"].fillna(-9).tolist(), abs=1e-12)
+
+
+def test_unknown_weighting_is_one_clear_error():
+    from bias_suite.exceptions import MetricError
+    from bias_suite.metrics import evaluate
+
+    with pytest.raises(MetricError, match="weighting must be one of"):
+        evaluate(_unbalanced(), weighting="per-term")

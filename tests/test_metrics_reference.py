@@ -40,7 +40,7 @@ def _isnull(v) -> bool:
 def engine_evaluate(df, **kw):
     from bias_suite.metrics import evaluate
 
-    return evaluate(df, **kw)
+    return evaluate(df, **{"weighting": "pooled", **kw})  # the published, pooled definitions
 
 
 # --------------------------------------------------------------------------

@@ -170,12 +170,15 @@ def test_a_sum_of_parts_takes_its_worst_part():
     assert "worst: 'a' vs 'c'" in out["reason"][3]
 
 
-def test_holm_covers_small_claims_too():
-    # one weak 'small' claim (z about 2) among 60 values: not real after Holm; its interval lies within tau
+def test_error_control_covers_small_claims_too():
+    # one weak 'small' claim (z about 2) among 60 values: not real after the adjustment; its interval lies within tau
     rows = [row("TPR-Diff", "PCM", "a|b", 0.02, 0.001, 0.039)]
     rows += [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}") for i in range(60)]
     out = add_verdicts(pd.DataFrame(rows, columns=COLS))
-    assert out["verdict"][0] == "negligible" and "not real after the Holm adjustment" in out["reason"][0]
+    assert out["verdict"][0] == "negligible" and "not real at a family-wise error rate of 5%" in out["reason"][0]
+    assert "61 values" in out["reason"][0] and out.attrs["intervals"]["family"] == 61
+    bh = add_verdicts(pd.DataFrame(rows, columns=COLS), multiplicity="bh")
+    assert bh["verdict"][0] == "negligible" and "false-discovery rate" in bh["reason"][0]
     assert add_verdicts(pd.DataFrame(rows[:1], columns=COLS))["verdict"][0] == "small"
 
 
@@ -192,16 +195,16 @@ def test_user_thresholds_by_metric_and_topic():
     assert both["verdict"].tolist() == ["material", "small"]   # a metric's own value wins over its topic's
 
 
-def test_holm_adjustment_downgrades_weak_material_claims():
+def test_error_control_downgrades_weak_material_claims():
     """Among many judged values, a material claim whose interval barely
     clears b does not survive the adjustment; a strong one does."""
     rows = [row("AccuracyDiff", "PCM", "a|b", 0.06, 0.001, 0.119, cls="all"),    # z about 2
             row("TPR-Diff", "PCM", "a|b", 0.30, 0.28, 0.32)]                     # z about 30
     rows += [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}") for i in range(60)]
     out = add_verdicts(pd.DataFrame(rows, columns=COLS))
-    assert out["verdict"][0] == "inconclusive" and "Holm" in out["reason"][0]
+    assert out["verdict"][0] == "inconclusive" and "family-wise error rate" in out["reason"][0]
     assert out["verdict"][1] == "material"
-    assert "Holm" in out.attrs["intervals"]["method"]
+    assert "(Holm) over 62 values" in out.attrs["intervals"]["method"]
     alone = add_verdicts(pd.DataFrame(rows[:1], columns=COLS))
     assert alone["verdict"][0] == "material"
 
@@ -319,7 +322,7 @@ def test_calibration_random_term_sensitivity_is_not_a_group_bias():
     # the counterfactual distances are large (about 0.06-0.1) and still not evidence of a bias
     cf = res[(res["metric"] == "CFGap") & res["group"].notna()]
     assert (cf["value"] > 0.04).all() and not cf["verdict"].isin(["material", "small"]).any()
-    assert "Holm" in res.attrs["intervals"]["method"]
+    assert "family-wise error rate" in res.attrs["intervals"]["method"]
 
 
 def test_calibration_eight_groups_planted_effect():
@@ -343,3 +346,81 @@ def test_holm_reads_the_half_of_the_interval_that_faces_b():
     # a skewed interval that only just excludes b is still adjusted away
     rows[0] = row("FNR-Ratio", "VBCM", "male", 0.6, 0.0, 0.97)
     assert add_verdicts(pd.DataFrame(rows, columns=COLS))["verdict"][0] == "inconclusive"
+
+
+# ------------------------------------------------------------------ what a verdict rests on
+def test_round_off_is_no_effect():
+    # group means over 3 terms and over 1 term differ by about 1e-17: that is no difference
+    d = decide(7e-18, 5e-18, 1.1e-17, kind="signed", tau=0.05)
+    assert d["verdict"] == "negligible" and d["effect"] == 0
+    # an interval that ends at -tau up to round-off lies within +-tau
+    assert decide(0.0, -0.05000000000000004, 0.02, kind="signed", tau=0.05)["verdict"] == "negligible"
+
+
+def test_an_interval_of_no_width_decides_nothing():
+    # every resample repeats the ratio (all events in one template): no interval to judge by
+    d = decide(5.0, 5.0, 5.0, kind="ratio", tau=0.25)
+    assert d["verdict"] == "inconclusive" and d["p"] is None and "no width" in d["reason"]
+    assert decide(0.3, 0.3, 0.3, kind="signed", tau=0.05)["verdict"] == "inconclusive"
+
+
+def test_p_values_read_student_t_with_the_clusters():
+    # the same interval is weaker evidence with 6 templates than with many
+    few = decide(0.1, 0.01, 0.19, kind="signed", tau=0.05, df=5)
+    many = decide(0.1, 0.01, 0.19, kind="signed", tau=0.05)
+    assert few["p"] > many["p"] and abs(many["p"] - 2 * (1 - 0.985)) < 0.01
+
+
+def test_duplicated_values_count_once_in_the_family():
+    # FNED and FNED* of a group are one hypothesis; so are a|b in two classes of a binary task
+    rows = [row("TPR-Gap", "PCM", "a|b", 0.08, 0.05, 0.11), row("TNR-Gap", "PCM", "a|b", 0.08, 0.05, 0.11),
+            row("TPR-Gap", "PCM", "a|b", 0.08, 0.05, 0.11, cls="neg")]
+    out = add_verdicts(pd.DataFrame(rows, columns=COLS))
+    assert out.attrs["intervals"]["family"] == 1 and (out["verdict"] == "material").all()
+
+
+def _one_template_false_positives(n_templates=30):
+    """Two groups, every template of gold 'neg' with both groups predicted 'neg', except one
+    template where group 'a' is predicted 'pos': all false positives of 'a' come from it."""
+    rows = []
+    for t in range(n_templates):
+        label = ["neg", "pos"][t % 2]
+        for g in ("a", "b"):
+            for k in range(3):
+                pos = 0.9 if label == "pos" else (0.8 if (t == 0 and g == "a") else 0.1 + 0.01 * k)
+                if t == 2 and g == "b" and k == 0:
+                    pos = 0.7  # one false positive of 'b' too, so the ratio is defined
+                rows.append({"id": f"{t}-{g}-{k}", "template": f"t{t}", "attribute": "x", "group": g,
+                             "term": f"{g}{k}", "text": f"{t} {g} {k}", "label": label,
+                             "probs": {"neg": 1 - pos, "pos": pos}})
+    return rows
+
+
+def test_a_rate_resting_on_one_template_is_inconclusive():
+    from bias_suite.evaluation import evaluate
+
+    res = evaluate(_one_template_false_positives(), metrics=["FPR-Ratio", "FPED"])
+    fpr = res[(res["metric"] == "FPR-Ratio") & (res["class"] == "pos")]
+    assert len(fpr) and (fpr["verdict"] == "inconclusive").all(), fpr[["group", "value", "verdict", "reason"]]
+    assert fpr["reason"].str.contains("rests on events in only 1 template").all()
+
+
+def test_no_events_is_no_evidence():
+    # nothing is ever a false positive: FPED is 0 [0, 0], which says nothing about the groups
+    from bias_suite.evaluation import evaluate
+
+    rows = [dict(r, probs={"neg": 0.9, "pos": 0.1} if r["label"] == "neg" else r["probs"])
+            for r in _one_template_false_positives()]
+    res = evaluate(rows, metrics=["FPED"])
+    fped = res[(res["metric"] == "FPED") & (res["class"] == "pos") & res["group"].notna()]
+    assert (fped["value"] == 0).all() and (fped["verdict"] == "inconclusive").all()
+    assert fped["reason"].str.contains("no evidence either way").all()
+
+
+def test_rank_tests_see_round_off_as_ties():
+    from bias_suite.stats.significance import block_test
+
+    x = np.array([[0.3, 0.3 + 1e-16], [0.5, 0.5 - 2e-17], [0.2, 0.2 + 3e-17]] * 5)
+    assert block_test(x)["pvalue"] is None and "zero" in block_test(x)["note"]
+    y = np.column_stack([x, x[:, :1] - 1e-17])
+    assert block_test(y)["pvalue"] is None

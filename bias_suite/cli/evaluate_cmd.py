@@ -29,6 +29,8 @@ def evaluate(
     bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
+    multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),
+    weighting: str = typer.Option("balanced", "--weighting", help="Group view: balanced (every template counts once for every group) or pooled (every example once, the published definitions)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
     detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
@@ -45,9 +47,11 @@ def evaluate(
         data = read_scored(scored)
         res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_name_lists(group_order),
                         bootstrap=bootstrap, confidence=confidence, thresholds=_thresholds(threshold),
-                        significance=significance, bernstein=bernstein)
+                        significance=None if significance else False, bernstein=None if bernstein else False,
+                        multiplicity=multiplicity, weighting=weighting)
         inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
         write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence,
+                                          "weighting": weighting,
                                           "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),
                                           "thresholds": _thresholds(threshold) or {}},
                       files=inside)

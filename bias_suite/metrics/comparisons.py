@@ -17,6 +17,22 @@ import numpy as np
 
 from ..exceptions import MetricError
 
+#: Round-off: two scores closer than ROUND_OFF times their scale (at least 1,
+#: the scale of a probability or a rate) are equal. Sums and means of the same
+#: probabilities taken in a different order differ by about 1e-16; no
+#: difference a user acts on is below 1e-9. Differences within it are exactly
+#: 0, ratios exactly 1, spreads exactly 0, so a model that treats groups alike
+#: gets exact ties, not round-off read as an effect.
+ROUND_OFF = 1e-9
+
+
+def equal_within_round_off(x, y) -> np.ndarray:
+    """Where ``x`` and ``y`` are equal up to :data:`ROUND_OFF` (NaN: False)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    with np.errstate(invalid="ignore"):
+        scale = np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
+        return np.abs(x - y) <= ROUND_OFF * scale
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -38,12 +54,12 @@ class Comparison:
 
 def _abs(x, y):
     x, y = np.asarray(x, float), np.asarray(y, float)
-    return np.abs(x - y), np.zeros(np.broadcast(x, y).shape, bool)
+    return np.where(equal_within_round_off(x, y), 0.0, np.abs(x - y)), np.zeros(np.broadcast(x, y).shape, bool)
 
 
 def _diff(x, y):
     x, y = np.asarray(x, float), np.asarray(y, float)
-    return x - y, np.zeros(np.broadcast(x, y).shape, bool)
+    return np.where(equal_within_round_off(x, y), 0.0, x - y), np.zeros(np.broadcast(x, y).shape, bool)
 
 
 def _ratio(x, y):
@@ -51,7 +67,7 @@ def _ratio(x, y):
     bad = y == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(bad, np.nan, x / np.where(bad, 1.0, y))
-    return out, bad
+    return np.where(~bad & equal_within_round_off(x, y), 1.0, out), bad
 
 
 def _ratio_to_background(background, group):
@@ -65,12 +81,15 @@ def _value(background, group):
 
 
 def _std(v):
-    return np.std(np.asarray(v, float), axis=-1, ddof=0)
+    v = np.asarray(v, float)
+    out = np.std(v, axis=-1, ddof=0)
+    return np.where(equal_within_round_off(v.max(axis=-1), v.min(axis=-1)), 0.0, out)
 
 
 def _range(v):
     v = np.asarray(v, float)
-    return v.max(axis=-1) - v.min(axis=-1)
+    hi, lo = v.max(axis=-1), v.min(axis=-1)
+    return np.where(equal_within_round_off(hi, lo), 0.0, hi - lo)
 
 
 COMPARISONS: dict[str, Comparison] = {

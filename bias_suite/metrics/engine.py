@@ -19,9 +19,42 @@ from .catalog import REGISTRY, MetricSpec, get_metric
 from .generalized import AttributeData, counterfactual_metric, group_metric
 from .scores import RateScore, get_score
 
-def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: bool = True) -> AttributeData:
-    """The builders' input for one attribute, from the data's task family."""
-    return AttributeData(**family_of(data).metric_input(data, attribute, cf, groups, probabilities))
+#: how the group view weighs examples: "balanced" (every template counts
+#: equally for every group) or "pooled" (every example counts once)
+WEIGHTINGS = ("balanced", "pooled")
+
+
+def check_weighting(weighting: str) -> str:
+    if weighting not in WEIGHTINGS:
+        raise MetricError(f"weighting must be one of {list(WEIGHTINGS)}, got {weighting!r}")
+    return weighting
+
+
+def balance_weights(frame: pd.DataFrame, attribute: str) -> np.ndarray | None:
+    """Group-view weights of an attribute's examples (in frame order): 1 /
+    the number of examples of the same group in the same template, so that
+    each template counts once for each group whatever the number of its
+    terms; None when every weight would be 1 (a balanced design, or no
+    template ids)."""
+    if "template" not in frame.columns:
+        return None
+    sub = frame.loc[(frame["attribute"] == attribute).to_numpy(), ["template", "group"]]
+    if sub["template"].isna().any():
+        return None
+    size = sub.groupby(["template", "group"], sort=False, dropna=False)["group"].transform("size").to_numpy(float)
+    if size.size == 0 or np.all(size == 1):
+        return None
+    return 1.0 / size
+
+
+def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: bool = True,
+                   weighting: str = "balanced") -> AttributeData:
+    """The builders' input for one attribute, from the data's task family,
+    with the group view's example weights (``weighting``)."""
+    ad = AttributeData(**family_of(data).metric_input(data, attribute, cf, groups, probabilities))
+    if check_weighting(weighting) == "balanced":
+        ad.row_weight = balance_weights(data.frame, attribute)
+    return ad
 
 
 def not_applicable_rows(spec: MetricSpec, attribute: str, classes: Sequence[str], note: str) -> list:
@@ -94,6 +127,7 @@ def evaluate(
     max_tuples: int | None = 100,
     seed: int = 0,
     group_order_override: Mapping[str, Sequence[str]] | None = None,
+    weighting: str = "balanced",
 ) -> pd.DataFrame:
     """The metric values of scored examples (no intervals, tests or verdicts:
     :func:`bias_suite.evaluation.evaluate` adds those).
@@ -113,6 +147,14 @@ def evaluate(
     group_order_override : {attribute: [groups...]}
         Group order (first minus second in two-group metrics); default the
         order of first appearance.
+    weighting : "balanced" (default) or "pooled"
+        How the group view weighs examples. "balanced": each example by 1 /
+        the number of its group's examples in its template, so every
+        template counts equally for every group (a group with two terms in
+        some templates and one in others does not weigh the first ones
+        twice); "pooled": every example once, the published definitions.
+        Equal on designs where each group has the same number of examples in
+        every template; the counterfactual view is not weighted.
 
     Returns
     -------
@@ -125,22 +167,24 @@ def evaluate(
     """
     data = as_scored(scored)
     res = metric_values(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
-                        group_order_override=group_order_override)
+                        group_order_override=group_order_override, weighting=weighting)
     return single_group_nulls(res, data.frame, resolve_metrics(metrics), group_order_override)
 
 
 def metric_values(data, *, metrics=None, attributes=None, max_tuples: int | None = 100, seed: int = 0,
-                  group_order_override=None) -> pd.DataFrame:
+                  group_order_override=None, weighting: str = "balanced") -> pd.DataFrame:
     """The rows of :func:`evaluate` on validated scored data, before the
     rows of single-group attributes are nulled (the resampling bootstrap
     evaluates each resample with this)."""
     return results_frame(metric_row_dicts(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples,
-                                          seed=seed, group_order_override=group_order_override))
+                                          seed=seed, group_order_override=group_order_override,
+                                          weighting=weighting))
 
 
 def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | None = 100, seed: int = 0,
-                     group_order_override=None) -> list:
+                     group_order_override=None, weighting: str = "balanced") -> list:
     """The rows of :func:`metric_values` as a list of dicts (no frame)."""
+    check_weighting(weighting)
     specs = resolve_metrics(metrics)
     fam = family_of(data)
     wanted = select_attributes(data, attributes)
@@ -163,7 +207,8 @@ def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | N
                 rows.extend(not_applicable_rows(spec, a, getattr(data, "prob_classes", data.classes), missing))
                 continue
             if probabilities not in inputs:
-                inputs[probabilities] = attribute_data(data, a, cfs[a], groups, probabilities=probabilities)
+                inputs[probabilities] = attribute_data(data, a, cfs[a], groups, probabilities=probabilities,
+                                                       weighting=weighting)
             rows.extend(metric_rows(spec, inputs[probabilities]))
     return rows
 

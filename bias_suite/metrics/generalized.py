@@ -77,6 +77,8 @@ class AttributeData:
     row_template: np.ndarray | None = None  # (n,) index into templates, -1 if incomplete
     # (m,) aligned position of each item within its example; None: one item per example (item index == row)
     item_pos: np.ndarray | None = None
+    # (n,) weight of each example in the group view (template balance); None: every example counts once
+    row_weight: np.ndarray | None = None
 
     def hist(self, c) -> BlockHist:
         """Scores f(x, c) of all items, sorted once per class and counted per
@@ -85,7 +87,8 @@ class AttributeData:
         if c not in cache:
             yy = self.item_y
             cat = np.where(yy < 0, UNLABELLED, np.where(yy == c, POS, NEG))
-            cache[c] = BlockHist(self.item_P[:, c], self.item_g(), self.k, cat, 3)
+            w = None if self.row_weight is None else self.row_weight[self.item_row]
+            cache[c] = BlockHist(self.item_P[:, c], self.item_g(), self.k, cat, 3, weights=w)
         return cache[c]
 
     @property
@@ -174,10 +177,16 @@ def _group_sums(ad, c):
     if c not in cache:
         cnt = ad.class_counts(c)
         k = ad.k
-        sums = {name: np.bincount(ad.g, weights=v, minlength=k).astype(float) for name, v in cnt.items()}
+        w = ad.row_weight
+        sums = {name: np.bincount(ad.g, weights=v if w is None else v * w, minlength=k).astype(float)
+                for name, v in cnt.items()}
         total = {name: v.sum() for name, v in sums.items()}
         rest = {name: total[name] - v for name, v in sums.items()}
-        cache[c] = (sums, total, rest)
+        raw = sums if w is None else {name: np.bincount(ad.g, weights=cnt[name], minlength=k).astype(float)
+                                      for name in ("n", "lab") if name in cnt}
+        raw_total = {name: v.sum() for name, v in raw.items()}
+        raw_rest = {name: raw_total[name] - v for name, v in raw.items()}
+        cache[c] = (sums, total, rest, raw, raw_total, raw_rest)
     return tuple(dict(d) for d in cache[c])
 
 
@@ -195,32 +204,34 @@ def _scalar_phi(ad, score, c):
     phi of all examples and of each group's rest."""
     k = ad.k
     if isinstance(score, RateScore):
-        sums, total, rest = _group_sums(ad, c)
+        sums, total, rest, raw, raw_total, raw_rest = _group_sums(ad, c)
         gv, gb, reason = _rate_values(score, sums)
         av, ab, _ = _rate_values(score, total)
         rv, rb, _ = _rate_values(score, rest)
-        n = _n_used(score, sums)
+        n = _n_used(score, raw)
         notes = [f"{reason} for group {ad.groups[t]!r}" for t in range(k)]
         return dict(
             group=(gv, gb, notes, n),
-            all=(np.repeat(av, k), np.repeat(ab, k), [f"{reason} for all examples"] * k, np.repeat(_n_used(score, total), k)),
-            rest=(rv, rb, [f"{reason} for the rest of group {ad.groups[t]!r}" for t in range(k)], _n_used(score, rest)),
+            all=(np.repeat(av, k), np.repeat(ab, k), [f"{reason} for all examples"] * k, np.repeat(_n_used(score, raw_total), k)),
+            rest=(rv, rb, [f"{reason} for the rest of group {ad.groups[t]!r}" for t in range(k)], _n_used(score, raw_rest)),
         )
     if isinstance(score, (MeanScore,)):
         sel = _selection(ad, score.select, c)
         ig = ad.item_g()
         vals = ad.item_P[:, c]
-        cnt = np.bincount(ig[sel], minlength=k).astype(float)
-        s = np.bincount(ig[sel], weights=vals[sel], minlength=k)
+        w = np.ones(len(ig)) if ad.row_weight is None else ad.row_weight[ad.item_row]
+        cnt = np.bincount(ig[sel], weights=w[sel], minlength=k).astype(float)
+        s = np.bincount(ig[sel], weights=vals[sel] * w[sel], minlength=k)
+        n_raw = np.bincount(ig[sel], minlength=k).astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
             gv = s / cnt
             rv = (s.sum() - s) / (cnt.sum() - cnt)
         av = np.repeat(s.sum() / cnt.sum() if cnt.sum() else np.nan, k)
         notes = [f"empty score set for group {ad.groups[t]!r}" for t in range(k)]
         return dict(
-            group=(gv, cnt == 0, notes, cnt),
-            all=(av, np.repeat(cnt.sum() == 0, k), ["empty score set"] * k, np.repeat(cnt.sum(), k)),
-            rest=(rv, (cnt.sum() - cnt) == 0, [f"empty rest of {ad.groups[t]!r}" for t in range(k)], cnt.sum() - cnt),
+            group=(gv, n_raw == 0, notes, n_raw),
+            all=(av, np.repeat(n_raw.sum() == 0, k), ["empty score set"] * k, np.repeat(n_raw.sum(), k)),
+            rest=(rv, (n_raw.sum() - n_raw) == 0, [f"empty rest of {ad.groups[t]!r}" for t in range(k)], n_raw.sum() - n_raw),
         )
     if isinstance(score, AucScore):
         v, bad, notes, n = _auc_values(ad, score, c)
@@ -239,7 +250,7 @@ def _auc_values(ad, score: AucScore, c):
     P = side[score.pos_from][0]
     Nn = side[score.neg_from][1]
     auc = h.auc(P, Nn)
-    npos, nneg = P.sum(1), Nn.sum(1)
+    npos, nneg = P.sum(1), Nn.sum(1)  # (weighted: > 0 exactly when an item is there)
     notes = []
     for t in range(ad.k):
         why = []
@@ -248,7 +259,7 @@ def _auc_values(ad, score: AucScore, c):
         if nneg[t] == 0:
             why.append(f"no negatives in the {score.neg_from} of {ad.groups[t]!r}")
         notes.append("AUC undefined: " + " and ".join(why) if why else None)
-    n_group = (pos_g + neg_g).sum(1)
+    n_group = h.n_items[POS] + h.n_items[NEG]
     return auc, ~np.isfinite(auc), notes, n_group
 
 
@@ -335,7 +346,7 @@ def _group_set_metric(spec, ad, score, comp, c, cls_name):
     k, groups, gen = ad.k, ad.groups, spec.generalized
     h = ad.hist(c)
     G = h.counts[_SELECT_CATS[score.select]].sum(0)  # (k, nb): the groups' score sets
-    ng = G.sum(1)
+    ng = h.n_items[_SELECT_CATS[score.select]].sum(0)  # items per group (the weights of G may not be counts)
     fn = h.w1 if comp.name == "W1" else h.aeg
     what = {"all": "", "pos": f" with gold {ad.classes[c]!r}", "neg": f" with gold other than {ad.classes[c]!r}"}[score.select]
     rows = []

@@ -19,13 +19,13 @@ class BlockHist:
 
     ``counts[c, t, b]`` is the number of items of category ``c`` (e.g.
     positive / negative / unlabelled) and group ``t`` whose score is the
-    ``b``-th distinct value ``xu[b]``. Any set that is a union of categories
+    ``b``-th distinct value ``xu[b]`` (or their summed ``weights``). Any set that is a union of categories
     and groups (a group, the background, the rest of a group) is a count
     vector over the distinct values, and W1 and Mann-Whitney U follow from
     cumulative sums of those vectors.
     """
 
-    def __init__(self, values, group, k: int, category=None, n_categories: int = 1):
+    def __init__(self, values, group, k: int, category=None, n_categories: int = 1, weights=None):
         values = np.asarray(values, dtype=np.float64)
         order = np.argsort(values, kind="stable")
         x = values[order]
@@ -39,7 +39,10 @@ class BlockHist:
         nb = self.xu.size
         cat = np.zeros(values.size, dtype=np.int64) if category is None else np.asarray(category)[order]
         key = (cat * k + np.asarray(group)[order]) * nb + block
-        self.counts = np.bincount(key, minlength=n_categories * k * nb).reshape(n_categories, k, nb).astype(np.float64)
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
+        self.counts = np.bincount(key, weights=w, minlength=n_categories * k * nb).reshape(n_categories, k, nb).astype(np.float64)
+        #: items per (category, group), not weighted (the ``n`` of a result row)
+        self.n_items = np.bincount(cat * k + np.asarray(group)[order], minlength=n_categories * k).reshape(n_categories, k)
         self.dxu = np.diff(self.xu)
 
     def w1(self, a, b):

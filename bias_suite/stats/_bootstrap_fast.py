@@ -75,7 +75,9 @@ def _count_sums(prep, c, Wf, cache):
         cnt = ad.class_counts(c)
         names = list(cnt)
         key = prep.tpl * k + ad.g
-        C = np.concatenate([np.bincount(key, weights=cnt[n], minlength=J * k).reshape(J, k) for n in names], axis=1)
+        w = ad.row_weight
+        C = np.concatenate([np.bincount(key, weights=cnt[n] if w is None else cnt[n] * w, minlength=J * k).reshape(J, k)
+                            for n in names], axis=1)
         S = Wf @ C
         cache[c] = {n: S[:, i * k:(i + 1) * k] for i, n in enumerate(names)}
     return cache[c]

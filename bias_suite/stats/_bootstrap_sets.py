@@ -117,6 +117,9 @@ class _ClassItems:
         self.cat = np.where(yy < 0, UNLABELLED, np.where(yy == c, POS, NEG))
         self.tpl = prep.tpl[ad.item_row[order]]
         self.k, self.J, self.m = ad.k, prep.J, self.x.size
+        # template balance: integer item multipliers L / (the group's examples in the template), L their
+        # least common multiple, so U and the cumulative counts stay exact in integers
+        self.r = item_multipliers(ad.row_weight, ad.item_row[order])
         self._static: dict = {}
         self._chunk: dict = {}
 
@@ -143,7 +146,9 @@ class _ClassItems:
         """(J, k) item counts of a selection per template and group."""
         def make():
             p = self.positions(cats)
-            return np.bincount(self.tpl[p] * self.k + self.g[p], minlength=self.J * self.k).reshape(self.J, self.k)
+            w = None if self.r is None else self.r[p].astype(np.float64)
+            return np.bincount(self.tpl[p] * self.k + self.g[p], weights=w,
+                               minlength=self.J * self.k).reshape(self.J, self.k)
         return self._memo(("cells", cats), make)
 
     @staticmethod
@@ -169,7 +174,7 @@ class _ClassItems:
         """A new chunk of resamples: ``Wc`` (Bc, J) int32 template weights."""
         self.Wc = Wc
         self.Wf = Wc.astype(np.float64)
-        wmax = int(Wc.max()) if Wc.size else 0
+        wmax = (int(Wc.max()) if Wc.size else 0) * (int(self.r.max()) if self.r is not None and self.r.size else 1)
         # U sums w_h * (2 C_L + w_l) per item: int32 unless that could overflow
         self.idt = np.int32 if 2 * (self.m + 1) * (wmax + 1) ** 2 < 2**31 else np.int64
         self._chunk = {}
@@ -179,7 +184,10 @@ class _ClassItems:
         ck = ("w", key)
         if ck not in self._chunk:
             tp = self._memo(("tpl", key), lambda: self.tpl[p])
-            self._chunk[ck] = self.Wc[:, tp]
+            w = self.Wc[:, tp]
+            if self.r is not None:
+                w = w * self._memo(("r", key), lambda: self.r[p].astype(w.dtype))
+            self._chunk[ck] = w
         return self._chunk[ck]
 
     def n(self, cats) -> np.ndarray:
@@ -380,6 +388,24 @@ class _ClassItems:
             return p, inL, inH, self._ties(self.x[p])
         p, inL, inH, ties = self._memo(key, make)
         return self._u2(key, p, inL, inH, ties)[:, 0] / 2.0
+
+
+#: the largest common multiple of the template-balance denominators the closed form takes (above it,
+#: the cumulative integer counts could overflow; such metrics take the generic path)
+MAX_MULTIPLE = 840
+
+
+def item_multipliers(row_weight, item_row) -> np.ndarray | None:
+    """Integer multipliers proportional to the example weights 1/m of the
+    items (None: all weights 1), or an error when their least common
+    multiple exceeds :data:`MAX_MULTIPLE`."""
+    if row_weight is None:
+        return None
+    m = np.rint(1.0 / np.asarray(row_weight, dtype=np.float64)).astype(np.int64)
+    L = int(np.lcm.reduce(np.unique(m))) if m.size else 1
+    if L > MAX_MULTIPLE:
+        raise MetricError(f"template balance needs a common multiple of {L} (above {MAX_MULTIPLE})")
+    return (L // m)[item_row].astype(np.int32)
 
 
 def _ratio(num, den):

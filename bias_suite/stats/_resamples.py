@@ -88,7 +88,7 @@ def _can_fork() -> bool:
 
 
 def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_tuples, seed,
-                       group_order_override, n_jobs: int | None = None) -> list[dict]:
+                       group_order_override, n_jobs: int | None = None, weighting: str = "balanced") -> list[dict]:
     """Per attribute of ``parts``: {(attribute, metric, class, group or
     None): (B,) values} over its resamples (NaN where undefined), in
     :func:`resample_jobs` processes."""
@@ -96,7 +96,7 @@ def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_
 
     from tqdm.auto import tqdm
 
-    task = _Task(data, list(parts), specs, max_tuples, seed, group_order_override)
+    task = _Task(data, list(parts), specs, max_tuples, seed, group_order_override, weighting)
     B = max((p.weights.shape[0] for p in task.parts), default=0)
     jobs = resample_jobs(n_jobs, sum(p.weights.shape[0] * len(p.rows) for p in task.parts), max(B, 1))
     if jobs > 1:
@@ -123,6 +123,7 @@ class _Task:
     max_tuples: Any
     seed: Any
     group_order_override: Any
+    weighting: str = "balanced"
 
     def run(self, i: int, start: int, stop: int, done=None) -> dict:
         """Values of attribute ``i`` in resamples ``start:stop``: {key: (stop
@@ -139,7 +140,8 @@ class _Task:
             sub = self.data.take(rows[pick], templates=labels)
             for r in metric_row_dicts(sub, metrics=self.specs, attributes=[part.attribute],
                                       max_tuples=self.max_tuples, seed=self.seed,
-                                      group_order_override=self.group_order_override):
+                                      group_order_override=self.group_order_override,
+                                      weighting=self.weighting):
                 g, v = r["group"], r["value"]
                 key = (part.attribute, r["metric"], r["class"], g if isinstance(g, str) else None)
                 if key not in out:

@@ -107,10 +107,14 @@ from ..metrics.catalog import MetricSpec, get_metric
 from ..families import as_scored, family_of
 from ..metrics.engine import attribute_data, metric_row_dicts, metric_rows, metric_values, resolve_metrics
 from ..metrics.generalized import GENERALIZED, AttributeData
+from ..metrics.scores import AucScore, GoldProbScore, SetScore, get_score
+
+_SET_SCORES = (SetScore, GoldProbScore, AucScore)
 from ..suites.views import counterfactual_view, group_order
 from ._bootstrap_fast import _fast_attribute
-from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared
+from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared, item_multipliers
 from ._common import single_threaded_blas
+from .evidence import event_templates
 from ._resamples import AttributeResamples, evaluate_resamples
 
 __all__ = [
@@ -216,31 +220,34 @@ def bootstrap(
     method: str = "auto",
     keep_replicates: bool = False,
     n_jobs: int | None = None,
+    weighting: str = "balanced",
 ) -> BootstrapResult:
     """Like :func:`bootstrap_intervals`, returning a :class:`BootstrapResult`
     (intervals, the verdict basis and optionally the replicate values).
     ``results=None`` evaluates first. ``n_jobs``: processes of the
     resampling path (families without the closed form; see
-    :func:`resampling_bootstrap`)."""
+    :func:`resampling_bootstrap`). ``weighting``: the group view's example
+    weights, as given to ``evaluate``."""
     _check(B, confidence, method)
     data = as_scored(scored)
     tseed = seed if tuple_seed is None else tuple_seed
     if not family_of(data).fast_bootstrap:
         return resampling_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
-                                  max_tuples=max_tuples, group_order_override=group_order_override,
-                                  tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs)
+                                    max_tuples=max_tuples, group_order_override=group_order_override,
+                                    tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs,
+                                    weighting=weighting)
     if results is None:
         from ..metrics.engine import evaluate
 
         results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
-                           group_order_override=group_order_override)
+                           group_order_override=group_order_override, weighting=weighting)
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
     weights = _draw_weights(data, B, seed)
     with single_threaded_blas():
         keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
                                         max_tuples=max_tuples, tuple_seed=tseed,
-                                        group_order_override=group_order_override)
+                                        group_order_override=group_order_override, weighting=weighting)
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
@@ -249,8 +256,9 @@ def bootstrap(
 
 
 def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
-                       max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
-                       keep_replicates: bool = False, n_jobs: int | None = None) -> BootstrapResult:
+                         max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
+                         keep_replicates: bool = False, n_jobs: int | None = None,
+                         weighting: str = "balanced") -> BootstrapResult:
     """Cluster bootstrap over templates by evaluating every resample again:
     the path of families without the closed form (sequence labelling).
 
@@ -273,7 +281,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     tseed = seed if tuple_seed is None else tuple_seed
     if results is None:
         results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
-                           group_order_override=group_order_override)
+                           group_order_override=group_order_override, weighting=weighting)
     specs = _specs_for(results, metrics)
     cf_names = {s.name for s in specs if s.view == "counterfactual"}
     attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
@@ -282,7 +290,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     observed = {}
     if twins:
         obs = metric_values(data, metrics=[t for _, t in twins.values()], attributes=attrs, max_tuples=max_tuples,
-                                seed=tseed, group_order_override=group_order_override)
+                            seed=tseed, group_order_override=group_order_override, weighting=weighting)
         for a, m, c, g, v in zip(obs["attribute"], obs["metric"], obs["class"], obs["group"], obs["value"]):
             if isinstance(g, str) and v is not None and not pd.isna(v):
                 observed[(a, m, c, g)] = float(v)
@@ -297,17 +305,20 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
         codes, _names = pd.factorize(pd.Series(template_col[rows], dtype=object), sort=False)
         parts.append(AttributeResamples(a, rows, codes, template_col[rows].astype(str), weights[a]))
     every = evaluate_resamples(data, parts, run_specs, max_tuples=max_tuples, seed=tseed,
-                               group_order_override=group_order_override, n_jobs=n_jobs)
+                               group_order_override=group_order_override, n_jobs=n_jobs, weighting=weighting)
     keys, rows_out, extra = [], [], {}
     for a, part, vals in zip(attrs, parts, every):
         W = part.weights
         J, Jc = int(W.shape[1]), len(cfs[a].templates) if a in cfs else 0
+        events = _events(data, a, cfs[a], part.codes, J, specs, group_order_override, weighting)
         for key, v in vals.items():
             if key[1] in twins:
                 continue
             keys.append(key)
             rows_out.append(v)
             extra[key] = {"templates": Jc if key[1] in cf_names else J}
+            if (key[1], key[2], key[3]) in events:
+                extra[key]["event_templates"] = events[(key[1], key[2], key[3])]
         for key, v in vals.items():  # the signed basis of the metric each twin shadows
             if key[1] not in twins or key[3] is None or key not in observed:
                 continue
@@ -323,6 +334,24 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     if not keep_replicates:
         return BootstrapResult(out, basis)
     return BootstrapResult(out, basis, pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps)
+
+
+def _events(data, attribute, cf, codes, J, specs, group_order_override, weighting) -> dict:
+    """{(metric, class, group): templates with events} of one attribute
+    (:mod:`bias_suite.stats.evidence`)."""
+    groups = group_order(data.frame, attribute, group_order_override)
+    out = {}
+    inputs: dict = {}
+    for s in specs:
+        try:
+            if "ad" not in inputs:
+                inputs["ad"] = attribute_data(data, attribute, cf, groups, weighting=weighting)
+            got = event_templates(s, inputs["ad"], np.asarray(codes, dtype=np.int64), J)
+        except (MetricError, KeyError, TypeError, ValueError):
+            continue  # a family without the per-example counts this needs: no event guard
+        for (c, g), n in got.items():
+            out[(s.name, c, g)] = n
+    return out
 
 
 def _signed_twins(specs) -> dict:
@@ -439,9 +468,9 @@ def _draw_weights(data, B: int, seed: int) -> dict:
     return out
 
 
-def _prepare(data, cf, attribute, group_order_override) -> _Prepared:
+def _prepare(data, cf, attribute, group_order_override, weighting="balanced") -> _Prepared:
     groups = group_order(data.frame, attribute, group_order_override)
-    ad = attribute_data(data, attribute, cf, groups)
+    ad = attribute_data(data, attribute, cf, groups, weighting=weighting)
     fr = data.frame
     rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
     codes, names = pd.factorize(pd.Series(fr["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
@@ -450,7 +479,8 @@ def _prepare(data, cf, attribute, group_order_override) -> _Prepared:
     return _Prepared(ad, np.asarray(codes, dtype=np.int64), len(names), complete)
 
 
-def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override):
+def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
+                weighting="balanced"):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
     {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)}."""
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tuple_seed,
@@ -458,9 +488,14 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     keys, rows, extra = [], [], {}
     for a in attributes:
         W = weights[a]
-        prep = _prepare(data, cfs[a], a, group_order_override)
+        prep = _prepare(data, cfs[a], a, group_order_override, weighting)
         vals, basis = {}, {}
         fast = [s for s in specs if method != "generic" and _fast_supported(s)]
+        if any(isinstance(get_score(s.score), _SET_SCORES) and s.view == "group" for s in fast):
+            try:
+                item_multipliers(prep.ad.row_weight, prep.ad.item_row)
+            except MetricError:  # a template balance the integer closed form cannot hold: the generic path
+                fast = [s for s in fast if not (isinstance(get_score(s.score), _SET_SCORES) and s.view == "group")]
         if method == "fast" and len(fast) < len(specs):
             slow = [s.name for s in specs if s not in fast]
             raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")
@@ -471,12 +506,18 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             basis.update(bs)
         if slow:
             vals.update(_generic_attribute(prep, slow, W))
+        events = {}
+        for s in specs:
+            for (c, g), n in event_templates(s, prep.ad, prep.tpl, prep.J).items():
+                events[(s.name, c, g)] = n
+        cf_names = {s.name for s in specs if s.view == "counterfactual"}
         for (m, c, g), v in vals.items():
             key = (a, m, c, g)
             keys.append(key)
             rows.append(v)
-            spec_view = "counterfactual" if m in {s.name for s in specs if s.view == "counterfactual"} else "group"
-            e = {"templates": int(len(prep.complete_idx) if spec_view == "counterfactual" else prep.J)}
+            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J)}
+            if (m, c, g) in events:
+                e["event_templates"] = events[(m, c, g)]
             if (m, c, g) in basis:
                 e.update(basis[(m, c, g)])
             extra[key] = e
@@ -520,6 +561,7 @@ def resampled_attribute(prep: _Prepared, w: np.ndarray) -> AttributeData:
         counts=lambda c, f=ad.counts: {k: v[new_rows] for k, v in f(c).items()}, item_row=np.arange(new_rows.size), item_P=ad.item_P[new_rows],
         item_y=ad.item_y[new_rows], tuples=tuples.astype(np.int64), tuple_template=tuple_template.astype(np.int64),
         templates=templates, row_template=new_rt.astype(np.int64),
+        row_weight=None if ad.row_weight is None else ad.row_weight[new_rows],
     )
 
 
@@ -571,7 +613,8 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         e = extra.get(key, {})
         J = e.get("templates", 0)
         brow = {"metric": r.metric, "attribute": r.attribute, "class": r[2], "group": g,
-                "undefined": float(frac_undef[i]), "templates": J, "B": B, "confidence": float(confidence),
+                "undefined": float(frac_undef[i]), "templates": J, "event_templates": e.get("event_templates"),
+                "B": B, "confidence": float(confidence),
                 "basis": None, "basis_value": None, "basis_low": None, "basis_high": None}
         msg = None
         if J < 2:
@@ -595,7 +638,7 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         basis_rows.append(brow)
     out["ci_low"], out["ci_high"], out["note"] = lows, highs, notes
     out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
-    cols = ["metric", "attribute", "class", "group", "undefined", "templates", "B", "confidence",
+    cols = ["metric", "attribute", "class", "group", "undefined", "templates", "event_templates", "B", "confidence",
             "basis", "basis_value", "basis_low", "basis_high"]
     return out, pd.DataFrame(basis_rows, columns=cols)
 

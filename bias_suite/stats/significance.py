@@ -42,6 +42,7 @@ from scipy import stats
 from bias_suite.exceptions import MetricError
 
 from ..families import family_of
+from ..metrics.comparisons import ROUND_OFF
 from ._common import (
     empty_results, make_row, rows_to_frame, scored_data,
     select_attributes,
@@ -155,6 +156,7 @@ def block_test(block_scores: pd.DataFrame) -> dict:
             f"a test needs at least 2 templates that contain every group; found {n}")
     if not np.isfinite(x).all():
         return undefined("block scores contain non-finite values")
+    x = tie_round_off(x)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if k == 2:
@@ -183,6 +185,25 @@ def block_test(block_scores: pd.DataFrame) -> dict:
         return undefined(f"scipy returned a non-finite {test} result")
     res.update(statistic=stat, pvalue=p, effect=float(effect))
     return res
+
+
+def tie_round_off(x: np.ndarray) -> np.ndarray:
+    """Scores of one template (a row) that are equal up to round-off
+    (:data:`bias_suite.metrics.comparisons.ROUND_OFF`) made exactly equal, so
+    the rank tests see ties, not round-off, as ties."""
+    x = np.array(x, dtype=float)
+    if x.size == 0:
+        return x
+    order = np.argsort(x, axis=1, kind="stable")
+    xs = np.take_along_axis(x, order, axis=1)
+    scale = np.maximum(1.0, np.abs(xs).max(axis=1, keepdims=True))
+    new = np.ones(xs.shape, dtype=bool)
+    new[:, 1:] = np.diff(xs, axis=1) > ROUND_OFF * scale
+    start = np.where(new, np.arange(xs.shape[1]), 0)
+    np.maximum.accumulate(start, axis=1, out=start)
+    snapped = np.take_along_axis(xs, start, axis=1)
+    np.put_along_axis(x, order, snapped, axis=1)
+    return x
 
 
 _EFFECT = {"Wilcoxon": "r", "Friedman": "W"}

@@ -68,8 +68,10 @@ import pandas as pd
 
 from ..exceptions import MetricError
 from ..metrics.catalog import REGISTRY, get_metric
+from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
+from .evidence import MIN_EVENT_TEMPLATES
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
 __all__ = ["add_verdicts", "check_thresholds", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
@@ -79,6 +81,8 @@ DEFAULT_TOLERANCE = 0.05
 DEFAULT_RATIO_TOLERANCE = 1.25
 MIN_N = 20
 MIN_TEMPLATES = 5
+#: a row undefined in more than this share of the template resamples is inconclusive
+MAX_UNDEFINED_SHARE = 0.1
 
 _SCORE_TEXT = {"positive_rate": "positive rate", "gold_prob": "gold-class probability", "recall": "recall"}
 _BERNSTEIN_TEXT = {  # delta_bar > 0 means ...
@@ -124,17 +128,24 @@ def _more(halfwidth: float, needed: float, templates) -> str:
 
 
 def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, confidence: float = 0.95,
-           templates=None, direction: tuple[str, str] | None = None, what: str = "the value") -> dict:
+           templates=None, direction: tuple[str, str] | None = None, what: str = "the value",
+           df: int | None = None) -> dict:
     """One verdict: ``{verdict, effect, reason, p}``.
 
     kind "signed": ``value``/``low``/``high`` are a signed quantity with
     no-bias value ``baseline`` (a difference, an AUC contrast, a Bernstein
     disparity); "ratio": a ratio, judged on its log against log 1.25;
     "unsigned": a distance or absolute value (no signed quantity underneath),
-    judged one-sided against tau. ``p`` is the p-value (normal approximation
-    with the bootstrap standard error, from the interval) of the claim a
-    ``material`` verdict makes; :func:`add_verdicts` adjusts these across the
-    rows it judges (Holm).
+    judged one-sided against tau. ``p`` is the p-value of the hypothesis "no
+    bias" (one-sided "below tau" for "unsigned"): the distance from b over
+    the bootstrap standard error read off the half of the interval that
+    faces b, referred to Student's t with ``df`` degrees of freedom (the
+    clusters less one; normal when None). :func:`add_verdicts` controls the
+    error rate of the claims across the rows it judges.
+
+    Round-off: a value or interval end within ROUND_OFF of b is b, and the
+    threshold comparisons allow ROUND_OFF, so an interval that ends at
+    -0.050000000000000044 lies within ±0.05.
     """
     if value is None or not np.isfinite(value):
         return {"verdict": "undefined", "effect": None, "reason": "the value is undefined (see note)", "p": None}
@@ -147,57 +158,89 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
             return {"verdict": "undefined", "effect": None, "reason": "a ratio of 0 or less cannot be judged", "p": None}
     else:
         v, lo, hi, b, t = float(value), low, high, float(baseline), float(tau)
+    v, lo, hi = (_snap(x, b) for x in (v, lo, hi))
     dist = abs(v - b) if kind not in ("unsigned", "distance") else v
     effect = dist / t if t > 0 else None
+    if effect is not None and abs(effect - round(effect)) <= ROUND_OFF:
+        effect = float(round(effect))
     shown = (f"{_fmt(value)}" if kind != "signed" or baseline == 0 else f"{_fmt(value)} (no-bias value {_fmt(baseline)})")
     if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
         return {"verdict": "inconclusive", "effect": effect, "p": None,
                 "reason": f"{what} is {shown} but has no interval to judge it by (intervals: --bootstrap B > 0)"}
     half = (hi - lo) / 2
-    se = half / _z(confidence) if half > 0 else 0.0
+    z = _z(confidence)  # the bootstrap distribution's spread: its quantiles are normal ones
+    se = half / z if half > 0 else 0.0
     band = ("[0.8, 1.25]" if kind == "ratio" else f"±{_fmt(t)} of {_fmt(b)}" if kind == "signed" else f"below {_fmt(t)}")
+    tol = ROUND_OFF * max(1.0, abs(t))
     if kind == "distance":  # a distance with no signed quantity beneath it: noise alone makes it positive
-        if hi < t:  # (no effect: its size is not the size of a bias)
+        if hi < t - tol:  # (no effect: its size is not the size of a bias)
             return {"verdict": "negligible", "effect": None, "p": None,
                     "reason": f"{what} stays below the threshold (the whole interval)"}
         return {"verdict": "inconclusive", "effect": None, "p": None,
                 "reason": f"{what} is a distance, which noise alone makes positive, so it cannot show a bias "
                           "by itself; the signed metrics of the same view decide"}
     if kind == "unsigned":
-        p = float(_norm_sf((v - t) / se)) if se > 0 else (0.0 if v > t else 1.0)
-        if lo >= t:
+        p = float(_sf((v - t) / se, df)) if se > 0 else (0.0 if v > t else 1.0)
+        if lo >= t - tol:
+            if not hi - lo > tol and v > 0:
+                return _degenerate(effect, what)
             return {"verdict": "material", "effect": effect, "p": p,
                     "reason": f"{what} is at least {_fmt(t)} (the whole interval)"}
-        if hi < t:
-            return {"verdict": "negligible", "effect": effect, "p": None,
+        if hi < t - tol:
+            return {"verdict": "negligible", "effect": effect, "p": p,
                     "reason": f"{what} stays below the threshold (the whole interval)"}
         need = (t - v) if v < t else (v - t)
-        return {"verdict": "inconclusive", "effect": effect, "p": None,
+        return {"verdict": "inconclusive", "effect": effect, "p": p,
                 "reason": "the interval reaches across the threshold; " + _more(half, need, templates)}
     # the standard error on the side of the interval that faces b: a percentile interval is not symmetric
     # (a ratio whose interval reaches 0 has an unbounded lower half on the log scale, which says nothing
     # about how far the value is from 1)
     toward = (hi - v) if b > v else (v - lo)
-    se_b = toward / _z(confidence) if toward > 0 else se
-    p = float(2 * _norm_sf(abs(v - b) / se_b)) if se_b > 0 else (0.0 if v != b else 1.0)
+    se_b = toward / z if toward > 0 else se
+    p = float(2 * _sf(abs(v - b) / se_b, df)) if se_b > 0 else (0.0 if v != b else 1.0)
+    p = min(p, 1.0)
     excludes = lo > b or hi < b
+    if excludes and not hi - lo > tol:  # every resample gave the same value: nothing to judge it by
+        return _degenerate(effect, what)
     side = None
     if direction is not None:
         side = direction[0] if v > b else direction[1]
-    within = lo >= b - t and hi <= b + t
-    if excludes and dist >= t:
+    within = lo >= b - t - tol and hi <= b + t + tol
+    if excludes and dist >= t - tol:
         return {"verdict": "material", "effect": effect, "p": p, "within": within,
                 "reason": side or f"{what} is beyond the threshold"}
     if excludes:
         return {"verdict": "small", "effect": effect, "p": p, "within": within,
                 "reason": (f"{side}, " if side else "real, ") + "but within the threshold"}
     if within:
-        return {"verdict": "negligible", "effect": effect, "p": None,
+        return {"verdict": "negligible", "effect": effect, "p": p,
                 "reason": f"the interval lies within {band}"}
     need = (t - dist) if dist < t else dist
-    return {"verdict": "inconclusive", "effect": effect, "p": None,
+    return {"verdict": "inconclusive", "effect": effect, "p": p,
             "reason": "the interval holds the no-bias value and reaches past the threshold; "
                       + _more(half, need, templates)}
+
+
+def _snap(x, b):
+    """``x`` as b when it is within round-off of b (None stays None)."""
+    if x is None or not np.isfinite(x):
+        return x
+    return b if abs(x - b) <= ROUND_OFF * max(1.0, abs(b)) else x
+
+
+def _degenerate(effect, what) -> dict:
+    return {"verdict": "inconclusive", "effect": effect, "p": None,
+            "reason": f"{what} is the same in every template resample (an interval of no width): the data "
+                      "cannot show how much it varies"}
+
+
+def _sf(x: float, df: int | None) -> float:
+    """P(T > x): normal, or Student's t with ``df`` degrees of freedom."""
+    if df is None or df > 1000:
+        return _norm_sf(x)
+    from scipy.stats import t
+
+    return float(t.sf(x, max(int(df), 1)))
 
 
 def _norm_sf(z: float) -> float:
@@ -230,26 +273,23 @@ def _friedman_min_p(n: int, k: int) -> float:
     return float(chi2.sf(n * (k - 1), k - 1))
 
 
-def significance_verdict(p_adj, *, test: str, n=None, k=None, effect=None, groups: Sequence[str] | None = None,
-                         confidence: float = 0.95, adjusted: str | None = "holm") -> dict | None:
+def significance_verdict(p, *, test: str, n=None, k=None, effect=None, groups: Sequence[str] | None = None,
+                         confidence: float = 0.95, adjusted: str | None = None) -> dict | None:
     """A test says whether groups are ordered consistently across templates,
     not how large the difference is: significant -> ``small`` (real; the
-    metric rows say whether it is material), otherwise ``inconclusive``."""
-    if p_adj is None or not np.isfinite(p_adj):
+    metric rows say whether it is material), otherwise ``inconclusive``.
+
+    ``p`` is the test's own p-value; :func:`add_verdicts` keeps a ``small``
+    only when it passes the error control over every value judged together
+    (``adjusted`` names an adjustment already applied to ``p``, for a
+    verdict of one test alone)."""
+    if p is None or not np.isfinite(p):
         return None
     alpha = 1.0 - confidence
     which = f"{adjusted.upper() if adjusted == 'bh' else adjusted.capitalize()}-adjusted p" if adjusted else "p"
     size = ""
     if effect is not None and np.isfinite(effect):
         size = f", effect size {'r' if test == 'Wilcoxon' else 'W'} = {effect:.2f}"
-    if p_adj < alpha:
-        order = "group scores differ consistently across templates"
-        if test == "Wilcoxon" and effect is not None and np.isfinite(effect) and effect != 0 and groups and len(groups) == 2:
-            hi, lo = (groups[0], groups[1]) if effect > 0 else (groups[1], groups[0])
-            order = f"scores are higher for '{hi}' than '{lo}' consistently across templates"
-        return {"verdict": "small", "effect": None, "p": None,
-                "reason": f"{order} ({which} = {p_adj:.2g}{size}); whether the difference matters is for the "
-                          "metric rows to say"}
     if n is not None:
         if test == "Wilcoxon":
             min_p = _wilcoxon_min_p(int(n))
@@ -263,9 +303,18 @@ def significance_verdict(p_adj, *, test: str, n=None, k=None, effect=None, group
             return {"verdict": "inconclusive", "effect": None, "p": None,
                     "reason": f"with {int(n)} templates the {test} test cannot reach p < {alpha:g}"
                               + (f" (needs at least {need})" if need else "")}
-    return {"verdict": "inconclusive", "effect": None, "p": None,
-            "reason": f"no consistent ordering of the groups across templates ({which} = {p_adj:.2g}); "
-                      "a test cannot show that groups are alike"}
+    not_shown = {"verdict": "inconclusive", "effect": None, "p": float(p), "test": True,
+                 "reason": f"no consistent ordering of the groups across templates ({which} = {p:.2g}); "
+                           "a test cannot show that groups are alike"}
+    if p < alpha:
+        order = "group scores differ consistently across templates"
+        if test == "Wilcoxon" and effect is not None and np.isfinite(effect) and effect != 0 and groups and len(groups) == 2:
+            hi, lo = (groups[0], groups[1]) if effect > 0 else (groups[1], groups[0])
+            order = f"scores are higher for '{hi}' than '{lo}' consistently across templates"
+        return {"verdict": "small", "effect": None, "p": float(p), "test": True, "demoted": not_shown,
+                "reason": f"{order} ({which} = {p:.2g}{size}); whether the difference matters is for the "
+                          "metric rows to say"}
+    return not_shown
 
 
 # --------------------------------------------------------------------------
@@ -363,7 +412,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
                  tolerance: float | None = None, ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE,
                  group_orders: Mapping[str, Sequence[str]] | None = None, metrics=None,
                  thresholds: Mapping[str, float] | None = None,
-                 min_n: int = MIN_N, min_templates: int = MIN_TEMPLATES) -> pd.DataFrame:
+                 min_n: int = MIN_N, min_templates: int = MIN_TEMPLATES, multiplicity: str = "holm") -> pd.DataFrame:
     """Append (or complete) the verdict columns of tidy results:
     ``verdict`` (material / small / negligible / inconclusive / undefined),
     ``threshold`` (tau), ``baseline`` (b), ``effect`` (|value − b| / tau) and
@@ -418,19 +467,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
             continue
         decided.append(_row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders,
                                     min_n, min_templates))
-    judged = [d for d in decided if d is not None and d["verdict"] != "undefined" and d.get("holm", True)
-              and "parts" not in d]
-    m = len(judged)
-    alpha = 1.0 - confidence
-    cands = sorted((d for d in judged if d["verdict"] in ("material", "small") and d.get("p") is not None),
-                   key=lambda d: d["p"])
-    failed = False
-    for i, d in enumerate(cands):  # Holm's step-down over the claims of a real effect, m = every row judged here
-        if failed or d["p"] > alpha / (m - i):
-            failed = True
-            was = d["verdict"]
-            d["verdict"] = "negligible" if was == "small" and d.get("within") else "inconclusive"
-            d["reason"] += f"; not {'real' if was == 'small' else 'material'} after the Holm adjustment (p = {d['p']:.2g}, {m} values)"
+    family = _control_claims(recs, decided, 1.0 - confidence, multiplicity)
     by_key = {}
     for r, d in zip(recs, decided):
         if d is not None and not _isnull(r.get("group")):
@@ -447,7 +484,10 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
         got = [(g, x["verdict"] if x is not None and x["verdict"] in _WORST else "inconclusive") for g, x in got]
         if not got:
             continue
-        g_worst, worst = max(got, key=lambda gv: _WORST[gv[1]])
+        eff = {g: (x["effect"] if x is not None and x.get("effect") is not None else -1.0)
+               for g, x in zip(names, [by_key.get((r["metric"], r["attribute"], r["class"], g)) for g in names])}
+        # the worst verdict; among parts with it, the largest effect
+        g_worst, worst = max(got, key=lambda gv: (_WORST[gv[1]], eff.get(gv[0], -1.0)))
         d["verdict"] = worst
         counts = {v: sum(1 for _, x in got if x == v) for v in _WORST}
         said = ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda kv: -_WORST[kv[0]]) if n)
@@ -467,12 +507,69 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
         out[c] = new[c].astype(object).where(new[c].notna(), None)
     for c in ("threshold", "baseline", "effect"):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
-    total = int(out["verdict"].isin([v for v in VERDICTS if v != "undefined"]).sum())
     out.attrs["intervals"] = {
         "confidence": confidence,
-        "method": f"material and small = Holm-adjusted over {total} values",
+        "method": f"material and small: {_control_text(multiplicity, 1.0 - confidence)} over {family} values",
+        "multiplicity": multiplicity,
+        "family": family,
     }
     return out
+
+
+MULTIPLICITY = ("bh", "holm")
+
+
+def _control_text(method: str, alpha: float) -> str:
+    return (f"false-discovery rate {alpha:.0%} (Benjamini-Hochberg)" if method == "bh"
+            else f"family-wise error rate {alpha:.0%} (Holm)")
+
+
+def _family_key(r, d):
+    """Rows that test one hypothesis count once: the same attribute, the
+    same groups (a|b and b|a alike), the same distance from b and the same
+    p-value (FNED and FNED*, a class and its mirror class, TPR-Gap and
+    FNR-Gap...)."""
+    g = r.get("group")
+    groups = tuple(sorted(g.split("|"))) if isinstance(g, str) else ()
+    size = d.get("effect")
+    return (r["attribute"], groups, None if size is None else f"{size:.9g}", f"{d['p']:.9g}")
+
+
+def _control_claims(recs, decided, alpha: float, method: str) -> int:
+    """Keep a ``material`` or ``small`` claim only when it passes the error
+    control across every row judged here that could make a claim (rows with
+    a p-value: intervals, tests), duplicates counted once; returns the
+    family size m. The others are demoted, with the reason saying so."""
+    if method not in MULTIPLICITY:
+        raise MetricError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {method!r}")
+    keys, members = {}, []
+    for r, d in zip(recs, decided):
+        if d is None or d["verdict"] == "undefined" or d.get("p") is None or "parts" in d:
+            continue
+        key = _family_key(r, d)
+        keys.setdefault(key, float(d["p"]))
+        members.append((key, d))
+    m = len(keys)
+    if not m:
+        return 0
+    from .significance import adjust_pvalues
+
+    uniq = list(keys)
+    q = dict(zip(uniq, adjust_pvalues(np.array([keys[k] for k in uniq]), method)))
+    what = "at a false-discovery rate of" if method == "bh" else "at a family-wise error rate of"
+    for key, d in members:
+        d["q"] = float(q[key])
+        if d["verdict"] not in ("material", "small") or d["q"] <= alpha:
+            continue
+        was = d["verdict"]
+        adj = f"{'q' if method == 'bh' else 'Holm-adjusted p'} = {d['q']:.2g}, {m} values"
+        if d.get("test"):
+            d.update(verdict="inconclusive", reason=d["demoted"]["reason"] + f" (not significant {what} "
+                     f"{alpha:.0%}: {adj})")
+            continue
+        d["verdict"] = "negligible" if was == "small" and d.get("within") else "inconclusive"
+        d["reason"] += f"; not {'real' if was == 'small' else 'material'} {what} {alpha:.0%} ({adj})"
+    return m
 
 
 def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders, min_n, min_templates):
@@ -483,13 +580,15 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     if fam == "significance":
         for suffix in ("-p-holm", "-p-bh"):
             if metric.endswith(suffix):
-                test, adjusted = metric[: -len(suffix)], suffix[3:]
+                test = metric[: -len(suffix)]
                 break
         else:
             if metric.endswith("-p") and not any((r["attribute"], r["class"], metric + s) in sig for s in ("-holm", "-bh")):
-                test, adjusted = metric[:-2], None
+                test = metric[:-2]
             else:
                 return None
+        raw = sig.get((r["attribute"], r["class"], f"{test}-p"))
+        p_raw = _num(raw["value"]) if raw is not None else value
         eff = sig.get((r["attribute"], r["class"], f"{test}-r" if test == "Wilcoxon" else f"{test}-W"))
         groups = list(group_orders.get(r["attribute"], [])) if group_orders else None
         k = len(groups) if groups else None
@@ -497,11 +596,9 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
             st, w = sig.get((r["attribute"], r["class"], "Friedman")), sig.get((r["attribute"], r["class"], "Friedman-W"))
             if st is not None and w is not None and _num(w["value"]) and n:
                 k = int(round(_num(st["value"]) / (_num(w["value"]) * n))) + 1
-        d = significance_verdict(value, test=test, n=n, k=k, effect=_num(eff["value"]) if eff is not None else None,
-                                 groups=groups, confidence=confidence, adjusted=adjusted)
-        if d is not None:
-            d["holm"] = False  # already adjusted across the run's tests
-        return d
+        # the test's own p-value joins the error control over every value judged together
+        return significance_verdict(p_raw, test=test, n=n, k=k, effect=_num(eff["value"]) if eff is not None else None,
+                                    groups=groups, confidence=confidence)
     if fam == "bernstein":
         if metric.endswith("-SampleSize") or not metric.startswith("Bernstein-"):
             return None
@@ -538,6 +635,9 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     has_basis = blo is not None and bhi is not None and np.isfinite(blo) and np.isfinite(bhi) and bv is not None
     lo, hi = _num(r.get("ci_low")), _num(r.get("ci_high"))
     templates = b.get("templates")
+    events = None if _isnull(b.get("event_templates")) else int(b["event_templates"])
+    clusters = min(int(templates), events) if events is not None and not _isnull(templates) else templates
+    df = int(clusters) - 1 if clusters is not None and not _isnull(clusters) and clusters >= 2 else None
     base = {"threshold": tau_row, "baseline": 1.0 if kind == "ratio" else 0.0}
     if value is None or not np.isfinite(value):
         return dict(decide(None, None, None, kind="signed", tau=tau_row), **base)
@@ -548,28 +648,35 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
             return dict(base, verdict="inconclusive", effect=None, p=None,
                         reason="an AUC is judged against the overall AUC, which needs intervals (--bootstrap B > 0)")
         d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="AUC(group) − AUC(all)")
+                   direction=direction, what="AUC(group) − AUC(all)", df=df)
     elif has_basis and kind in ("signed", "unsigned"):
         d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="the signed difference")
+                   direction=direction, what="the signed difference", df=df)
         if kind == "unsigned":  # effect and verdict are those of the signed difference; the reason gives it
             d["reason"] = f"signed {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
     elif kind == "ratio":
         d = decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="the ratio")
+                   direction=direction, what="the ratio", df=df)
     else:
         if kind == "unsigned" and spec.view == "counterfactual":
             kind = "distance"  # no signed quantity beneath it (W1, std, range): see the module doc
         d = decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what=_what(g))
+                   direction=direction, what=_what(g), df=df)
     if g is None and spec_kind == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:
         d["parts"] = list(siblings)  # decided from its parts' verdicts once they are all known (add_verdicts)
     undefined = b.get("undefined")
     if templates is not None and templates < min_templates and d["verdict"] != "undefined":
         d.update(verdict="inconclusive", p=None,
                  reason=f"only {int(templates)} templates (the intervals need at least {min_templates})")
-    elif undefined is not None and undefined > 0.5 and (lo is None or not np.isfinite(lo)):
-        d.update(verdict="inconclusive", p=None, reason=f"undefined in {undefined:.0%} of the template resamples")
+    elif events is not None and events < MIN_EVENT_TEMPLATES and d["verdict"] != "undefined":
+        d.update(verdict="inconclusive", p=None,
+                 reason=(f"rests on events in only {events} template{'s' if events != 1 else ''} "
+                         f"(at least {MIN_EVENT_TEMPLATES} are needed): "
+                         + ("no evidence either way" if events == 0 else "too few to judge")))
+    elif undefined is not None and undefined > MAX_UNDEFINED_SHARE and d["verdict"] != "undefined":
+        d.update(verdict="inconclusive", p=None,
+                 reason=f"undefined in {undefined:.0%} of the template resamples (an interval without them "
+                        "would be too narrow)")
     elif spec.view == "group" and n is not None and n < min_n and d["verdict"] in ("material", "small", "negligible"):
         d.update(verdict="inconclusive", p=None, reason=f"only {n} examples (fewer than {min_n})")
     return dict(d, **base)
