@@ -57,6 +57,17 @@ class ScoredData:
         """Attributes in order of first appearance."""
         return list(pd.unique(self.frame["attribute"]))
 
+    def take(self, rows, *, templates=None) -> "ScoredData":
+        """The examples ``rows`` (an int array; repeats allowed), in that
+        order, optionally with new ``template`` labels."""
+        import dataclasses
+
+        rows = np.asarray(rows, dtype=np.int64)
+        frame = self.frame.iloc[rows].reset_index(drop=True)
+        if templates is not None:
+            frame["template"] = np.asarray(templates, dtype=object)
+        return dataclasses.replace(self, frame=frame, probs=self.probs[rows], y=self.y[rows], yhat=self.yhat[rows])
+
     def to_frame(self) -> pd.DataFrame:
         """Back to the interchange layout (``probs`` as dicts)."""
         out = self.frame.copy()

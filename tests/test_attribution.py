@@ -1,0 +1,48 @@
+"""Group-vs-background findings attributed to the group that causes them
+(bias_suite.stats.attribution), on data whose truth is planted."""
+import numpy as np
+import pytest
+
+
+def _one_group_missed(n_templates=60, seed=0):
+    """4 groups x 2 terms, gold 'pos' or 'neg' by template. The model misses 'pos' for g0 in most
+    templates and treats g1, g2, g3 identically (the same probabilities, term for term)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(n_templates):
+        label = "pos" if t % 2 == 0 else "neg"
+        base = rng.uniform(0.6, 0.95) if label == "pos" else rng.uniform(0.05, 0.4)
+        hard = rng.random() < 0.15  # a template every group finds hard
+        for g in range(4):
+            for k in range(2):
+                p = base
+                if label == "pos" and (hard or (g == 0 and rng.random() < 0.8)):
+                    p = 0.3
+                rows.append(dict(id=f"{t}-{g}-{k}", template=f"t{t}", attribute="x", group=f"g{g}", term=f"g{g}{k}",
+                                 text=f"{t} {g} {k}", label=label, probs={"neg": 1 - p, "pos": p}))
+    return rows
+
+
+def test_spill_over_is_attributed_to_its_source():
+    from bias_suite.evaluation import evaluate
+
+    res = evaluate(_one_group_missed(), metrics=["FNED", "FNR-Ratio"])
+    own = res[(res["metric"] == "FNED") & (res["class"] == "pos") & (res["group"] == "g0")].iloc[0]
+    assert own["verdict"] == "material" and own["source"] is None
+    others = res[(res["metric"] == "FNED") & (res["class"] == "pos") & res["group"].isin(["g1", "g2", "g3"])]
+    # the others differ from a background that holds g0 ...
+    assert (others["verdict"] == "material").all(), others[["group", "value", "verdict", "reason"]]
+    # ... but not from each other: the effect is g0's
+    assert (others["source"] == "g0").all()
+    assert others["reason"].str.contains("shifted by 'g0'").all()
+
+
+def test_no_source_without_a_larger_effect():
+    from bias_suite.evaluation import evaluate
+
+    rows = [r for r in _one_group_missed() if r["group"] in ("g0", "g1")]
+    res = evaluate(rows, metrics=["FNED"])
+    judged = res[res["verdict"].notna() & res["group"].notna()]
+    # two groups: each is the other's whole background; the larger effect keeps no source
+    top = judged.sort_values("effect", ascending=False).iloc[0]
+    assert top["source"] is None
