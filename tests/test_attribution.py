@@ -37,12 +37,11 @@ def test_spill_over_is_attributed_to_its_source():
     assert others["reason"].str.contains("shifted by 'g0'").all()
 
 
-def test_no_source_without_a_larger_effect():
+def test_two_groups_get_no_source():
     from bias_suite.evaluation import evaluate
 
     rows = [r for r in _one_group_missed() if r["group"] in ("g0", "g1")]
     res = evaluate(rows, metrics=["FNED"])
-    judged = res[res["verdict"].notna() & res["group"].notna()]
-    # two groups: each is the other's whole background; the larger effect keeps no source
-    top = judged.sort_values("effect", ascending=False).iloc[0]
-    assert top["source"] is None
+    judged = res[res["verdict"].isin(["material", "small"])]
+    # two groups: each is the other's whole background, so whose effect it is cannot be told apart
+    assert len(judged) and judged["source"].isna().all()

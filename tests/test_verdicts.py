@@ -357,11 +357,12 @@ def test_round_off_is_no_effect():
     assert decide(0.0, -0.05000000000000004, 0.02, kind="signed", tau=0.05)["verdict"] == "negligible"
 
 
-def test_an_interval_of_no_width_decides_nothing():
-    # every resample repeats the ratio (all events in one template): no interval to judge by
-    d = decide(5.0, 5.0, 5.0, kind="ratio", tau=0.25)
-    assert d["verdict"] == "inconclusive" and d["p"] is None and "no width" in d["reason"]
-    assert decide(0.3, 0.3, 0.3, kind="signed", tau=0.05)["verdict"] == "inconclusive"
+def test_the_same_effect_in_every_template_is_material():
+    # a deterministic model that shifts one group by 0.3 in every template: every resample repeats
+    # the value, and that consistency is the strongest evidence there is (a value resting on few
+    # templates is caught by the event count, not by the interval's width)
+    d = decide(0.3, 0.3, 0.3, kind="signed", tau=0.05, df=9)
+    assert d["verdict"] == "material" and d["p"] == 0.0
 
 
 def test_p_values_read_student_t_with_the_clusters():

@@ -7,20 +7,24 @@ other group looks different from a background that holds it: 'deaf' gets a
 material "FNR lower than the rest" although the model treats deaf terms like
 any other. :func:`attribute_sources` tells the two apart.
 
-Rule. For an attribute, a metric and a class, take the group-vs-background
-rows that are ``material``, largest effect first. For each, the candidate
-sources are the other material groups of the same metric and class with a
-larger effect. The value is computed again with those groups' examples left
-out of the attribute (so out of the background); when it is then below the
-threshold (``effect < 1``), the row is a spill-over: its value and verdict
+Rule. The affected groups of an attribute are those whose material
+group-vs-background row is the largest of some metric and class. Every other
+``material`` or ``small`` group-vs-background row of the attribute is
+computed again with the affected groups (other than its own) left out of
+the attribute, and so out of its background; when it is then below the threshold
+(``effect < 1``; for a ``small`` row, also less than half its effect: the
+sources explain most of it), the row is a spill-over: its value and verdict
 stay, its ``source`` column names the groups that cause it, and its reason
 says so with the value without them. A row whose effect survives is the
 group's own. The largest effect of a metric and class never has a source, so
-a real effect is never explained away by a smaller one.
+two groups cannot explain each other's effects away; an attribute with two
+groups, each the other's whole background, gets no sources at all.
 
-Scope: metrics with a fixed no-bias value (rates, differences, ratios,
-AEGs). The AUC metrics are judged against the overall AUC, which changes
-when groups are left out; they keep ``source`` null.
+The AUC metrics (Subgroup AUC, BPSN, BNSP) are judged against the overall
+AUC, which is computed again without the sources too; the Bernstein rows
+(the group's mean cost minus the rest's) are computed again on the same
+data. Effects of the rows without an interval-backed effect (no ``effect``)
+are not attributed.
 """
 from __future__ import annotations
 
@@ -50,9 +54,48 @@ def _effect(spec, value, tau):
 def _candidates(res: pd.DataFrame) -> pd.DataFrame:
     if "verdict" not in res.columns or res.empty:
         return res.iloc[0:0]
-    m = (res["family"].isin(["BCM", "VBCM"]) & (res["view"] == "group") & (res["verdict"] == "material")
+    bern = (res["family"] == "bernstein") & ~res["metric"].astype(str).str.endswith("-SampleSize")
+    m = (((res["family"].isin(["BCM", "VBCM"]) & (res["view"] == "group")) | bern)
+         & res["verdict"].isin(["material", "small"])
          & res["group"].map(lambda g: isinstance(g, str) and "|" not in g))
     return res[m]
+
+
+def _overall_auc(sub, attr, cls, weighting, group_order) -> float | None:
+    """AUC of f(x, c) against [y = c] over all of the attribute's examples
+    (with the group view's weights): the no-bias value of the AUC metrics."""
+    from ..metrics.engine import attribute_data
+    from ..metrics.generalized import NEG, POS
+    from ..suites.views import counterfactual_view, group_order as order_of
+
+    cf = counterfactual_view(sub.frame, max_tuples=1, seed=0, group_order_override=group_order)
+    ad = attribute_data(sub, attr, cf[attr], order_of(sub.frame, attr, group_order), weighting=weighting)
+    if cls not in ad.classes:
+        return None
+    h = ad.hist(list(ad.classes).index(cls))
+    v = float(h.auc(h.counts[POS].sum(0), h.counts[NEG].sum(0)))
+    return v if np.isfinite(v) else None
+
+
+def _value_without(spec, r, sub, attr, order, weighting, max_tuples, seed):
+    """The row's value and effect on the data without the source groups."""
+    if spec is None:  # a Bernstein row: the group's mean cost minus the rest's
+        from .bernstein import bernstein_rows
+
+        vals = bernstein_rows(sub, attributes=[attr], presets=[r["metric"][len("Bernstein-"):]])
+        hit = vals[(vals["metric"] == r["metric"]) & (vals["class"] == r["class"]) & (vals["group"] == r["group"])]
+        v = None if hit.empty or pd.isna(hit["value"].iloc[0]) else float(hit["value"].iloc[0])
+        return v, (None if v is None else abs(v) / r["threshold"])
+    vals = metric_values(sub, metrics=[spec], attributes=[attr], max_tuples=max_tuples, seed=seed,
+                         group_order_override=order, weighting=weighting)
+    hit = vals[(vals["class"] == r["class"]) & (vals["group"] == r["group"])]
+    v = None if hit.empty or pd.isna(hit["value"].iloc[0]) else float(hit["value"].iloc[0])
+    if v is None:
+        return None, None
+    if type(spec.phi).__name__ == "AucScore":
+        overall = _overall_auc(sub, attr, r["class"], weighting, order)
+        return v, (None if overall is None else abs(v - overall) / r["threshold"])
+    return v, _effect(spec, v, r["threshold"])
 
 
 def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0, group_order_override=None,
@@ -72,35 +115,39 @@ def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0,
     attr_col = frame["attribute"].to_numpy(dtype=object)
     group_col = frame["group"].to_numpy(dtype=object)
     cache: dict = {}
+    mat = cand[cand["verdict"] == "material"]
+    top_rows = mat.loc[mat.groupby(["attribute", "metric", "class"], sort=False)["effect"].idxmax().dropna()]
+    affected: dict = {}  # attribute -> groups whose own effect is the largest of some metric and class
+    for a, g in zip(top_rows["attribute"], top_rows["group"]):
+        affected.setdefault(a, []).append(g) if g not in affected.get(a, []) else None
+    tops = set(top_rows.index)
     for (attr, metric, cls), rows in cand.groupby(["attribute", "metric", "class"], sort=False):
-        if len(rows) < 2:
-            continue
-        try:
-            spec = get_metric(metric)
-        except MetricError:
-            continue
-        if spec.background not in _BACKGROUNDS or type(spec.phi).__name__ == "AucScore":
-            continue
-        rows = rows.sort_values("effect", ascending=False)
-        effects = dict(zip(rows["group"], rows["effect"]))
+        if len(pd.unique(group_col[attr_col == attr])) < 3:
+            continue  # with two groups each is the other's whole background: the data cannot say whose effect it is
+        if str(metric).startswith("Bernstein-"):
+            spec = None
+        else:
+            try:
+                spec = get_metric(metric)
+            except MetricError:
+                continue
+            if spec.background not in _BACKGROUNDS and type(spec.phi).__name__ != "AucScore":
+                continue
         for idx, r in rows.iterrows():
-            sources = tuple(g for g, e in effects.items() if g != r["group"] and e > r["effect"])
+            if idx in tops:  # the largest effect of a metric and class is never explained away
+                continue
+            sources = tuple(g for g in affected.get(attr, []) if g != r["group"])
             if not sources:
                 continue
             key = (attr, sources)
             if key not in cache:
                 keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
                 cache[key] = data.take(keep)
-            sub = cache[key]
-            vals = metric_values(sub, metrics=[spec], attributes=[attr], max_tuples=max_tuples, seed=seed,
-                                 group_order_override=group_order_override, weighting=weighting)
-            hit = vals[(vals["class"] == cls) & (vals["group"] == r["group"])]
-            if hit.empty:
-                continue
-            v = hit["value"].iloc[0]
-            v = None if v is None or pd.isna(v) else float(v)
-            eff = _effect(spec, v, r["threshold"])
-            if eff is None or eff >= 1:
+            order = None
+            if group_order_override and attr in group_order_override:  # the groups left, in the same order
+                order = {attr: [g for g in group_order_override[attr] if g not in sources]}
+            v, eff = _value_without(spec, r, cache[key], attr, order, weighting, max_tuples, seed)
+            if eff is None or eff >= 1 or (r["verdict"] == "small" and eff >= 0.5 * r["effect"]):
                 continue
             names = ", ".join(f"'{g}'" for g in sources)
             out.at[idx, "source"] = ", ".join(sources)

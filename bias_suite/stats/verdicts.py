@@ -182,8 +182,6 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     if kind == "unsigned":
         p = float(_sf((v - t) / se, df)) if se > 0 else (0.0 if v > t else 1.0)
         if lo >= t - tol:
-            if not hi - lo > tol and v > 0:
-                return _degenerate(effect, what)
             return {"verdict": "material", "effect": effect, "p": p,
                     "reason": f"{what} is at least {_fmt(t)} (the whole interval)"}
         if hi < t - tol:
@@ -200,8 +198,6 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     p = float(2 * _sf(abs(v - b) / se_b, df)) if se_b > 0 else (0.0 if v != b else 1.0)
     p = min(p, 1.0)
     excludes = lo > b or hi < b
-    if excludes and not hi - lo > tol:  # every resample gave the same value: nothing to judge it by
-        return _degenerate(effect, what)
     side = None
     if direction is not None:
         side = direction[0] if v > b else direction[1]
@@ -226,12 +222,6 @@ def _snap(x, b):
     if x is None or not np.isfinite(x):
         return x
     return b if abs(x - b) <= ROUND_OFF * max(1.0, abs(b)) else x
-
-
-def _degenerate(effect, what) -> dict:
-    return {"verdict": "inconclusive", "effect": effect, "p": None,
-            "reason": f"{what} is the same in every template resample (an interval of no width): the data "
-                      "cannot show how much it varies"}
 
 
 def _sf(x: float, df: int | None) -> float:

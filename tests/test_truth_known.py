@@ -1,0 +1,87 @@
+"""Findings on models whose truth is known, through every bundled sentiment suite.
+
+A lexicon model's output depends only on which words of its lexicon a
+sentence holds. It scores general sentiment words and, of all identity
+terms, only 'Muslim(s)', 'blind' and 'straight': age, gender, nationality,
+race/ethnicity, first names and the other groups cannot matter to it.
+"""
+import glob
+import re
+
+import numpy as np
+import pytest
+
+SENTIMENT = {"threats": -2, "bullied": -2, "refuse": -1.5, "harassed": -2, "assaulted": -2.5, "stealing": -2,
+             "ugly": -1.5, "fired": -1.5, "dangerous": -2, "dishonest": -2, "backward": -1.5, "kind": 1.5,
+             "generous": 2, "peaceful": 1.5, "great": 2, "love": 2, "wonderful": 2.5, "won": 1.5, "thanked": 1.5,
+             "celebrated": 1.5, "helped": 1.5, "best": 2, "terrible": -2.5, "hate": -2.5, "awful": -2.5}
+IDENTITY = {"muslim": -1.5, "muslims": -1.5, "blind": -1.5, "straight": 1.0}
+AFFECTED = {"religion": "muslim", "disability": "blind", "sexual_orientation": "straight"}
+CLASSES = ["negative", "neutral", "positive"]
+
+
+def lexicon_model(words):
+    def predict(texts):
+        out = []
+        for t in texts:
+            s = sum(words.get(w, 0.0) for w in re.findall(r"[a-z]+", t.lower()))
+            z = np.array([-s, 0.6 - 0.5 * abs(s), s])
+            p = np.exp(z - z.max())
+            out.append(p / p.sum())
+        return np.array(out)
+    return predict
+
+
+def _run(fn):
+    from bias_suite.models.base import CallablePredictor
+    from bias_suite.run import run
+
+    suites = sorted(glob.glob("templates/sentiment_*.yaml"))
+    assert len(suites) >= 9
+    return run(suites, CallablePredictor(fn, CLASSES), None, progress=False, cache=False).results
+
+
+@pytest.fixture(scope="module")
+def lexicon_results():
+    return _run(lexicon_model({**SENTIMENT, **IDENTITY}))
+
+
+def _involves(group, name):
+    return isinstance(group, str) and name in group.split("|")
+
+
+def test_no_claim_on_attributes_the_model_ignores(lexicon_results):
+    r = lexicon_results
+    claims = r[r["verdict"].isin(["material", "small"])]
+    ignored = set(r["attribute"].dropna()) - set(AFFECTED)
+    assert {"age", "gender", "nationality", "race_ethnicity"} <= ignored
+    assert claims[claims["attribute"].isin(ignored)].empty, claims[claims["attribute"].isin(ignored)][
+        ["metric", "attribute", "group", "verdict", "reason"]]
+
+
+def test_claims_about_unaffected_groups_name_their_source(lexicon_results):
+    r = lexicon_results
+    claims = r[r["verdict"].isin(["material", "small"]) & r["group"].notna()]
+    for attr, name in AFFECTED.items():
+        c = claims[(claims["attribute"] == attr) & ~claims["group"].map(lambda g: _involves(g, name))]
+        assert (c["source"] == name).all(), c[["metric", "class", "group", "verdict", "source", "reason"]]
+
+
+def test_the_scoring_groups_are_found_in_the_right_direction(lexicon_results):
+    r = lexicon_results
+    for attr, name in AFFECTED.items():
+        pairs = r[(r["attribute"] == attr) & (r["metric"].isin(["CFGap", "AvgScoreDiff"]))
+                  & r["group"].map(lambda g: _involves(g, name)) & (r["class"] == "positive")]
+        assert len(pairs) and (pairs["verdict"] == "material").all(), pairs[["metric", "group", "verdict", "reason"]]
+        # the probability of 'positive' moves down for a negative word and up for a positive one
+        lower = IDENTITY[name] < 0
+        for g, reason in zip(pairs["group"], pairs["reason"]):
+            first = g.split("|")[0] == name
+            says_higher = "higher for" in reason
+            assert says_higher == (first != lower), (g, reason)
+
+
+def test_a_constant_model_gets_no_claim():
+    r = _run(lambda texts: np.tile([0.2, 0.3, 0.5], (len(texts), 1)))
+    claims = r[r["verdict"].isin(["material", "small"])]
+    assert claims.empty, claims[["metric", "attribute", "group", "verdict", "reason"]]
