@@ -197,6 +197,48 @@ class _ClassItems:
             self._chunk[key] = self.Wf @ self.cells(cats)
         return self._chunk[key]
 
+    # -- pairs inside one template (the AEG correction)
+    def within(self, cats):
+        """Per template j: ``M[j, a, b]`` = U(items of group a over items of
+        group b) among the pairs of template j, and ``N[j, a]`` the items of
+        group a in j (both with the items' multipliers); cached per class."""
+        def make():
+            p = self.positions(cats)
+            J, k = self.J, self.k
+            tp, gp, xp = self.tpl[p], self.g[p], self.x[p]
+            rp = np.ones(p.size) if self.r is None else self.r[p].astype(np.float64)
+            order = np.lexsort((xp, tp))  # by template, then score
+            tp, gp, xp, rp = tp[order], gp[order], xp[order], rp[order]
+            N = np.zeros((J, k))
+            np.add.at(N, (tp, gp), rp)
+            M = np.zeros((J, k, k))
+            if p.size == 0:
+                return M, N
+            new_block = np.r_[True, (xp[1:] != xp[:-1]) | (tp[1:] != tp[:-1])]
+            block = np.cumsum(new_block) - 1
+            starts = np.flatnonzero(new_block)
+            ends = np.r_[starts[1:], xp.size] - 1
+            seg_start = np.r_[True, tp[1:] != tp[:-1]]
+            for a in range(k):
+                wa = np.where(gp == a, rp, 0.0)
+                cum = np.cumsum(wa)
+                before_seg = (cum - wa)[np.flatnonzero(seg_start)][np.cumsum(seg_start) - 1]
+                leq = cum[ends[block]] - before_seg          # a-weight at or below each item, in its template
+                less = leq - (cum[ends[block]] - (cum - wa)[starts[block]])  # strictly below
+                above = N[tp, a] - leq
+                val = rp * (above + 0.5 * (leq - less))       # U contribution of each item as the lower one
+                np.add.at(M[:, a, :], (tp, gp), val)
+            return M, N
+        return self._memo(("within", cats), make)
+
+    def within_excess(self):
+        """(Bc, J): W_j^2 - W_j, how often template j's own pairs are counted
+        once too many when it is drawn W_j times (copies paired with copies)."""
+        key = ("excess",)
+        if key not in self._chunk:
+            self._chunk[key] = self.Wf * self.Wf - self.Wf
+        return self._chunk[key]
+
     # -- W1 = sum_i |F_Q(x_i) - F_P(x_i)| (x_{i+1} - x_i) over the sorted items
     def _w1_static(self, cats):
         def make():
@@ -485,8 +527,11 @@ def _set_metric_chunk(spec, ad, score, comp, items: _ClassItems) -> dict:
         for a, b in ad.pairs():
             if comp.name == "W1":
                 vals.append(items.w1(cats, ("g", a), ("g", b)))
-            else:  # AEG(background a, group b) = 1/2 - U(a over b) / (|a||b|)
-                vals.append(0.5 - _ratio(items.u_pair(cats, cats, a, b), n[:, a] * n[:, b]))
+            else:  # AEG(background a, group b) = 1/2 - U(a over b) / (|a||b|), pairs of copies of one template left out
+                M, Nj = items.within(cats)
+                Q = items.within_excess()
+                U = items.u_pair(cats, cats, a, b) - Q @ M[:, a, b]
+                vals.append(0.5 - _ratio(U, n[:, a] * n[:, b] - Q @ (Nj[:, a] * Nj[:, b])))
         V = np.column_stack(vals) if vals else np.zeros((n.shape[0], 0))
         for i, name in enumerate(ad.pair_names()):
             out[name] = V[:, i]
@@ -503,14 +548,61 @@ def _set_metric_chunk(spec, ad, score, comp, items: _ClassItems) -> dict:
     else:  # AEG = 1/2 - U(bg over t)/(|bg||t|) = U(t over bg)/(|bg||t|) - 1/2
         U = items.u_over_all(cats, cats)
         nb = np.repeat(n_all[:, None], k, 1)
+        M, Nj = items.within(cats)  # a template drawn W times: its own pairs once per copy, not W^2 times
+        Q = items.within_excess()
+        Mt = M.sum(axis=2)  # (J, k): U(t over all) inside each template
+        Nall = Nj.sum(axis=1, keepdims=True)
         if bg == "rest":
             U = U - items.u_grp(cats, cats)
             nb = nb - n
-        V = _ratio(U, nb * n) - 0.5
+            Mt = Mt - M[:, np.arange(k), np.arange(k)]
+            Nall = Nall - Nj
+        V = _ratio(U - Q @ Mt, nb * n - Q @ (Nall * Nj)) - 0.5
     for t, name in enumerate(ad.groups):
         out[name] = V[:, t]
     if gen == "BCM":
         out[None] = _acc(V, normalizer_value(spec.normalizer, k))
+    return out
+
+
+def aeg_without_copy_pairs(prep: _Prepared, spec, c: int, W: np.ndarray, values: dict) -> dict:
+    """AEG values of resamples evaluated on copied templates (the generic
+    path), with the pairs between two copies of one template left out as
+    the closed form leaves them out: ``values`` {group label: (B,)} as the
+    engine gives them on the resampled data, ``W`` (B, J) the template
+    counts."""
+    ad = prep.ad
+    sc = get_score(spec.score)
+    cats = _CATS[getattr(sc, "select", "all")]
+    items = _ClassItems(prep, c)
+    M, Nj = items.within(cats)
+    Wf = W.astype(np.float64)
+    Q = Wf * Wf - Wf
+    n = Wf @ Nj  # (B, k) item weights per group in each resample
+    out = dict(values)
+    k = ad.k
+    if spec.generalized == "PCM":
+        for (a, b), name in zip(ad.pairs(), ad.pair_names()):
+            if name not in values:
+                continue
+            N = n[:, a] * n[:, b]
+            U = (0.5 - values[name]) * N
+            out[name] = 0.5 - _ratio(U - Q @ M[:, a, b], N - Q @ (Nj[:, a] * Nj[:, b]))
+        parts = [out[nm] for nm in ad.pair_names() if nm in out]
+    else:
+        Mt, Nall = M.sum(axis=2), Nj.sum(axis=1, keepdims=True)
+        nb = np.repeat(n.sum(1, keepdims=True), k, 1)
+        if _BACKGROUND.get(spec.background) == "rest":
+            Mt, Nall, nb = Mt - M[:, np.arange(k), np.arange(k)], Nall - Nj, nb - n
+        for t, name in enumerate(ad.groups):
+            if name not in values:
+                continue
+            N = nb[:, t] * n[:, t]
+            V = (values[name] + 0.5) * N
+            out[name] = _ratio(V - Q @ Mt[:, t], N - Q @ (Nall[:, 0 if Nall.shape[1] == 1 else t] * Nj[:, t])) - 0.5
+        parts = [out[nm] for nm in ad.groups if nm in out]
+    if None in values and parts and spec.generalized in ("PCM", "BCM"):
+        out[None] = _acc(np.column_stack(parts), normalizer_value(spec.normalizer, k))
     return out
 
 

@@ -104,6 +104,7 @@ import pandas as pd
 
 from ..exceptions import MetricError
 from ..metrics.catalog import MetricSpec, get_metric
+from ..metrics.comparisons import get_comparison
 from ..families import as_scored, family_of
 from ..metrics.engine import attribute_data, metric_row_dicts, metric_rows, metric_values, resolve_metrics
 from ..metrics.generalized import GENERALIZED, AttributeData
@@ -112,7 +113,7 @@ from ..metrics.scores import AucScore, GoldProbScore, SetScore, get_score
 _SET_SCORES = (SetScore, GoldProbScore, AucScore)
 from ..suites.views import counterfactual_view, group_order
 from ._bootstrap_fast import _fast_attribute
-from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared, item_multipliers
+from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared, aeg_without_copy_pairs, item_multipliers
 from ._common import single_threaded_blas
 from .evidence import event_templates
 from ._resamples import AttributeResamples, evaluate_resamples
@@ -577,6 +578,13 @@ def _generic_attribute(prep: _Prepared, specs, W) -> dict:
                     out[key] = np.full(B, np.nan)
                 if r["value"] is not None:
                     out[key][b] = r["value"]
+    for spec in specs:  # AEG: the pairs between copies of one template are left out, as in the closed form
+        if spec.view != "group" or get_comparison(spec.comparison).name != "AEG":
+            continue
+        for c, cls in (list(enumerate(prep.ad.classes)) if spec.per_class else [(0, "all")]):
+            vals = {g: v for (m, cc, g), v in out.items() if m == spec.name and cc == cls}
+            for g, v in aeg_without_copy_pairs(prep, spec, c, W, vals).items():
+                out[(spec.name, cls, g)] = v
     return out
 
 
