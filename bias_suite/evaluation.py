@@ -129,10 +129,11 @@ def evaluate(
 
         res = add_verdicts(res, basis=basis, confidence=confidence, metrics=specs, thresholds=thresholds,
                            group_orders=orders, multiplicity=multiplicity)
-        from .stats.attribution import attribute_sources
+        from .stats.attribution import attribute_sources, template_consistency
 
         res = attribute_sources(res, data, max_tuples=max_tuples, seed=seed,
                                 group_order_override=group_order_override, weighting=weighting)
+        res = template_consistency(res, data, group_order_override=group_order_override)
     return _as_results(single_group_nulls(res, data.frame, specs, group_order_override))
 
 

@@ -85,3 +85,12 @@ def test_a_constant_model_gets_no_claim():
     r = _run(lambda texts: np.tile([0.2, 0.3, 0.5], (len(texts), 1)))
     claims = r[r["verdict"].isin(["material", "small"])]
     assert claims.empty, claims[["metric", "attribute", "group", "verdict", "reason"]]
+
+
+def test_a_deterministic_effect_holds_in_every_template(lexicon_results):
+    r = lexicon_results
+    pairs = r[(r["metric"] == "AvgScoreDiff") & (r["verdict"] == "material") & (r["class"] == "positive")
+              & r["group"].map(lambda g: _involves(g, "muslim"))]
+    # the lexicon moves every Muslim sentence the same way: the effect has its sign in every template
+    # where the pair differs at all
+    assert len(pairs) and (pairs["consistency"] == 1.0).all(), pairs[["group", "consistency"]]

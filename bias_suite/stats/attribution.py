@@ -155,3 +155,65 @@ def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0,
                                      f"{'it' if len(sources) == 1 else 'them'} the value is {v:.3g}, below the "
                                      "threshold, so this is their effect, not this group's")
     return out
+
+
+#: counterfactual metrics whose per-template effect is the difference of the groups' mean probability of c
+_CONSISTENCY_METRICS = ("CFGap", "AvgScoreDiff", "PertSS")
+
+
+def template_consistency(res: pd.DataFrame, data, *, group_order_override=None) -> pd.DataFrame:
+    """``res`` with a ``consistency`` column: for the ``material`` and
+    ``small`` counterfactual pair rows of CFGap, AvgScoreDiff and PertSS, the
+    share of the templates (with every group, and a difference beyond
+    round-off) whose difference of the two groups' mean probability of the
+    class has the sign of the row's own signed difference; null elsewhere.
+    It tells an effect the model shows in nearly every template from one a
+    few templates carry."""
+    from ..families import family_of
+    from ..metrics.comparisons import ROUND_OFF
+
+    out = res.copy()
+    if "consistency" not in out.columns:
+        cols = list(out.columns)
+        pos = cols.index("source") + 1 if "source" in cols else len(cols)
+        out.insert(pos, "consistency", np.nan)
+    if "verdict" not in out.columns:
+        return out
+    fam = family_of(data)
+    sel = out[(out["view"] == "counterfactual") & out["metric"].isin(_CONSISTENCY_METRICS)
+              & out["verdict"].isin(["material", "small"]) & out["group"].map(lambda g: isinstance(g, str) and "|" in g)]
+    tables: dict = {}
+    for idx, r in sel.iterrows():
+        attr = r["attribute"]
+        if attr not in tables:
+            order = (group_order_override or {}).get(attr)
+            try:
+                tables[attr] = fam.block_scores(data, attr, order, True) if fam.block_scores else None
+            except (MetricError, KeyError, ValueError):
+                tables[attr] = None
+        t = tables[attr]
+        if not t or r["class"] not in t:
+            continue
+        a, b = r["group"].split("|", 1)
+        tab = t[r["class"]]
+        if a not in tab.columns or b not in tab.columns:
+            continue
+        diff = (tab[a] - tab[b]).to_numpy(dtype=float)
+        diff = diff[np.isfinite(diff) & (np.abs(diff) > ROUND_OFF)]
+        signed = _signed_of(r)
+        if diff.size == 0 or signed is None or signed == 0:
+            continue
+        out.at[idx, "consistency"] = float(np.mean(np.sign(diff) == np.sign(signed)))
+    return out
+
+
+def _signed_of(r):
+    """The row's signed difference: the one its reason starts with, else its value."""
+    reason = r.get("reason")
+    if isinstance(reason, str) and reason.startswith("signed "):
+        try:
+            return float(reason.split()[1])
+        except ValueError:
+            return None
+    v = r.get("value")
+    return None if v is None or pd.isna(v) else float(v)
