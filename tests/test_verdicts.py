@@ -425,3 +425,13 @@ def test_rank_tests_see_round_off_as_ties():
     assert block_test(x)["pvalue"] is None and "zero" in block_test(x)["note"]
     y = np.column_stack([x, x[:, :1] - 1e-17])
     assert block_test(y)["pvalue"] is None
+
+
+def test_reasons_name_the_class_they_are_about():
+    from bias_suite.evaluation import evaluate
+
+    res = evaluate(_eight_groups(0.3), metrics=["CFGap-TC", "AvgScoreDiff"])
+    mat = res[(res["verdict"] == "material") & res["group"].notna()]
+    assert len(mat)
+    for cls, reason in zip(mat["class"], mat["reason"]):
+        assert f"probability of '{cls}'" in reason, (cls, reason)

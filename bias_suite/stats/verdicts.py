@@ -329,9 +329,23 @@ def _direction(spec, kind, group, cls, pair_names):
     return d[::-1] if (d is not None and reverse and kind != "auc") else d
 
 
+def _score_text(sc, cls) -> str:
+    """A score in words, naming the class it is about."""
+    name = getattr(sc, "name", "value")
+    if name in _SCORE_TEXT:
+        return _SCORE_TEXT[name]
+    if name in ("prob", "mean_prob"):
+        return f"probability of '{cls}'"
+    if name in ("prob_pos", "mean_prob_pos"):
+        return f"probability of '{cls}' (gold '{cls}')"
+    if name == "prob_neg":
+        return f"probability of '{cls}' (gold not '{cls}')"
+    return name
+
+
 def _direction_texts(spec, kind, group, cls, pair_names):
     sc = spec.phi
-    name = _SCORE_TEXT.get(getattr(sc, "name", ""), getattr(sc, "name", "value"))
+    name = _score_text(sc, cls)
     if kind == "auc":
         return (f"AUC higher for '{group}' than for all examples", f"AUC lower for '{group}' than for all examples")
     comp = spec.d.name
