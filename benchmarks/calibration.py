@@ -21,10 +21,13 @@ and each level L (in units of the metric's tau), ``s`` is found by bisection
 so that the row's true value is L·tau, the true value being the package's
 own value (its verdict basis where the verdict is decided on a signed
 quantity) on a very large data set (``--truth-templates``, default
-30,000). The same large evaluation gives the true value of every other
-judged row. Bisection results and truths are cached in
-``calibration_cache.json`` beside this file, keyed by the generator's
-parameters, so reruns start at once.
+30,000). A second large data set of the same generator
+(``--row-truth-templates``, default 10,000) gives the true value of every
+other judged row, which is only compared with 0.5 tau. The bisection's
+shifts are kept in ``calibration_cache.json`` beside this file, the other
+rows' truths in ``calibration_truths.json`` (not in git: computed on the
+first run), both keyed by the generator's parameters, so reruns start at
+once.
 
 Then for each (metric, level, J, seed) one data set is drawn and evaluated
 at default settings (``evaluate(df, seed=seed)``: intervals, significance
@@ -47,10 +50,13 @@ and >= 90% at 30; never ``negligible`` at >= 1.5 tau.
 
 Usage:
     python benchmarks/calibration.py [--seeds 20] [--templates 30 150] [--levels 0 0.5 0.8 1.5 3]
-        [--metrics FNED FPR-Ratio PosAEG CFGap] [--jobs 1] [--quick] [--truth-templates 60000]
+        [--metrics FNED FPR-Ratio PosAEG CFGap] [--jobs 1] [--quick] [--truth-templates 30000]
+        [--row-truth-templates 10000] [--records FILE]
 
-``--quick`` runs 3 seeds of levels 0 and 3 only. ``--jobs N`` spreads data
-sets over N processes (the bootstrap itself stays single-process).
+``--quick`` runs 3 seeds of levels 0 and 3 only. ``--jobs N`` spreads the
+data sets over N processes (default 1). ``--records FILE`` appends one JSON
+line per data set and skips those already there, so a sweep can be resumed
+or extended with more seeds.
 
 Python (the tests run cheap corners this way):
 
@@ -87,9 +93,11 @@ PLANTED = "g0"
 TARGET_CLASS = "negative"
 LEVELS = (0.0, 0.5, 0.8, 1.5, 3.0)
 TEMPLATES = (30, 150)
-TRUTH_TEMPLATES = 30_000
+TRUTH_TEMPLATES = 30_000      # bisection of the target rows
+ROW_TRUTH_TEMPLATES = 10_000  # every other row (only compared with 0.5 tau)
 RATIO_BAND = 1.25
-CACHE = Path(__file__).resolve().with_name("calibration_cache.json")
+CACHE = Path(__file__).resolve().with_name("calibration_cache.json")         # shifts (kept in git)
+TRUTH_CACHE = Path(__file__).resolve().with_name("calibration_truths.json")  # row truths (large, not in git)
 
 #: metric -> (row group, sign of the shift that makes the signed value positive, tau in decision units)
 TARGETS = {
@@ -185,7 +193,6 @@ def truth_table(shift: float, *, templates: int = TRUTH_TEMPLATES, metrics=None,
     from bias_suite.metrics import evaluate as metric_values
     from bias_suite.stats.bernstein import bernstein_rows
     from bias_suite.stats.bootstrap import bootstrap
-
     from bias_suite.stats.verdicts import no_bias_reference
 
     data = _scored(templates, seed, shift)
@@ -200,23 +207,26 @@ def truth_table(shift: float, *, templates: int = TRUTH_TEMPLATES, metrics=None,
 _MEMO: dict = {}
 
 
-def _load_cache() -> dict:
+def _load_cache(path: Path | None = None) -> dict:
+    path = CACHE if path is None else path
     try:
-        stamp = (str(CACHE), CACHE.stat().st_mtime_ns)
+        stamp = path.stat().st_mtime_ns
     except OSError:
         return {}
-    if _MEMO.get("stamp") != stamp:
+    memo = _MEMO.get(str(path))
+    if memo is None or memo[0] != stamp:
         try:
-            _MEMO.update(stamp=stamp, cache=json.loads(CACHE.read_text()))
+            memo = _MEMO[str(path)] = (stamp, json.loads(path.read_text()))
         except (OSError, ValueError):
             return {}
-    return _MEMO["cache"]
+    return memo[1]
 
 
-def _save_cache(cache: dict) -> None:
-    tmp = CACHE.with_suffix(".tmp")
+def _save_cache(cache: dict, path: Path | None = None) -> None:
+    path = CACHE if path is None else path
+    tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
-    os.replace(tmp, CACHE)
+    os.replace(tmp, path)
 
 
 def _params(truth_templates: int) -> str:
@@ -272,16 +282,17 @@ def calibrate(metric: str, level: float, *, truth_templates: int = TRUTH_TEMPLAT
     return sign * lo, f_lo
 
 
-def truths(shift: float, *, truth_templates: int = TRUTH_TEMPLATES) -> dict:
-    """Cached :func:`truth_table` of every row for this shift."""
-    cache = _load_cache()
-    node = cache.setdefault(_params(truth_templates), {}).setdefault("truths", {})
+def truths(shift: float, *, templates: int = ROW_TRUTH_TEMPLATES) -> dict:
+    """Cached :func:`truth_table` of every row for this shift (rounded to 6
+    significant digits; cached in ``calibration_truths.json``)."""
+    node = _load_cache(TRUTH_CACHE).get(_params(templates), {})
     key = f"{shift:.6f}"
     if key not in node:
-        node[key] = truth_table(shift, templates=truth_templates)
-        cache = _load_cache()
-        cache.setdefault(_params(truth_templates), {}).setdefault("truths", {})[key] = node[key]
-        _save_cache(cache)
+        table = {k: float(f"{v:.6g}") for k, v in truth_table(shift, templates=templates).items()}
+        cache = _load_cache(TRUTH_CACHE)
+        cache.setdefault(_params(templates), {})[key] = table
+        _save_cache(cache, TRUTH_CACHE)
+        return table
     return node[key]
 
 
@@ -337,7 +348,7 @@ def decision_intervals(res: pd.DataFrame, basis: pd.DataFrame | None) -> dict:
     return out
 
 
-def _true_effect(metric: str, truth: float, tau: float) -> float:
+def true_effect(metric: str, truth: float, tau: float) -> float:
     from bias_suite.stats.verdicts import no_bias_reference
 
     kind, _ = no_bias_reference(metric) if not metric.startswith("Bernstein-") else ("signed", 0.0)
@@ -346,9 +357,10 @@ def _true_effect(metric: str, truth: float, tau: float) -> float:
     return abs(truth) / tau
 
 
-def judge(df: pd.DataFrame, seed: int, truth: dict, targets: dict) -> dict:
+def judge(df: pd.DataFrame, seed: int, truth: dict | None, targets: dict) -> dict:
     """Evaluate one data set at default settings and score it against the truth.
-    ``targets``: {metric: true decision value of its target row}."""
+    ``targets``: {metric: true decision value of its target row}; ``truth``:
+    {row key: true decision value} of every row (None: not scored)."""
     from bias_suite.evaluation import evaluate
 
     store: list = []
@@ -358,14 +370,16 @@ def judge(df: pd.DataFrame, seed: int, truth: dict, targets: dict) -> dict:
     ivs = decision_intervals(res, basis)
     judged = res[res["verdict"].isin(VERDICTS)]
     material = judged[judged["verdict"] == "material"]
-    false_material = 0
+    false_rows = []
     for r in material.to_dict("records"):
-        if not isinstance(r["group"], str):
+        if truth is None or not isinstance(r["group"], str):
             continue  # a sum takes its worst part's verdict: counted there
         t = truth.get(row_key(r["metric"], r["attribute"], r["class"], r["group"]))
-        if t is not None and _true_effect(r["metric"], t, r["threshold"]) < 0.5:
-            false_material += 1
-    out = {"any_material": bool(len(material)), "false_material": false_material, "targets": {}}
+        if t is not None and true_effect(r["metric"], t, r["threshold"]) < 0.5:
+            false_rows.append(f"{r['metric']} {r['class']} {r['group']}")
+    named = [f"{m} {c} {g}" for m, c, g in zip(material["metric"], material["class"], material["group"])]
+    out = {"any_material": bool(named), "material_rows": named, "false_rows": false_rows,
+           "false_material": None if truth is None else len(false_rows), "targets": {}}
     for metric, tv in targets.items():
         group = TARGETS[metric][0]
         k = row_key(metric, ATTRIBUTE, TARGET_CLASS, group)
@@ -379,16 +393,18 @@ def judge(df: pd.DataFrame, seed: int, truth: dict, targets: dict) -> dict:
 
 
 def run_cell(metric: str | None, level: float, J: int, seed: int, *, truth_templates: int = TRUTH_TEMPLATES,
-             metrics=tuple(TARGETS)) -> dict:
+             row_truth_templates: int = ROW_TRUTH_TEMPLATES, metrics=tuple(TARGETS), row_truths: bool = True) -> dict:
     """One data set: planted effect ``level`` tau on ``metric``'s target row
     (level 0: no effect; every metric in ``metrics`` is scored), J templates,
-    generator and bootstrap seed ``seed``."""
+    generator and bootstrap seed ``seed``. ``row_truths=False`` skips the
+    other rows' truths (``false_material`` is then None): the cheap corners
+    need only the cached shifts."""
     if level == 0:  # the null truth of a signed difference is 0 (log 1 for a ratio) by construction
         shift, targets = 0.0, {m: 0.0 for m in metrics}
     else:
         shift, tv = calibrate(metric, level, truth_templates=truth_templates)
         targets = {metric: tv}
-    truth = truths(shift, truth_templates=truth_templates)
+    truth = truths(shift, templates=row_truth_templates) if row_truths else None
     rec = judge(generate(J, seed=seed, shift=shift), seed, truth, targets)
     rec.update(metric=metric, level=level, J=J, seed=seed)
     return rec
@@ -398,8 +414,9 @@ def run_cell(metric: str | None, level: float, J: int, seed: int, *, truth_templ
 # the sweep and its table
 # --------------------------------------------------------------------------
 def _cell(args):
-    metric, level, J, seed, truth_templates, metrics = args
-    return run_cell(metric, level, J, seed, truth_templates=truth_templates, metrics=metrics)
+    metric, level, J, seed, truth_templates, row_truth_templates, metrics = args
+    return run_cell(metric, level, J, seed, truth_templates=truth_templates, row_truth_templates=row_truth_templates,
+                    metrics=metrics)
 
 
 def tables(records: list, metrics, levels, templates) -> tuple[list, list]:
@@ -447,6 +464,12 @@ def tables(records: list, metrics, levels, templates) -> tuple[list, list]:
             k = sum(1 for r in eff if r["false_material"])
             lines.append(f"J={J}: data sets with an effect and a material row whose true effect is < 0.5 tau: "
                          f"{k} of {len(eff)} ({pct(k, len(eff))}); {sum(r['false_material'] for r in eff)} rows")
+        for what, recs, field in (("null data sets", list(null.values()), "material_rows"),
+                                  ("data sets with an effect, true effect < 0.5 tau", eff, "false_rows")):
+            by = pd.Series([x.split(" ")[0] for r in recs for x in r.get(field, [])], dtype=object).value_counts()
+            if len(by):
+                lines.append(f"  material rows in {what}, by metric: "
+                             + ", ".join(f"{m} {n}" for m, n in by.head(8).items()))
     for (m, J), c in cov_pool.items():
         lo = 0.93 if J >= 150 else 0.90
         hi = 0.97 if J >= 150 else 1.0
@@ -465,7 +488,8 @@ def main(argv=None):
     ap.add_argument("--metrics", nargs="+", default=list(TARGETS), choices=list(TARGETS))
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="3 seeds, levels 0 and 3")
-    ap.add_argument("--truth-templates", type=int, default=TRUTH_TEMPLATES)
+    ap.add_argument("--truth-templates", type=int, default=TRUTH_TEMPLATES, help="for the target rows' bisection")
+    ap.add_argument("--row-truth-templates", type=int, default=ROW_TRUTH_TEMPLATES, help="for every other row")
     ap.add_argument("--records", type=Path, help="append one JSON line per data set here (and read earlier ones)")
     args = ap.parse_args(argv)
     if args.quick:
@@ -474,12 +498,12 @@ def main(argv=None):
     t0 = time.perf_counter()
     print(f"calibration: {len(GROUPS)} groups x {TERMS_PER_GROUP} terms, {len(CLASSES)} classes, "
           f"templates {args.templates}, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}, "
-          f"truth on {args.truth_templates:,} templates")
+          f"truth on {args.truth_templates:,} templates (target rows) and {args.row_truth_templates:,} (other rows)")
     shifts = {}
     for m in args.metrics:  # calibration and truths first, in this process (cached)
         for L in levels:
             shifts[(m, L)] = calibrate(m, L, truth_templates=args.truth_templates, log=print)
-            truths(shifts[(m, L)][0], truth_templates=args.truth_templates)
+            truths(shifts[(m, L)][0], templates=args.row_truth_templates)
             if L:
                 tau = TARGETS[m][2]
                 shift, tv = shifts[(m, L)]
@@ -496,7 +520,8 @@ def main(argv=None):
             for L in levels:
                 for m in ([None] if L == 0 else args.metrics):
                     if (m, L, J, seed) not in done:
-                        tasks.append((m, L, J, seed, args.truth_templates, tuple(args.metrics)))
+                        tasks.append((m, L, J, seed, args.truth_templates, args.row_truth_templates,
+                                      tuple(args.metrics)))
     t1 = time.perf_counter()
     records = list(done.values())
     sink = args.records.open("a") if args.records else None
