@@ -112,7 +112,7 @@ VERDICTS = ("material", "small", "negligible", "inconclusive")
 # --------------------------------------------------------------------------
 # generator
 # --------------------------------------------------------------------------
-def _arrays(J: int, seed: int, planted_group: str | None, shift: float, template_offset: int = 0):
+def _arrays(J: int, seed: int, planted_group: str | None, shift: float):
     """(frame without probs, probs n x 3) for J templates x 18 terms."""
     rng = np.random.default_rng(seed)
     terms = [(g, f"{g}_t{k}") for g in GROUPS for k in range(TERMS_PER_GROUP)]
@@ -127,7 +127,7 @@ def _arrays(J: int, seed: int, planted_group: str | None, shift: float, template
     x -= x.max(axis=1, keepdims=True)
     P = np.exp(x)
     P /= P.sum(axis=1, keepdims=True)
-    tid = np.repeat(np.arange(template_offset, template_offset + J), V)
+    tid = np.repeat(np.arange(J), V)
     term = np.array([t for _, t in terms] * J, dtype=object)
     frame = pd.DataFrame({
         "id": [f"{j}-{t}" for j, t in zip(tid, term)],
@@ -164,6 +164,21 @@ def row_key(metric, attribute, cls, group) -> str:
     return "\x1f".join(str(x) for x in (metric, attribute, cls, group))
 
 
+def decided_on_basis(metric: str) -> bool:
+    """Whether a row's verdict is decided on the bootstrap's signed basis
+    when it has one (signed and unsigned differences, AUC contrasts; not
+    ratios, which are judged on their own interval; docs/verdicts.md)."""
+    from bias_suite.exceptions import MetricError
+    from bias_suite.stats.verdicts import no_bias_reference
+
+    if metric.startswith("Bernstein-"):
+        return False
+    try:
+        return no_bias_reference(metric)[0] in ("signed", "unsigned", "auc")
+    except MetricError:  # a row that is not a registered metric
+        return False
+
+
 def _decision_values(results: pd.DataFrame, basis: pd.DataFrame | None) -> dict:
     """{row key: value of the quantity the verdict is decided on}: the signed
     basis (signed difference, AUC contrast) where the bootstrap gives one,
@@ -179,7 +194,7 @@ def _decision_values(results: pd.DataFrame, basis: pd.DataFrame | None) -> dict:
         if not isinstance(r["group"], str) or r["family"] == "significance":
             continue
         k = row_key(r["metric"], r["attribute"], r["class"], r["group"])
-        v = bv.get(k, r["value"])
+        v = bv.get(k, r["value"]) if decided_on_basis(r["metric"]) else r["value"]
         if v is not None and np.isfinite(v):
             out[k] = float(v)
     return out
@@ -323,9 +338,10 @@ SIGNED_REASON = re.compile(r"^signed (\S+) \[(\S+), (\S+)\]")
 
 
 def decision_intervals(res: pd.DataFrame, basis: pd.DataFrame | None) -> dict:
-    """{row key: (low, high)} of the interval each verdict was decided on:
-    the signed basis where there is one (else parsed from the reason's
-    "signed v [lo, hi]"), otherwise ci_low / ci_high."""
+    """{row key: (low, high)} of the interval each verdict was decided on,
+    following the rules of docs/verdicts.md: the signed basis where there is
+    one (else parsed from the reason's "signed v [lo, hi]"), otherwise
+    ci_low / ci_high. (If those rules change, this must follow them.)"""
     b = {}
     if basis is not None and len(basis):
         for r in basis.to_dict("records"):
@@ -337,7 +353,7 @@ def decision_intervals(res: pd.DataFrame, basis: pd.DataFrame | None) -> dict:
         if not isinstance(r["group"], str):
             continue
         k = row_key(r["metric"], r["attribute"], r["class"], r["group"])
-        if k in b:
+        if k in b and decided_on_basis(r["metric"]):
             out[k] = b[k]
             continue
         m = SIGNED_REASON.match(str(r.get("reason") or ""))
