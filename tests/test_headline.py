@@ -151,11 +151,14 @@ def test_worst_pair_is_the_largest_gap_within_a_template():
     assert wp["template"] == "t2" and wp["gap"] == pytest.approx(0.45) and wp["rows"][0][0] == "b"
 
 
-def test_headline_shows_the_worst_pair_of_the_top_finding():
+def test_headline_shows_the_largest_pair_of_the_top_findings_attribute():
+    """The top finding is about group b, but the pair is the largest gap of
+    its attribute and class (a0 0.9 vs c0 0.2 in t1), not the largest that
+    involves b (0.5 in t2): the headline calls it the worst pair."""
     res = frame([row("FNED", "x", "pos", "b", 0.3, verdict="material")])
     out, _ = render(HeadlineInput(res, scored=[_scored()]), 100)
-    assert "Worst counterfactual pair: template t2" in out and "pos differs by 0.500" in out
-    assert "p=0.600" in out and "t2: the b0 person" in out
+    assert "Worst counterfactual pair of x: template t1" in out and "pos differs by 0.700" in out
+    assert "p=0.900" in out and "t1: the a0 person" in out and "t1: the c0 person" in out
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

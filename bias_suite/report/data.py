@@ -72,6 +72,19 @@ def metric_spec(metric):
         return None
 
 
+def metric_worse(metric) -> str | None:
+    """Which side of the no-bias value is worse for the group: "higher",
+    "lower" (from :mod:`bias_suite.metrics.materiality`) or None (unknown).
+    Bernstein rows are a cost of the group minus the rest: higher is worse."""
+    spec = metric_spec(metric)
+    if spec is not None:
+        try:
+            return spec.materiality.worse
+        except Exception:  # a user's spec the materiality table cannot read
+            return None
+    return "higher" if str(metric).startswith("Bernstein-") else None
+
+
 def load_report_data(results_dir, *, scored=None) -> ReportData:
     """Read a results folder: results, ``run.json``, scored examples and the
     failing INV cases the run wrote (the last three when present)."""
@@ -158,6 +171,12 @@ class Heatmap:
         t = np.array([[self._ref(i, j, "threshold") for j in range(C)] for i in range(R)]).reshape(R, C)
         with np.errstate(all="ignore"):
             return np.where(t > 0, (self.values - b) / t, np.nan)
+
+    @property
+    def worse(self) -> list:
+        """Per row, the metric's worse side: "higher", "lower" or None
+        (:func:`metric_worse`)."""
+        return [metric_worse(m) for m, _, _ in self.rows]
 
     @property
     def accumulated_distance(self) -> np.ndarray:
