@@ -52,13 +52,17 @@ class ReportData:
         return "verdict" in self.results.columns and self.results["verdict"].notna().any()
 
 
-def _isnull(v) -> bool:
+def isnull(v) -> bool:
+    """None, pandas' NA or a float NaN."""
     if v is None or v is pd.NA:
         return True
     try:
         return bool(isinstance(v, float) and math.isnan(v))
     except TypeError:
         return False
+
+
+_isnull = isnull  # the name the report's modules have used
 
 
 def metric_spec(metric):

@@ -23,7 +23,8 @@ each is named.
    shows who is affected rather than one group through related metrics;
 5. picks the lines: first the best line of every ``material`` cell of the
    overview grid that is shown, then the next lines in rank order up to
-   ``top``; the picked lines are listed in rank order.
+   ``top``; the picked lines are listed in rank order, a "via" line after
+   the other lines of its verdict.
 
 The optional verdict column ``consistency`` (the share of templates whose
 effect has the finding's sign) is shown as "in 92% of templates"
@@ -36,7 +37,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .data import _isnull, metric_spec
+from .data import isnull as _isnull, metric_spec
 
 __all__ = ["JUDGED", "select_findings", "spill_over", "consistency_text", "who", "collapse", "Selection"]
 
@@ -183,8 +184,14 @@ def _merge_partners(fd: pd.DataFrame) -> pd.DataFrame:
     out["shown_group"] = out["group"]
     out["partners"] = None
     out = out.astype({"shown_group": object, "partners": object})
-    cols = {c: out.columns.get_loc(c) for c in ("shown_group", "partners", "value", "ci_low", "ci_high")}
+    if "reason" not in out.columns:
+        out["reason"] = None
+    out = out.astype({"reason": object})
+    cols = {c: out.columns.get_loc(c) for c in ("shown_group", "partners", "value", "ci_low", "ci_high", "reason")}
     for pos, (text, (v, lo, hi), partners) in shown.items():
+        why = out.iat[pos, cols["reason"]]
+        if not _isnull(why) and str(why).strip():
+            out.iat[pos, cols["reason"]] = f"{why} (alike vs {len(partners) - 1} more groups)"
         out.iat[pos, cols["shown_group"]] = text
         out.iat[pos, cols["partners"]] = partners
         out.iat[pos, cols["value"]] = v
@@ -276,6 +283,7 @@ def select_findings(results: pd.DataFrame, ov: pd.DataFrame | None = None, *, to
     if len(rows):
         order = {v: k for k, v in enumerate(_summary().FINDING_ORDER)}
         eff = pd.to_numeric(rows["effect"], errors="coerce") if "effect" in rows.columns else pd.Series(np.nan, index=rows.index)
-        rows = rows.assign(_r=rows["verdict"].map(order), _e=-eff.fillna(-np.inf)).sort_values(
-            ["_r", "_e"], kind="stable").drop(columns=["_r", "_e"])
+        via = rows["via"].map(lambda v: not _isnull(v))
+        rows = rows.assign(_r=rows["verdict"].map(order), _v=via, _e=-eff.fillna(-np.inf)).sort_values(
+            ["_r", "_v", "_e"], kind="stable").drop(columns=["_r", "_v", "_e"])
     return Selection(rows.reset_index(drop=True), int(len(fd)), int(spill.sum()))

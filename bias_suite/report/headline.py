@@ -358,7 +358,7 @@ def _where_line(files, detail_hint: bool):
 def findings_title(sel) -> str:
     """The heading of the findings: the order and how many rows are judged."""
     spill = f", {sel.spill} spill-overs" if sel.spill else ""
-    return f"Top findings: material, small, inconclusive; by effect ({sel.judged} not negligible{spill})"
+    return f"Top findings by verdict, then effect ({sel.judged} not negligible{spill})"
 
 
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,

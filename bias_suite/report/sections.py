@@ -247,8 +247,8 @@ def _metric_cell(r: dict) -> str:
     from .htmlfmt import metric_text
 
     name = r.get("shown_metric") if not _isnull(r.get("shown_metric")) else r["metric"]
-    meaning, _ = metric_text(r["metric"])
-    side = {"higher": "higher is worse", "lower": "lower is worse"}.get(metric_worse(r["metric"]), "")
+    meaning, direction = metric_text(r["metric"])
+    side = direction or {"higher": "higher is worse", "lower": "lower is worse"}.get(metric_worse(r["metric"]), "")
     words = "; ".join(x for x in (meaning.rstrip(". "), side) if x)
     return (f'<span class="metric" title="{esc(metric_title(r["metric"]))}"><b>{esc(name)}</b></span>'
             + (f'<div class="meaning">{esc(words)}</div>' if words else ""))
