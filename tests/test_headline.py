@@ -325,6 +325,13 @@ def test_spill_over_rows_are_not_findings_about_their_own_group():
     assert any("SubgroupAUC" in x and "disability: mental_illness" in x for x in lines)
     assert "disability: via mental_illness, intellectual_disability · negative" in lines[-1]
     assert not any("BPSN" in x for x in lines)
+    # the grid: a cell's effect and place come from its own rows when it has any (BPSN autism's 5 tau is a spill-over)
+    from bias_suite.stats.summary import overview
+
+    ov = overview(res).set_index(["attribute", "topic"])
+    assert ov.loc[("disability", "AUC"), "group"] == "mental_illness" and ov.loc[("disability", "AUC"), "effect"] == pytest.approx(2.5)
+    assert ov.loc[("disability", "errors"), "source"] == "mental_illness, intellectual_disability"
+    assert ov.loc[("gender", "errors"), "source"] is None
     # without the column, the same rows are ordinary findings
     out2, _ = render(HeadlineInput(res.drop(columns="source")), 100)
     assert "disability: deaf" in _findings_text(out2) and "spill-over" not in out2

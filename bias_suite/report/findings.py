@@ -39,7 +39,7 @@ import pandas as pd
 
 from .data import isnull as _isnull, metric_spec
 
-__all__ = ["JUDGED", "select_findings", "spill_over", "consistency_text", "who", "collapse", "Selection"]
+__all__ = ["JUDGED", "Prepared", "select_findings", "spill_over", "consistency_text", "who", "collapse", "Selection"]
 
 JUDGED = ("material", "small", "inconclusive")  # verdicts worth a finding line, in rank order
 
@@ -53,9 +53,7 @@ def _summary():
 def spill_over(res: pd.DataFrame) -> pd.Series:
     """True for rows whose ``source`` names the groups that cause them (a
     non-empty string); False everywhere when there is no such column."""
-    if "source" not in res.columns:
-        return pd.Series(False, index=res.index)
-    return res["source"].map(lambda s: isinstance(s, str) and bool(s.strip())).astype(bool)
+    return _summary().spill_over(res)
 
 
 def consistency_text(v) -> str:
@@ -135,16 +133,20 @@ def _mirrored(kind: str, v: float, lo: float, hi: float) -> tuple:
 def _merge_aliases(fd: pd.DataFrame) -> pd.DataFrame:
     """One line for metrics that differ only by a trailing '*' (another
     normaliser) and have identical values, intervals and verdicts."""
-    base = fd["metric"].astype(str).str.rstrip("*")
-    key = pd.Series([
-        (str(a), str(c), str(g), str(v), b, _key(_num(x)), _key(_num(lo)), _key(_num(hi)))
-        for a, c, g, v, b, x, lo, hi in zip(fd["attribute"], fd["class"], fd["group"], fd["verdict"], base,
-                                             fd["value"], fd["ci_low"], fd["ci_high"])
-    ], index=fd.index)
-    names = fd.groupby(key, sort=False)["metric"].agg(lambda m: "/".join(sorted(pd.unique(m.astype(str)),
-                                                                               key=lambda s: (len(s), s))))
-    out = fd[~key.duplicated()].copy()
-    out["shown_metric"] = key[out.index].map(names).to_numpy()
+    metrics = fd["metric"].astype(str).tolist()
+    keys = [(str(a), str(c), str(g), str(v), m.rstrip("*"), _key(_num(x)), _key(_num(lo)), _key(_num(hi)))
+            for a, c, g, v, m, x, lo, hi in zip(fd["attribute"], fd["class"], fd["group"], fd["verdict"], metrics,
+                                                 fd["value"], fd["ci_low"], fd["ci_high"])]
+    names: dict = {}
+    first: list = []
+    for pos, (k, m) in enumerate(zip(keys, metrics)):
+        if k not in names:
+            names[k] = [m]
+            first.append(pos)
+        elif m not in names[k]:
+            names[k].append(m)
+    out = fd.iloc[first].copy()
+    out["shown_metric"] = ["/".join(sorted(names[keys[p]], key=lambda s: (len(s), s))) for p in first]
     return out
 
 
@@ -243,42 +245,70 @@ class Selection:
         self.rows, self.judged, self.spill = rows, judged, spill
 
 
+def _first_material(fd: pd.DataFrame) -> dict:
+    """{(attribute, topic): index of its first (best) material line}."""
+    m = fd[fd["verdict"] == "material"]
+    out: dict = {}
+    for i, a, t in zip(m.index, m["attribute"], m["topic"]):
+        out.setdefault((a, t), i)
+    return out
+
+
 def _ranked(results: pd.DataFrame) -> pd.DataFrame:
     fd = _summary().findings(results)
     return fd[fd["verdict"].isin(JUDGED)].reset_index(drop=True)
 
 
+class Prepared:
+    """The ranked, merged lines of a results table, computed once for any
+    number of selections (:func:`select_findings`)."""
+
+    def __init__(self, results: pd.DataFrame):
+        self.fd = _ranked(results)
+        self.spill = spill_over(self.fd)
+        self.main = _distinct(_with_topic(collapse(self.fd[~self.spill]))).assign(via=None)
+        self.best = _first_material(self.main)
+        self._spilled = None
+
+    @property
+    def spilled(self) -> tuple:
+        """(merged spill-over lines, their first material line per cell)."""
+        if self._spilled is None:
+            sp = _with_topic(collapse(self.fd[self.spill]))
+            self._spilled = (sp, _first_material(sp))
+        return self._spilled
+
+
 def select_findings(results: pd.DataFrame, ov: pd.DataFrame | None = None, *, top: int = 10, attributes=None,
-                    cover: bool = True) -> Selection:
+                    cover: bool = True, prepared: Prepared | None = None) -> Selection:
     """The finding lines of a results table (module doc): ``top`` lines,
     more when the material cells of ``ov`` (the overview grid, limited to
-    ``attributes`` when given) need them and ``cover`` is set."""
-    fd = _ranked(results)
-    spill = spill_over(fd)
-    main = _distinct(_with_topic(collapse(fd[~spill]))).assign(via=None)
+    ``attributes`` when given) need them and ``cover`` is set. ``prepared``:
+    :class:`Prepared` of the same results, to select again cheaply."""
+    p = prepared if prepared is not None else Prepared(results)
+    main = p.main
     picks: list = []
     extra = []
     if cover and ov is not None and not ov.empty:
         mat = ov[ov["verdict"] == "material"]
         if attributes is not None:
             mat = mat[mat["attribute"].isin(list(attributes))]
-        spilled = None
         for a, t in zip(mat["attribute"], mat["topic"]):
-            hit = main.index[(main["attribute"] == a) & (main["topic"] == t) & (main["verdict"] == "material")]
-            if len(hit):
-                picks.append(hit[0])
+            if (a, t) in p.best:
+                picks.append(p.best[(a, t)])
                 continue
-            if spilled is None:
-                spilled = _with_topic(collapse(fd[spill]))
-            sp = spilled[(spilled["attribute"] == a) & (spilled["topic"] == t) & (spilled["verdict"] == "material")]
-            if len(sp):
-                extra.append(sp.iloc[[0]].assign(via=sp["source"].iloc[0]))
+            spilled, best_spilled = p.spilled
+            if (a, t) in best_spilled:
+                sp = spilled.loc[[best_spilled[(a, t)]]]
+                extra.append(sp.assign(via=sp["source"].iloc[0]))
     picks = list(dict.fromkeys(picks))
-    for i in main.index:
-        if len(picks) + len(extra) >= top:
-            break
-        if i not in picks:
-            picks.append(i)
+    if len(picks) + len(extra) < top:
+        chosen = set(picks)
+        for i in main.index:
+            if len(picks) + len(extra) >= top:
+                break
+            if i not in chosen:
+                picks.append(i)
     rows = pd.concat([main.loc[picks], *extra], ignore_index=True) if extra else main.loc[picks]
     if len(rows):
         order = {v: k for k, v in enumerate(_summary().FINDING_ORDER)}
@@ -286,4 +316,4 @@ def select_findings(results: pd.DataFrame, ov: pd.DataFrame | None = None, *, to
         via = rows["via"].map(lambda v: not _isnull(v))
         rows = rows.assign(_r=rows["verdict"].map(order), _v=via, _e=-eff.fillna(-np.inf)).sort_values(
             ["_r", "_v", "_e"], kind="stable").drop(columns=["_r", "_v", "_e"])
-    return Selection(rows.reset_index(drop=True), int(len(fd)), int(spill.sum()))
+    return Selection(rows.reset_index(drop=True), int(len(p.fd)), int(p.spill.sum()))

@@ -43,7 +43,7 @@ import pandas as pd
 
 from . import theme
 from .data import _isnull, metric_worse
-from .findings import JUDGED, consistency_text, select_findings, who
+from .findings import JUDGED, Prepared, consistency_text, select_findings, who
 from .htmlfmt import metric_text as _metric_text
 from .pairs import example_pair, example_pair_block, worst_pair
 
@@ -361,6 +361,31 @@ def findings_title(sel) -> str:
     return f"Top findings by verdict, then effect ({sel.judged} not negligible{spill})"
 
 
+def _prepared(inp: HeadlineInput) -> tuple:
+    """(overview, :class:`~bias_suite.report.findings.Prepared`) of the
+    input's results, computed once per input (fitting renders it many times)."""
+    cache = inp.__dict__.setdefault("_cache", {})
+    if cache.get("results") is not inp.results:
+        cache.clear()
+        cache.update(results=inp.results, ov=overview(inp.results), prepared=Prepared(inp.results))
+    return cache["ov"], cache["prepared"]
+
+
+def _selection(inp: HeadlineInput, top: int, max_attributes: int | None, cover: bool):
+    ov, prepared = _prepared(inp)
+    attrs = attribute_order(ov)
+    shown = attrs if max_attributes is None else attrs[:max_attributes]
+    return select_findings(inp.results, ov, top=top, attributes=shown, cover=cover, prepared=prepared)
+
+
+def _too_long(inp: HeadlineInput, top: int, max_attributes: int | None, max_lines: int, cover: bool = True) -> bool:
+    """Whether the headline surely exceeds ``max_lines``: two lines per
+    finding and one per grid row, before rendering anything."""
+    ov, _ = _prepared(inp)
+    n_attr = len(attribute_order(ov)) if max_attributes is None else min(max_attributes, len(attribute_order(ov)))
+    return 2 * len(_selection(inp, top, max_attributes, cover).rows) + n_attr + 4 > max_lines
+
+
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
                          compact: bool = False, legend: bool = True, worst: bool = True, colour: bool = True,
                          cover: bool = True) -> list:
@@ -387,12 +412,10 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
         where = _where_line(inp.files, inp.detail_hint)
         return out + ([where] if where is not None else [])
     sm = _summary()
-    ov = overview(res)
+    ov, prepared = _prepared(inp)
     out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
             overview_table(ov, compact=compact, max_rows=max_attributes)]
-    attrs = attribute_order(ov)
-    shown_attrs = attrs if max_attributes is None else attrs[:max_attributes]
-    sel = select_findings(res, ov, top=top, attributes=shown_attrs, cover=cover)
+    sel = _selection(inp, top, max_attributes, cover)
     shown = sel.rows if top else sel.rows.iloc[0:0]
     if not shown.empty:
         out += [blank, _title(findings_title(sel)), findings_table(shown)]
@@ -434,7 +457,7 @@ def _grid_fits(inp: HeadlineInput, width: int) -> bool:
     """Whether the overview grid with full verdict words fits ``width``."""
     from rich.console import Console
 
-    t = overview_table(overview(inp.results), compact=False)
+    t = overview_table(_prepared(inp)[0], compact=False)
     return Console(file=io.StringIO(), width=10_000, color_system=None).measure(t).maximum <= width
 
 
@@ -445,6 +468,8 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
         return headline_renderables(inp, colour=colour)
     compact = not _grid_fits(inp, width)
     for top in (10, 8, 6, 5, 4, 3, 2, 1):
+        if _too_long(inp, top, None, max_lines):
+            continue
         r = headline_renderables(inp, top=top, compact=compact, colour=colour)
         if _lines(r, width) <= max_lines:
             return r
@@ -453,6 +478,8 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
     while cap > 1:
         cap = cap // 2
         for top in (5, 3, 1):
+            if _too_long(inp, top, max(cap, 1), max_lines):
+                continue
             r = headline_renderables(inp, top=top, max_attributes=max(cap, 1), compact=compact, colour=colour)
             if _lines(r, width) <= max_lines:
                 return r

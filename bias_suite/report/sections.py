@@ -294,6 +294,8 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
                 tds.append('<td class="ov empty"></td>')
                 continue
             where = " · ".join(esc(x) for x in (r.get("metric"), r.get("class"), r.get("group")) if not _isnull(x))
+            if not _isnull(r.get("source")):
+                where += f" (via {esc(r['source'])}: other groups in the background)"
             tds.append(f'<td class="ov"{effect_style(r.get("effect"))} title="largest: {where}">'
                        f'<span class="v-{esc(r["verdict"])}">{esc(r["verdict"])}</span> '
                        f'<span class="fx">{esc(effect_text(r.get("effect")))}</span></td>')

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .verdicts import VERDICTS
 
-__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "topic_of", "SEVERITY", "FINDING_ORDER"]
+__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER"]
 
 #: worst first: what a reader must look at before the rest (the overview's "worst verdict")
 SEVERITY = ("material", "inconclusive", "small", "negligible", "undefined")
@@ -66,24 +66,38 @@ def findings(results: pd.DataFrame, verdict=None, top: int | None = None) -> pd.
     return (f.head(top) if top else f).reset_index(drop=True)
 
 
+def spill_over(res: pd.DataFrame) -> pd.Series:
+    """True for rows whose optional ``source`` column names the groups that
+    cause them (a non-empty string: a spill-over); False everywhere without
+    that column."""
+    if "source" not in res.columns:
+        return pd.Series(False, index=res.index)
+    return res["source"].map(lambda s: isinstance(s, str) and bool(s.strip())).astype(bool)
+
+
 def overview(results: pd.DataFrame) -> pd.DataFrame:
     """One row per (attribute, topic): the worst ``verdict`` (in
     :data:`SEVERITY`), the largest ``effect`` among the rows with that
     verdict and where it is (``metric``, ``class``, ``group``), and the
-    count of each verdict."""
+    count of each verdict. Rows caused by other groups in the background
+    (a ``source``, when the results have that column) give the effect and
+    the place only when no other row has the worst verdict; ``source`` is
+    then theirs (else None)."""
     j = findings(results)
-    cols = ["attribute", "topic", "verdict", "effect", "metric", "class", "group", *VERDICTS]
+    cols = ["attribute", "topic", "verdict", "effect", "metric", "class", "group", "source", *VERDICTS]
     if j.empty:
         return pd.DataFrame(columns=cols)
     j = j.assign(topic=[topic_of(m, f) for m, f in zip(j["metric"], j["family"])],
-                 _s=j["verdict"].map(_severity))
+                 _s=j["verdict"].map(_severity), _x=spill_over(j))
     rows = []
     for (a, t), g in j.groupby(["attribute", "topic"], sort=False):
-        worst = g[g["_s"] == g["_s"].min()]  # ranked: its first row has the largest effect
-        top = worst.iloc[0]
+        worst = g[g["_s"] == g["_s"].min()]
+        if not worst["_x"].all():
+            worst = worst[~worst["_x"]]
+        top = worst.iloc[0]  # ranked: the first row has the largest effect
         row = {"attribute": a, "topic": t, "verdict": top["verdict"],
                "effect": pd.to_numeric(worst["effect"], errors="coerce").max(), "metric": top["metric"],
-               "class": top["class"], "group": top["group"]}
+               "class": top["class"], "group": top["group"], "source": top["source"] if top["_x"] else None}
         row.update({v: int((g["verdict"] == v).sum()) for v in VERDICTS})
         rows.append(row)
     return pd.DataFrame(rows, columns=cols)
