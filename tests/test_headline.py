@@ -385,3 +385,20 @@ def test_no_pair_when_every_gap_is_round_off(gap):
                      ci=(0.06, 0.08))])
     out, _ = render(HeadlineInput(res, scored=s), 100)
     assert "Top findings" in out and "counterfactual pair" not in out and "0.000" not in out.split("Top findings")[1]
+
+
+def test_terminal_values_are_red_when_worse_for_the_group_and_blue_when_better():
+    """FNR-Ratio: higher is worse; SubgroupAUC: lower is worse."""
+    res = frame([
+        row("FNR-Ratio", "gender", "negative", "female", 1.6, verdict="material", baseline=1.0, threshold=0.25, ci=(1.3, 1.9)),
+        row("FNR-Ratio", "gender", "negative", "male", 0.6, verdict="material", baseline=1.0, threshold=0.25, ci=(0.5, 0.7)),
+        row("SubgroupAUC", "gender", "positive", "male", 0.80, verdict="material", baseline=0.9, threshold=0.02,
+            family="VBCM", ci=(0.75, 0.85)),
+        row("SubgroupAUC", "religion", "positive", "sikh", 0.99, verdict="material", baseline=0.9, threshold=0.02,
+            family="VBCM", ci=(0.97, 1.0)),
+    ])
+    out, _ = render(HeadlineInput(res), 120, tty=True)
+    red, blue = "38;2;178;24;43m", "38;2;33;102;172m"
+    assert f"{red}1.600 [1.300, 1.900]" in out and f"{blue}0.600 [0.500, 0.700]" in out
+    assert f"{red}0.800 [0.750, 0.850]" in out and f"{blue}0.990 [0.970, 1.000]" in out
+    assert "worse for the group" in out  # the key, on a terminal

@@ -3,7 +3,8 @@ and by how much.
 
 :func:`headline_renderables` turns a tidy results frame (any task: the
 renderer reads only the result columns of docs/formats.md and the verdict
-columns ``verdict``, ``threshold``, ``baseline``, ``effect`` and ``reason``)
+columns ``verdict``, ``threshold``, ``baseline``, ``effect`` and ``reason``,
+and ``source`` and ``consistency`` where present, which may be null)
 into rich renderables, in this order:
 
 1. an overview grid, attributes x metric topics: the worst verdict of each

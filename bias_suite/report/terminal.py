@@ -228,6 +228,8 @@ def _verdict_table(a, res: pd.DataFrame):
         t.add_column(escape(col), justify="right" if col in ("value [interval]", "τ", "×τ") else "left", overflow="fold")
     for r in hit.head(VERDICT_ROWS).to_dict("records"):
         g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
+        src = r.get("source")
+        g += f" (via {src})" if isinstance(src, str) and src.strip() else ""  # caused by other groups in the background
         t.add_row(escape(str(r["metric"])), escape(str(r["class"])), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
                   _fmt(r.get("threshold")), "–" if _fmt(r.get("effect")) == "–" else f"{float(r['effect']):.1f}",
                   f"[{VERDICT_STYLES[r['verdict']] or 'none'}]{r['verdict']}[/]", escape(str(r.get("reason") or "")))
