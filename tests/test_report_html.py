@@ -274,3 +274,17 @@ def test_first_screen_shows_each_findings_metric_in_words_and_its_pair():
     assert "gap 0.500, template t2" in text and "t2: the b person" in text
     assert "gap 0.700, template t1" in text and "t1: the c person" in text
     assert text.index("gap 0.500") < text.index("gap 0.700")  # material before small
+
+
+def test_first_screen_lists_no_spill_over_as_its_groups_finding_and_merges_partners():
+    rows = [dict(_judged(_row("FNED", "BCM", "disability", "neg", "deaf", 0.4, ci_low=0.3, ci_high=0.5), 0.0, 0.05,
+                         "material", "background shifted by 'mental_illness'"), source="mental_illness"),
+            dict(_judged(_row("FNED", "BCM", "disability", "neg", "mental_illness", 0.3, ci_low=0.2, ci_high=0.4), 0.0,
+                         0.05, "material"), source=None)]
+    rows += [dict(_judged(_row("TPR-Gap", "PCM", "religion", "pos", f"jewish|{o}", 0.2, ci_low=0.1, ci_high=0.3), 0.0,
+                          0.05, "material"), source=None) for o in ("christian", "muslim", "hindu")]
+    html = render_report(load_report_data_from_frame(_judged_frame(rows)))
+    findings = html.split('class="findings"', 1)[1].split("</table>")[0]
+    text = re.sub(r"<[^>]+>", " ", findings)
+    assert "disability: mental_illness" in text and "deaf" not in text
+    assert "1 spill-over (" in html and text.count("religion:") == 1 and "religion: jewish vs 3 groups · pos" in text

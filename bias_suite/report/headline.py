@@ -358,7 +358,7 @@ def _where_line(files, detail_hint: bool):
 # ----------------------------------------------------------------- assembly
 def findings_title(sel) -> str:
     """The heading of the findings: the order and how many rows are judged."""
-    spill = f", {sel.spill} spill-overs" if sel.spill else ""
+    spill = f", {sel.spill} spill-over{'s' if sel.spill != 1 else ''}" if sel.spill else ""
     return f"Top findings by verdict, then effect ({sel.judged} not negligible{spill})"
 
 

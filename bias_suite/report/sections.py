@@ -323,8 +323,8 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
         rows.append("<tr>" + "".join(cells_) + "</tr>")
     heads = ["#", "×τ", "verdict", "metric", "who", "value [interval]", "τ"] + (["templates agreeing"] if agree else []) \
         + ["reason"] + (["example pair (largest gap for its groups)"] if with_pairs else [])
-    spill = (f"; {sel.spill} spill-overs (effects caused by other groups in the background) are not listed as findings "
-             "about their own group" if sel.spill else "")
+    spill = (f"; {sel.spill} spill-over{'s' if sel.spill != 1 else ''} (effects caused by other groups in the "
+             "background) not listed as findings about their own group" if sel.spill else "")
     findings = (f'<h2 id="findings">Top findings <span class="muted">material, then small, then inconclusive, largest '
                 f"effect first; the best per group and topic and for every material cell; {sel.judged} results are not "
                 f"negligible{esc(spill)}</span></h2>"
