@@ -234,7 +234,7 @@ def test_heatmap_colour_says_worse_or_better_for_the_group():
     red, blue = theme.DIVERGING_COLOURS[-1], theme.DIVERGING_COLOURS[0]
     res = _judged_frame([
         _judged(_row("FNR-Ratio", "VBCM", "g", "pos", "a", 2.5), 1.0, 0.25, "material"),   # +6 tau: worse
-        _judged(_row("FNR-Ratio", "VBCM", "g", "pos", "b", 0.4), 1.0, 0.25, "material"),   # -2.4 tau: better
+        _judged(_row("FNR-Ratio", "VBCM", "g", "pos", "b", 0.6), 1.0, 0.25, "material"),   # log 0.6 / log 1.25 = -2.3: better
         _judged(_row("SubgroupAUC", "VBCM", "g", "pos", "a", 0.99), 0.90, 0.02, "material"),  # +4.5 tau: better
         _judged(_row("SubgroupAUC", "VBCM", "g", "pos", "b", 0.80), 0.90, 0.02, "material"),  # -5 tau: worse
     ])
@@ -247,7 +247,7 @@ def test_heatmap_colour_says_worse_or_better_for_the_group():
         for st, v in re.findall(r'<td class="cell"( style="[^"]*")? title="[^"]*">([^<]*)', row_html):
             style[(m, v)] = st
     assert red in style[("FNR-Ratio", "2.500")] and blue in style[("SubgroupAUC", "0.990")]
-    assert theme.DIVERGING_COLOURS[1] in style[("FNR-Ratio", "0.400")]  # 2-4 tau on the better side
+    assert theme.DIVERGING_COLOURS[1] in style[("FNR-Ratio", "0.600")]  # 2-4 on the log scale (not 1.6 linear)
     assert red in style[("SubgroupAUC", "0.800")]  # below b: worse, though blue used to mean below
     assert "higher is worse" in html and "lower is worse" in html  # under each metric's name
     # the findings of the first screen: the value coloured by side, too

@@ -43,7 +43,7 @@ from typing import Sequence
 import pandas as pd
 
 from . import theme
-from .data import _isnull, metric_worse
+from .data import _isnull, metric_worse, signed_distance
 from .findings import JUDGED, Prepared, consistency_text, select_findings, who
 from .htmlfmt import metric_text as _metric_text
 from .pairs import example_pair, example_pair_block, worst_pair
@@ -224,13 +224,8 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
 
 
 def value_side(r) -> float | None:
-    """(value - b) / tau of a finding, or None."""
-    v, b, t = r.get("value"), r.get("baseline"), r.get("threshold")
-    try:
-        v, b, t = float(v), float(b), float(t)
-    except (TypeError, ValueError):
-        return None
-    return (v - b) / t if t > 0 and math.isfinite(v) and math.isfinite(b) else None
+    """(value - b) / tau of a finding (ratios: log value / log 1.25), or None."""
+    return signed_distance(r.get("metric"), r.get("value"), r.get("baseline"), r.get("threshold"))
 
 
 def findings_table(fd: pd.DataFrame):
