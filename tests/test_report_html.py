@@ -288,3 +288,19 @@ def test_first_screen_lists_no_spill_over_as_its_groups_finding_and_merges_partn
     text = re.sub(r"<[^>]+>", " ", findings)
     assert "disability: mental_illness" in text and "deaf" not in text
     assert "1 spill-over (" in html and text.count("religion:") == 1 and "religion: jewish vs 3 groups · pos" in text
+
+
+def test_a_merged_lines_pair_involves_its_shared_group():
+    from bias_suite.report.findings import select_findings
+    from bias_suite.report.pairs import finding_pair
+
+    rows = [dict(_judged(_row("TPR-Gap", "PCM", "x", "pos", f"b|{o}", 0.2, ci_low=0.1, ci_high=0.3), 0.0, 0.05,
+                         "material")) for o in ("a", "c")]
+    probs = {("t1", "a"): 0.9, ("t1", "b"): 0.6, ("t1", "c"): 0.2, ("t2", "a"): 0.6, ("t2", "b"): 0.1, ("t2", "c"): 0.55}
+    scored = as_scored(pd.DataFrame([{"id": f"{t}{g}", "template": t, "attribute": "x", "group": g, "term": g,
+                                      "text": f"{t}: the {g} person", "label": "pos", "probs": {"pos": p, "neg": 1 - p}}
+                                     for (t, g), p in probs.items()]))
+    line = select_findings(_judged_frame(rows)).rows.to_dict("records")
+    assert len(line) == 1 and line[0]["own_group"] == "b" and sorted(line[0]["partners"]) == ["a", "c"]
+    wp = finding_pair(line[0], scored)
+    assert "b" in [g for g, _, _ in wp["rows"]] and wp["gap"] == pytest.approx(0.5)  # b vs a in t2, not a vs c (0.7)

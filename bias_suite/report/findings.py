@@ -181,16 +181,19 @@ def _merge_partners(fd: pd.DataFrame) -> pd.DataFrame:
         used.update(m[0] for m in free)
         drop.update(m[0] for m in free[1:])
         if len(partners) > 1:  # "a vs 5 groups", the values seen from a
-            shown[first_pos] = (f"{own} vs {len(partners)} groups", vals, partners)
+            shown[first_pos] = (own, f"{own} vs {len(partners)} groups", vals, partners)
     out = fd.copy()
     out["shown_group"] = out["group"]
     out["partners"] = None
-    out = out.astype({"shown_group": object, "partners": object})
+    out["own_group"] = None
+    out = out.astype({"shown_group": object, "partners": object, "own_group": object})
     if "reason" not in out.columns:
         out["reason"] = None
     out = out.astype({"reason": object})
-    cols = {c: out.columns.get_loc(c) for c in ("shown_group", "partners", "value", "ci_low", "ci_high", "reason")}
-    for pos, (text, (v, lo, hi), partners) in shown.items():
+    cols = {c: out.columns.get_loc(c) for c in ("shown_group", "partners", "own_group", "value", "ci_low", "ci_high",
+                                                "reason")}
+    for pos, (own, text, (v, lo, hi), partners) in shown.items():
+        out.iat[pos, cols["own_group"]] = own
         why = out.iat[pos, cols["reason"]]
         if not _isnull(why) and str(why).strip():
             out.iat[pos, cols["reason"]] = f"{why} (alike vs {len(partners) - 1} more groups)"
@@ -204,18 +207,19 @@ def _merge_partners(fd: pd.DataFrame) -> pd.DataFrame:
 
 def collapse(fd: pd.DataFrame) -> pd.DataFrame:
     """Ranked judged rows with duplicates and mirrors merged (steps 2 and 3
-    of the module doc); adds ``shown_metric``, ``shown_group`` and
-    ``partners`` (the other groups of a merged line, else None)."""
+    of the module doc); adds ``shown_metric``, ``shown_group``,
+    ``own_group`` (the shared group of a merged line) and ``partners`` (its
+    other groups), the last two None for other lines."""
     if fd.empty:
         return fd.assign(shown_metric=pd.Series(dtype=object), shown_group=pd.Series(dtype=object),
-                         partners=pd.Series(dtype=object))
+                         partners=pd.Series(dtype=object), own_group=pd.Series(dtype=object))
     fd = fd.reset_index(drop=True)
     for c in ("ci_low", "ci_high"):
         if c not in fd.columns:
             fd[c] = None
     out = _merge_partners(_merge_aliases(fd).reset_index(drop=True))
     if "shown_group" not in out.columns:
-        out = out.assign(shown_group=out["group"], partners=None)
+        out = out.assign(shown_group=out["group"], partners=None, own_group=None)
     return out.reset_index(drop=True)
 
 

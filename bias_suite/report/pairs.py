@@ -125,8 +125,8 @@ def _own_groups(r) -> list:
     about all groups or a spill-over."""
     if not _isnull(r.get("via")):
         return []
-    if isinstance(r.get("partners"), (list, tuple)) and not _isnull(r.get("shown_group")):
-        return [str(r["shown_group"]).split(" vs ")[0]]
+    if not _isnull(r.get("own_group")):
+        return [str(r["own_group"])]
     g = r.get("group")
     return [] if _isnull(g) else str(g).split("|")
 
