@@ -151,11 +151,14 @@ def test_worst_pair_is_the_largest_gap_within_a_template():
     assert wp["template"] == "t2" and wp["gap"] == pytest.approx(0.45) and wp["rows"][0][0] == "b"
 
 
-def test_headline_shows_the_worst_pair_of_the_top_finding():
+def test_headline_shows_the_largest_pair_of_the_top_findings_attribute():
+    """The top finding is about group b, but the pair is the largest gap of
+    its attribute and class (a0 0.9 vs c0 0.2 in t1), not the largest that
+    involves b (0.5 in t2): the headline calls it the worst pair."""
     res = frame([row("FNED", "x", "pos", "b", 0.3, verdict="material")])
     out, _ = render(HeadlineInput(res, scored=[_scored()]), 100)
-    assert "Worst counterfactual pair: template t2" in out and "pos differs by 0.500" in out
-    assert "p=0.600" in out and "t2: the b0 person" in out
+    assert "Worst counterfactual pair of x: template t1" in out and "pos differs by 0.700" in out
+    assert "p=0.900" in out and "t1: the a0 person" in out and "t1: the c0 person" in out
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -202,3 +205,200 @@ def test_run_and_evaluate_print_one_screen(tmp_path):
                        env={"COLUMNS": "80"})
     assert ev.exit_code == 0, ev.output
     assert len(ev.stdout.splitlines()) <= 60 and ("Overview" in ev.stdout) == judged
+
+
+# ----------------------------------------------------------------- ranking, merging, coverage (issue 28)
+def _findings_text(out: str) -> str:
+    """The findings block of a printed headline (up to the legend)."""
+    return out.split("Top findings", 1)[1].split("\n\n", 1)[0]
+
+
+def _finding_lines(out: str) -> list:
+    """The first line of each finding: '<rank> <effect>× <verdict> <metric> <who>'."""
+    return [x for x in _findings_text(out).splitlines()[1:] if re.match(r"^\s*\d+\s+\S+×", x)]
+
+
+def test_findings_rank_material_then_small_then_inconclusive_then_effect():
+    res = frame([
+        row("FNED", "age", "negative", "old", 0.50, verdict="inconclusive", ci=(0.0, 1.0), reason="only 15 examples"),
+        row("FNED", "gender", "negative", "female", 0.10, verdict="material", ci=(0.08, 0.12)),
+        row("FPED", "gender", "positive", "male", 0.20, verdict="small", ci=(0.1, 0.3)),
+        row("FNED", "religion", "negative", "sikh", 0.30, verdict="material", ci=(0.25, 0.35)),
+    ])
+    lines = _finding_lines(render(HeadlineInput(res), 100)[0])
+    assert [x.split("×")[1].split()[0] for x in lines] == ["material", "material", "small", "inconclusive"]
+    assert "religion: sikh" in lines[0] and "gender: female" in lines[1] and "age: old" in lines[3]  # 6, 2; 10 tau last
+    from bias_suite.stats.summary import findings
+
+    assert list(findings(res)["verdict"]) == ["material", "material", "small", "inconclusive"]
+
+
+def test_identical_partner_rows_are_one_line():
+    """Five pairs of one group with identical values: one line 'jewish vs 5
+    groups'; a sixth pair with another value stays its own line."""
+    partners = ["christian", "muslim", "hindu", "sikh", "atheist"]
+    rows = [row("TPR-Gap", "religion", "positive", f"jewish|{o}", 0.2, verdict="material", ci=(0.1, 0.3),
+                reason=f"TPR higher for 'jewish' than {o!r}") for o in partners]
+    rows.append(row("TPR-Gap", "religion", "positive", "christian|muslim", 0.15, verdict="material", ci=(0.1, 0.2)))
+    out, _ = render(HeadlineInput(frame(rows)), 100)
+    lines = _finding_lines(out)
+    assert len(lines) == 2
+    assert "religion: jewish vs 5 groups · positive" in lines[0] and "religion: christian vs muslim" in lines[1]
+    assert _findings_text(out).count("0.200 [0.100, 0.300]") == 1 and "(alike vs 4 more groups)" in " ".join(out.split())
+
+
+def test_mirrors_and_duplicate_metrics_are_one_line():
+    from bias_suite.report.findings import collapse
+    from bias_suite.stats.summary import findings
+
+    rows = [row("CFGap", "race", "positive", "a|b", 0.15, verdict="small", family="PCM", view="counterfactual", ci=(0.06, 0.2)),
+            row("CFGap", "race", "positive", "b|a", 0.15, verdict="small", family="PCM", view="counterfactual", ci=(0.06, 0.2)),
+            # a signed difference read from its other group is the negated value: a mirror
+            row("TPR-Diff", "sex", "pos", "f|m", 0.2, verdict="material", ci=(0.1, 0.3)),
+            row("TPR-Diff", "sex", "pos", "m|f", -0.2, verdict="material", ci=(-0.3, -0.1)),
+            # the same numbers with the same sign both ways contradict each other: no mirror
+            row("TPR-Diff", "sex", "neg", "f|m", 0.2, verdict="material", ci=(0.1, 0.3)),
+            row("TPR-Diff", "sex", "neg", "m|f", 0.2, verdict="material", ci=(0.1, 0.3)),
+            # FNED and FNED* per group: the same number twice
+            row("FNED", "race", "negative", "a", 0.12, verdict="small", ci=(0.06, 0.2)),
+            row("FNED*", "race", "negative", "a", 0.12, verdict="small", ci=(0.06, 0.2)),
+            row("FNED", "race", "negative", "b", 0.12, verdict="small", ci=(0.06, 0.2)),
+            row("FNED*", "race", "negative", "b", 0.03, verdict="small", ci=(0.01, 0.05))]
+    c = collapse(findings(frame(rows)))
+    key = lambda m, cls: c[(c["metric"].str.rstrip("*") == m) & (c["class"] == cls)]
+    assert len(key("CFGap", "positive")) == 1 and len(key("TPR-Diff", "pos")) == 1 and len(key("TPR-Diff", "neg")) == 2
+    fned = key("FNED", "negative")
+    assert list(fned["shown_metric"]) == ["FNED/FNED*", "FNED", "FNED*"]  # group b: two different numbers
+    out, _ = render(HeadlineInput(frame(rows)), 100)
+    assert "FNED/FNED*" in out and len([x for x in _finding_lines(out) if "race: a vs b" in x]) == 1
+
+
+def _cells_frame():
+    """Six attributes with a material cell each in errors (FNED) and scores
+    (AvgGF) of 1.2-2.2 tau, and twelve inconclusive rows of 10-21 tau."""
+    rows = []
+    for k in range(6):
+        a = f"attr{k}"
+        rows.append(row("FNED", a, "negative", f"g{k}", 0.06 + 0.005 * k, verdict="material", ci=(0.055, 0.2)))
+        rows.append(row("AvgGF", a, "negative", f"h{k}", 0.07 + 0.005 * k, verdict="material", family="VBCM",
+                        ci=(0.06, 0.2)))
+        for j in range(2):
+            rows.append(row("FPED", a, "positive", f"g{j}", 0.5 + 0.05 * k + 0.01 * j, verdict="inconclusive",
+                            ci=(0.0, 1.0), reason="only 15 examples"))
+    return frame(rows)
+
+
+@pytest.mark.parametrize("max_lines", [60, 40])
+def test_every_material_cell_shown_in_the_grid_has_a_finding(max_lines):
+    out, n = render(HeadlineInput(_cells_frame()), 80, max_lines=max_lines)
+    assert n <= max_lines and max(len(x) for x in out.splitlines()) <= 80
+    grid = out.split("Top findings")[0]
+    shown = [a for a in (f"attr{k}" for k in range(6)) if re.search(rf"^{a}\s", grid, re.M)]
+    assert shown  # at least one grid row
+    lines = _finding_lines(out)
+    for a in shown:
+        assert any(f"{a}: g" in x and "FNED" in x and "material" in x for x in lines), (a, out)
+        assert any(f"{a}: h" in x and "AvgGF" in x and "material" in x for x in lines), (a, out)
+    # effect alone would have listed ten inconclusive rows first
+    assert lines[0].split("×")[1].split()[0] == "material"
+
+
+def test_spill_over_rows_are_not_findings_about_their_own_group():
+    def spilled(metric, grp, value, source, **kw):
+        r = row(metric, "disability", "negative", grp, value, verdict="material", **kw)
+        r["source"] = source
+        return r
+
+    rows = [spilled("FNED", "deaf", 0.4, "mental_illness, intellectual_disability", ci=(0.3, 0.5),
+                    reason="background shifted by 'mental_illness', 'intellectual_disability'; without them 0.004"),
+            spilled("BPSN", "autism", 0.80, "mental_illness", baseline=0.9, threshold=0.02, family="VBCM", ci=(0.75, 0.85)),
+            row("SubgroupAUC", "disability", "negative", "mental_illness", 0.85, verdict="material", baseline=0.9,
+                threshold=0.02, family="VBCM", ci=(0.8, 0.88), reason="AUC lower for 'mental_illness'"),
+            {**row("FNED", "gender", "negative", "female", 0.2, verdict="material", ci=(0.1, 0.3)), "source": None}]
+    res = frame(rows)
+    out, _ = render(HeadlineInput(res), 100)
+    findings = _findings_text(out)
+    assert "deaf" not in findings and "autism" not in findings  # never named as affected
+    assert "2 spill-overs" in out
+    lines = _finding_lines(out)
+    # the AUC cell has its own material row; the errors cell only a spill-over: one line naming its source, last
+    assert any("SubgroupAUC" in x and "disability: mental_illness" in x for x in lines)
+    assert "disability: via mental_illness, intellectual_disability · negative" in lines[-1]
+    assert not any("BPSN" in x for x in lines)
+    # the grid: a cell's effect and place come from its own rows when it has any (BPSN autism's 5 tau is a spill-over)
+    from bias_suite.stats.summary import overview
+
+    ov = overview(res).set_index(["attribute", "topic"])
+    assert ov.loc[("disability", "AUC"), "group"] == "mental_illness" and ov.loc[("disability", "AUC"), "effect"] == pytest.approx(2.5)
+    assert ov.loc[("disability", "errors"), "source"] == "mental_illness, intellectual_disability"
+    assert ov.loc[("gender", "errors"), "source"] is None
+    # without the column, the same rows are ordinary findings
+    out2, _ = render(HeadlineInput(res.drop(columns="source")), 100)
+    assert "disability: deaf" in _findings_text(out2) and "spill-over" not in out2
+
+
+def test_consistency_is_shown_when_present():
+    a = row("FNED", "gender", "negative", "female", 0.3, verdict="material", ci=(0.2, 0.4))
+    b = row("FNED", "gender", "negative", "male", 0.2, verdict="material", ci=(0.1, 0.3))
+    out, _ = render(HeadlineInput(frame([{**a, "consistency": 0.916}, {**b, "consistency": None}])), 100)
+    assert out.count("of templates") == 1 and "in 92% of templates" in out
+    out, _ = render(HeadlineInput(frame([a, b])), 100)  # no column: no crash, no text
+    assert "of templates" not in out
+
+
+def _two_attribute_scored(gap_x: float = 0.4):
+    """Attribute x (groups a, b) whose largest pos gap is ``gap_x`` (t2), and
+    y whose gap 0.9 is larger still."""
+    from bias_suite.families import as_scored
+
+    p = {("x", "t1", "a"): 0.5, ("x", "t1", "b"): 0.45, ("x", "t2", "a"): 0.5 + gap_x, ("x", "t2", "b"): 0.5,
+         ("y", "u1", "c"): 0.05, ("y", "u1", "d"): 0.95}
+    rows = [{"id": f"{t}{g}", "template": t, "attribute": att, "group": g, "term": g, "text": f"{t}: the {g} one",
+             "label": "pos", "probs": {"pos": v, "neg": 1 - v}} for (att, t, g), v in p.items()]
+    return as_scored(pd.DataFrame(rows))
+
+
+def test_the_pair_is_the_largest_gap_of_the_top_findings_attribute():
+    res = frame([row("FNED", "x", "pos", "a", 0.3, verdict="material", ci=(0.2, 0.4)),
+                 row("FNED", "y", "pos", "c", 0.1, verdict="small", ci=(0.06, 0.14))])
+    out, _ = render(HeadlineInput(res, scored=_two_attribute_scored()), 100)
+    assert "Worst counterfactual pair of x: template t2" in out and "differs by 0.400" in out  # x, not y's 0.9
+    # the top finding decides: material in y puts y's pair on screen
+    res = frame([row("FNED", "x", "pos", "a", 0.3, verdict="small", ci=(0.2, 0.4)),
+                 row("FNED", "y", "pos", "c", 0.1, verdict="material", ci=(0.06, 0.14))])
+    out, _ = render(HeadlineInput(res, scored=_two_attribute_scored()), 100)
+    assert "Worst counterfactual pair of y: template u1" in out and "differs by 0.900" in out
+
+
+@pytest.mark.parametrize("gap", [0.0, 1e-17])
+def test_no_pair_when_every_gap_is_round_off(gap):
+    """A model that ignores the attribute (gaps 0 or 1e-17) gets no pair,
+    not 'differs by 0.000'."""
+    from bias_suite.families import as_scored
+
+    rows = [{"id": f"{t}{g}", "template": t, "attribute": "x", "group": g, "term": g, "text": f"{t} {g}",
+             "label": "pos", "probs": {"pos": 0.3 + (gap if g == "a" else 0.0), "neg": 0.7 - (gap if g == "a" else 0.0)}}
+            for t in ("t1", "t2") for g in ("a", "b", "c")]
+    s = as_scored(pd.DataFrame(rows))
+    assert worst_pair(s, "x", "pos") is None and worst_pair(s, "x", "neg") is None
+    res = frame([row("AvgScoreDiff", "x", "pos", "a|b", 0.07, verdict="small", family="PCM", view="counterfactual",
+                     ci=(0.06, 0.08))])
+    out, _ = render(HeadlineInput(res, scored=s), 100)
+    assert "Top findings" in out and "counterfactual pair" not in out and "0.000" not in out.split("Top findings")[1]
+
+
+def test_terminal_values_are_red_when_worse_for_the_group_and_blue_when_better():
+    """FNR-Ratio: higher is worse; SubgroupAUC: lower is worse."""
+    res = frame([
+        row("FNR-Ratio", "gender", "negative", "female", 1.6, verdict="material", baseline=1.0, threshold=0.25, ci=(1.3, 1.9)),
+        row("FNR-Ratio", "gender", "negative", "male", 0.6, verdict="material", baseline=1.0, threshold=0.25, ci=(0.5, 0.7)),
+        row("SubgroupAUC", "gender", "positive", "male", 0.80, verdict="material", baseline=0.9, threshold=0.02,
+            family="VBCM", ci=(0.75, 0.85)),
+        row("SubgroupAUC", "religion", "positive", "sikh", 0.99, verdict="material", baseline=0.9, threshold=0.02,
+            family="VBCM", ci=(0.97, 1.0)),
+    ])
+    out, _ = render(HeadlineInput(res), 120, tty=True)
+    red, blue = "38;2;178;24;43m", "38;2;33;102;172m"
+    assert f"{red}1.600 [1.300, 1.900]" in out and f"{blue}0.600 [0.500, 0.700]" in out
+    assert f"{red}0.800 [0.750, 0.850]" in out and f"{blue}0.990 [0.970, 1.000]" in out
+    assert "worse for the group" in out  # the key, on a terminal

@@ -222,3 +222,85 @@ def test_cli_report_and_run_report(results_dir, tmp_path):
     r = runner.invoke(app, ["run", str(suite), "--model", str(model), "--out", str(tmp_path / "run"), "-q", "--report"])
     assert r.exit_code == 0, r.output
     assert 'data-attribute="names"' in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+
+
+def test_heatmap_colour_says_worse_or_better_for_the_group():
+    """FNR-Ratio: higher is worse; SubgroupAUC: lower is worse. The same
+    side of b gets opposite colours: red where the group is worse off."""
+    from bias_suite.metrics.catalog import get_metric
+    from bias_suite.report import theme
+
+    assert get_metric("FNR-Ratio").materiality.worse == "higher" and get_metric("SubgroupAUC").materiality.worse == "lower"
+    red, blue = theme.DIVERGING_COLOURS[-1], theme.DIVERGING_COLOURS[0]
+    res = _judged_frame([
+        _judged(_row("FNR-Ratio", "VBCM", "g", "pos", "a", 2.5), 1.0, 0.25, "material"),   # +6 tau: worse
+        _judged(_row("FNR-Ratio", "VBCM", "g", "pos", "b", 0.6), 1.0, 0.25, "material"),   # log 0.6 / log 1.25 = -2.3: better
+        _judged(_row("SubgroupAUC", "VBCM", "g", "pos", "a", 0.99), 0.90, 0.02, "material"),  # +4.5 tau: better
+        _judged(_row("SubgroupAUC", "VBCM", "g", "pos", "b", 0.80), 0.90, 0.02, "material"),  # -5 tau: worse
+    ])
+    html = render_report(load_report_data_from_frame(res))
+    cells = re.findall(r'<tr data-class="pos" data-metric="([^"]+)".*?</tr>', html, re.S)
+    assert cells == ["FNR-Ratio", "SubgroupAUC"]
+    style = {}
+    for m in ("FNR-Ratio", "SubgroupAUC"):
+        row_html = re.search(rf'<tr data-class="pos" data-metric="{m}".*?</tr>', html, re.S).group(0)
+        for st, v in re.findall(r'<td class="cell"( style="[^"]*")? title="[^"]*">([^<]*)', row_html):
+            style[(m, v)] = st
+    assert red in style[("FNR-Ratio", "2.500")] and blue in style[("SubgroupAUC", "0.990")]
+    assert theme.DIVERGING_COLOURS[1] in style[("FNR-Ratio", "0.600")]  # 2-4 on the log scale (not 1.6 linear)
+    assert red in style[("SubgroupAUC", "0.800")]  # below b: worse, though blue used to mean below
+    assert "higher is worse" in html and "lower is worse" in html  # under each metric's name
+    # the findings of the first screen: the value coloured by side, too
+    findings = html.split('class="findings"', 1)[1].split("</table>")[0]
+    vals = dict((v, st) for st, v in re.findall(r'<td class="num"( style="[^"]*")?>([0-9.]+)<', findings))
+    assert red in vals["2.500"] and red in vals["0.800"] and blue in vals["0.990"]
+
+
+def test_first_screen_shows_each_findings_metric_in_words_and_its_pair():
+    rows = [_judged(_row("FNR-Ratio", "VBCM", "x", "pos", "b", 1.6, ci_low=1.3, ci_high=1.9), 1.0, 0.25, "material"),
+            _judged(_row("FNED", "BCM", "x", "pos", "a", 0.3, ci_low=0.2, ci_high=0.4), 0.0, 0.05, "small")]
+    probs = {("t1", "a"): 0.9, ("t1", "b"): 0.6, ("t1", "c"): 0.2, ("t2", "a"): 0.6, ("t2", "b"): 0.1, ("t2", "c"): 0.55}
+    scored = as_scored(pd.DataFrame([{"id": f"{t}{g}", "template": t, "attribute": "x", "group": g, "term": g,
+                                      "text": f"{t}: the {g} person", "label": "pos", "probs": {"pos": p, "neg": 1 - p}}
+                                     for (t, g), p in probs.items()]))
+    from bias_suite.report.html import ReportData
+
+    html = render_report(ReportData(results=_judged_frame(rows), scored=scored))
+    findings = html.split('class="findings"', 1)[1].split("</table>")[0]
+    text = re.sub(r"<[^>]+>", " ", findings)  # what is on screen, not in tooltips
+    assert "FNR(group) ÷ FNR(rest)" in text and "above 1 = the group gets more false negatives" in text
+    assert "sum over groups of |FNR(group) − FNR(all)|" in text
+    # each finding's pair: the largest gap that involves its group (b: 0.5 in t2; a: 0.7 in t1)
+    assert "gap 0.500, template t2" in text and "t2: the b person" in text
+    assert "gap 0.700, template t1" in text and "t1: the c person" in text
+    assert text.index("gap 0.500") < text.index("gap 0.700")  # material before small
+
+
+def test_first_screen_lists_no_spill_over_as_its_groups_finding_and_merges_partners():
+    rows = [dict(_judged(_row("FNED", "BCM", "disability", "neg", "deaf", 0.4, ci_low=0.3, ci_high=0.5), 0.0, 0.05,
+                         "material", "background shifted by 'mental_illness'"), source="mental_illness"),
+            dict(_judged(_row("FNED", "BCM", "disability", "neg", "mental_illness", 0.3, ci_low=0.2, ci_high=0.4), 0.0,
+                         0.05, "material"), source=None)]
+    rows += [dict(_judged(_row("TPR-Gap", "PCM", "religion", "pos", f"jewish|{o}", 0.2, ci_low=0.1, ci_high=0.3), 0.0,
+                          0.05, "material"), source=None) for o in ("christian", "muslim", "hindu")]
+    html = render_report(load_report_data_from_frame(_judged_frame(rows)))
+    findings = html.split('class="findings"', 1)[1].split("</table>")[0]
+    text = re.sub(r"<[^>]+>", " ", findings)
+    assert "disability: mental_illness" in text and "deaf" not in text
+    assert "1 spill-over (" in html and text.count("religion:") == 1 and "religion: jewish vs 3 groups · pos" in text
+
+
+def test_a_merged_lines_pair_involves_its_shared_group():
+    from bias_suite.report.findings import select_findings
+    from bias_suite.report.pairs import finding_pair
+
+    rows = [dict(_judged(_row("TPR-Gap", "PCM", "x", "pos", f"b|{o}", 0.2, ci_low=0.1, ci_high=0.3), 0.0, 0.05,
+                         "material")) for o in ("a", "c")]
+    probs = {("t1", "a"): 0.9, ("t1", "b"): 0.6, ("t1", "c"): 0.2, ("t2", "a"): 0.6, ("t2", "b"): 0.1, ("t2", "c"): 0.55}
+    scored = as_scored(pd.DataFrame([{"id": f"{t}{g}", "template": t, "attribute": "x", "group": g, "term": g,
+                                      "text": f"{t}: the {g} person", "label": "pos", "probs": {"pos": p, "neg": 1 - p}}
+                                     for (t, g), p in probs.items()]))
+    line = select_findings(_judged_frame(rows)).rows.to_dict("records")
+    assert len(line) == 1 and line[0]["own_group"] == "b" and sorted(line[0]["partners"]) == ["a", "c"]
+    wp = finding_pair(line[0], scored)
+    assert "b" in [g for g, _, _ in wp["rows"]] and wp["gap"] == pytest.approx(0.5)  # b vs a in t2, not a vs c (0.7)

@@ -17,7 +17,18 @@ Defaults (the reasoning is in docs/verdicts.md):
 
 Topics group metrics for summaries: errors (error rates, F1, accuracy and
 their ratios), outcomes (rates of predicting a class), scores (probability
-distributions), AUC, counterfactual, Bernstein. Users change tau per metric
+distributions), AUC, counterfactual, Bernstein.
+
+Which side of b is worse for the group (``worse``): "higher" for
+disparities (a larger gap, distance or spread is more bias), error ratios
+(more errors for the group) and NegAEG (more false alarms); "lower" for the
+AUCs (worse separation within the group), PosAEG (lower probabilities of the
+true class) and the differences and ratios of a good quantity between the
+first and the second group (TPR-Diff, F1-Ratio, ...: worse for the first).
+A user's metric: "lower" for an AUC, "higher" for an unsigned comparison
+of two sets (abs, W1, std, range: any departure from 0 is disparity), None
+(unknown) for a signed one, a ratio or a raw value. The
+report colours values by it (red worse, blue better). Users change tau per metric
 name or per topic (``thresholds={...}`` in
 Python, ``--threshold NAME=VALUE`` on the command line).
 """
@@ -41,6 +52,7 @@ class Materiality:
     topic: str
     meaning: str
     direction: str
+    worse: str | None = None  # "higher", "lower" or None: which side of b is worse for the group
 
     def effect(self, distance: float) -> float:
         """Size in units of tau of a distance |value - b| (ratios: the
@@ -85,6 +97,9 @@ _TABLE = {
     "AvgScoreDiff": ("counterfactual", "mean over templates of |mean f(a, c) − mean f(b, c)|", "higher = a template's groups get more different mean probabilities of c"),
 }
 _TAU = {"PertSD": 0.025}
+#: the named metrics for which a value below b is worse (the others: above b)
+_LOWER_WORSE = frozenset({"TPR-Diff", "Recall-Diff", "AccuracyDiff", "F1-Diff", "F1-Ratio", "PosAEG", "SubgroupAUC",
+                          "BPSN", "BNSP"})
 
 
 def materiality(spec) -> Materiality:
@@ -102,9 +117,12 @@ def materiality(spec) -> Materiality:
         baseline = "0"
     if name in _TABLE:
         topic, meaning, direction = _TABLE[name]
+        worse = "lower" if name in _LOWER_WORSE else "higher"
     else:
+        worse = ("lower" if baseline == "overall_auc" else None if spec.d.signed or comp in ("value", "ratio", "ratio_to_background")
+                 else "higher")
         topic = ("AUC" if baseline == "overall_auc" else "counterfactual" if spec.view == "counterfactual"
                  else "errors" if spec.based_on == "prediction" else "scores")
         meaning, direction = spec.description or name, ""
     tau = _TAU.get(name, 0.25 if baseline == "1" else TOPICS[topic])
-    return Materiality(baseline, tau, topic, meaning, direction)
+    return Materiality(baseline, tau, topic, meaning, direction, worse)

@@ -1,7 +1,7 @@
 """Inline SVG and table charts of the HTML report: the per-group and
-per-pair heatmaps (colour = signed distance from the no-bias value in units
-of tau, verdict marked in the cell) and the per-group point-and-interval
-charts."""
+per-pair heatmaps (colour = distance from the no-bias value in units of tau,
+red on the side that is worse for the group and blue on the better side;
+verdict marked in the cell) and the per-group point-and-interval charts."""
 from __future__ import annotations
 
 import math
@@ -11,15 +11,18 @@ import pandas as pd
 
 from . import theme
 from .data import Heatmap, _class_rank, _isnull, _order_unique
-from .htmlfmt import _cell_style, _tooltip, esc, fmt, metric_title, verdict_mark
+from .htmlfmt import _tooltip, direction_cell_style, esc, fmt, metric_title, verdict_mark
 
 def render_heatmap(hm: Heatmap) -> str:
     """A heatmap table: raw values in the cells, colour = (value - b) / tau
-    on the binned diverging scale of :mod:`~bias_suite.report.theme` (the
-    cell's own no-bias value b and threshold tau; uncoloured without them),
-    the verdict marked after the value, the accumulated value last."""
+    on the binned diverging scale of :mod:`~bias_suite.report.theme`, red on
+    the metric's worse side for the group and blue on its better side (the
+    cell's own no-bias value b and threshold tau; uncoloured without them;
+    the size scale for a metric whose worse side is unknown), the verdict
+    marked after the value, the accumulated value last."""
     dist = hm.distance
     acc_dist = hm.accumulated_distance
+    worse = hm.worse
     what = "groups" if hm.kind == "group" else "pairs"
     head = "".join(f'<th scope="col">{esc(c)}</th>' for c in hm.columns)
     body = []
@@ -29,24 +32,30 @@ def render_heatmap(hm: Heatmap) -> str:
         prev = m
         tr = [f'<tr data-class="{esc(c)}" data-metric="{esc(m)}"{" class=first" if first else ""}>']
         vtag = '<span class="tag">cf</span>' if view == "counterfactual" else ""
-        tr.append(f'<th scope="row" class="metric{"" if first else " rep"}" title="{esc(metric_title(m))}">{esc(m)} {vtag}</th>'
+        side = {"higher": "higher is worse", "lower": "lower is worse"}.get(worse[i], "")
+        side = f'<div class="side">{side}</div>' if side and first else ""
+        tr.append(f'<th scope="row" class="metric{"" if first else " rep"}" title="{esc(metric_title(m))}">{esc(m)} {vtag}{side}</th>'
                   f'<td class="cls">{esc(c)}</td>')
         for j in range(len(hm.columns)):
             rec = hm.cells.get((i, j))
             mark = verdict_mark(rec.get("verdict")) if rec is not None else ""
-            tr.append(f'<td class="cell"{_cell_style(dist[i, j])} title="{_tooltip(rec)}">{fmt(hm.values[i, j])}{mark}</td>')
+            tr.append(f'<td class="cell"{direction_cell_style(dist[i, j], worse[i])} title="{_tooltip(rec)}">'
+                      f'{fmt(hm.values[i, j])}{mark}</td>')
         rec = hm.cells.get((i, -1))
         if rec is not None:
             mark = verdict_mark(rec.get("verdict"))
-            tr.append(f'<td class="acc"{_cell_style(acc_dist[i])} title="{_tooltip(rec)}">{fmt(hm.accumulated[i])}{mark}</td>')
+            tr.append(f'<td class="acc"{direction_cell_style(acc_dist[i], worse[i])} title="{_tooltip(rec)}">'
+                      f'{fmt(hm.accumulated[i])}{mark}</td>')
         else:
             tr.append('<td class="acc"></td>')
         tr.append("</tr>")
         body.append("".join(tr))
     caption = (
         f"{esc(hm.attribute)}: per-{what[:-1]} values (rows: metric and class). Colour: distance from the metric's "
-        f"no-bias value b in units of its threshold τ (red above b, blue below, full colour at {theme.EFFECT_BINS[-1]:g} τ; "
-        f"white: within ±{theme.EFFECT_BINS[0]:g} τ or not judged). Marks: "
+        f"no-bias value b in units of its threshold τ, red on the side that is worse for the group (for a pair: its "
+        f"first group), blue on the better side (under each metric: which side is worse), full colour at "
+        f"{theme.EFFECT_BINS[-1]:g} τ; white: within ±{theme.EFFECT_BINS[0]:g} τ or not judged; orange: size only, for "
+        "a metric whose worse side is unknown. Marks: "
         + ", ".join(f"{esc(mk)} {v}" for v, mk in theme.VERDICT_MARKS.items() if mk)
         + ". Hover a cell for b, τ, interval, n and the verdict's reason; a metric name for its meaning."
     )
@@ -65,7 +74,7 @@ def scale_legend(signed: bool = True) -> str:
     inks = [theme.signed_ink(z) for z in (-9, -3, -1.5, -0.7, 0, 0.7, 1.5, 3, 9)] if signed else \
         [theme.effect_ink(e) for e in (0, 0.7, 1.5, 3, 9)]
     sw = "".join(f'<span class="sw" style="background:{c};color:{k}">{esc(lab)}</span>' for lab, c, k in zip(labels, cols, inks))
-    what = "(value − b) / τ" if signed else "|value − b| / τ"
+    what = "blue better ← (value − b) / τ → red worse for the group" if signed else "|value − b| / τ"
     return f'<span class="scale" data-signed="{int(signed)}"><span class="muted">{what}</span> {sw}</span>'
 
 

@@ -52,13 +52,17 @@ class ReportData:
         return "verdict" in self.results.columns and self.results["verdict"].notna().any()
 
 
-def _isnull(v) -> bool:
+def isnull(v) -> bool:
+    """None, pandas' NA or a float NaN."""
     if v is None or v is pd.NA:
         return True
     try:
         return bool(isinstance(v, float) and math.isnan(v))
     except TypeError:
         return False
+
+
+_isnull = isnull  # the name the report's modules have used
 
 
 def metric_spec(metric):
@@ -70,6 +74,47 @@ def metric_spec(metric):
         return REGISTRY.get(metric)
     except Exception:
         return None
+
+
+def metric_worse(metric) -> str | None:
+    """Which side of the no-bias value is worse for the group: "higher",
+    "lower" (from :mod:`bias_suite.metrics.materiality`) or None (unknown).
+    Bernstein rows are a cost of the group minus the rest: higher is worse."""
+    spec = metric_spec(metric)
+    if spec is not None:
+        try:
+            return spec.materiality.worse
+        except Exception:  # a user's spec the materiality table cannot read
+            return None
+    return "higher" if str(metric).startswith("Bernstein-") else None
+
+
+def is_ratio(metric) -> bool:
+    """Whether a metric is a ratio (no-bias value 1), judged on its log
+    against log 1.25 (:mod:`bias_suite.metrics.materiality`)."""
+    spec = metric_spec(metric)
+    try:
+        return spec is not None and spec.materiality.baseline == "1"
+    except Exception:
+        return False
+
+
+def signed_distance(metric, value, baseline, threshold) -> float | None:
+    """The distance of a value from its no-bias value in units of its
+    threshold, with its sign: ``(value - b) / tau``; for a ratio
+    ``log(value) / log 1.25``, the scale its effect is judged on. None when
+    a number is missing or tau is not positive."""
+    from ..metrics.materiality import RATIO_BAND
+
+    try:
+        v, b, t = float(value), float(baseline), float(threshold)
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(v) and math.isfinite(b) and t > 0):
+        return None
+    if is_ratio(metric):
+        return math.log(v) / math.log(RATIO_BAND) if v > 0 else None
+    return (v - b) / t
 
 
 def load_report_data(results_dir, *, scored=None) -> ReportData:
@@ -151,13 +196,28 @@ class Heatmap:
     @property
     def distance(self) -> np.ndarray:
         """Signed distance of each cell from its no-bias value in units of its
-        threshold, ``(value - baseline) / threshold`` (nan where the cell has
-        no value, baseline or positive threshold)."""
+        threshold, ``(value - baseline) / threshold``; for a ratio
+        ``log(value) / log 1.25``, the scale its effect is judged on (nan
+        where the cell has no value, baseline or positive threshold)."""
         R, C = self.values.shape
         b = np.array([[self._ref(i, j, "baseline") for j in range(C)] for i in range(R)]).reshape(R, C)
         t = np.array([[self._ref(i, j, "threshold") for j in range(C)] for i in range(R)]).reshape(R, C)
+        return self._distance(self.values, b, t)
+
+    def _distance(self, values: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+        from ..metrics.materiality import RATIO_BAND
+
+        ratio = np.array([is_ratio(m) for m, _, _ in self.rows], dtype=bool).reshape((-1,) + (1,) * (values.ndim - 1))
         with np.errstate(all="ignore"):
-            return np.where(t > 0, (self.values - b) / t, np.nan)
+            lin = (values - b) / t
+            logd = np.log(np.where(values > 0, values, np.nan)) / math.log(RATIO_BAND)
+            return np.where((t > 0) & np.isfinite(b), np.where(ratio, logd, lin), np.nan)
+
+    @property
+    def worse(self) -> list:
+        """Per row, the metric's worse side: "higher", "lower" or None
+        (:func:`metric_worse`)."""
+        return [metric_worse(m) for m, _, _ in self.rows]
 
     @property
     def accumulated_distance(self) -> np.ndarray:
@@ -165,8 +225,7 @@ class Heatmap:
         R = len(self.rows)
         b = np.array([self._ref(i, -1, "baseline") for i in range(R)])
         t = np.array([self._ref(i, -1, "threshold") for i in range(R)])
-        with np.errstate(all="ignore"):
-            return np.where(t > 0, (self.accumulated - b) / t, np.nan)
+        return self._distance(self.accumulated, b, t)
 
 
 def _heatmap_kind(res: pd.DataFrame) -> pd.Series:

@@ -3,25 +3,35 @@ and by how much.
 
 :func:`headline_renderables` turns a tidy results frame (any task: the
 renderer reads only the result columns of docs/formats.md and the verdict
-columns ``verdict``, ``threshold``, ``baseline``, ``effect`` and ``reason``)
+columns ``verdict``, ``threshold``, ``baseline``, ``effect`` and ``reason``,
+and ``source`` and ``consistency`` where present, which may be null)
 into rich renderables, in this order:
 
 1. an overview grid, attributes x metric topics: the worst verdict of each
-   cell and its largest effect in units of tau (``|value - b| / tau``);
-2. the top findings ranked by effect (metric, who, value and interval, tau,
-   effect, verdict) with the reason sentence under each;
+   cell and the largest effect of its rows with that verdict, in units of
+   tau (``|value - b| / tau``);
+2. the top findings (metric, who, value and interval, tau, the share of
+   templates that agree when the results carry ``consistency``, effect,
+   verdict) with the reason sentence under each, ranked material, then
+   small, then inconclusive, and by effect within each; every material cell
+   of the grid shown has a line; duplicates and mirrors are one line and
+   spill-overs (rows with a ``source``) are no finding about their own group
+   (:mod:`bias_suite.report.findings`);
 3. a legend: what each metric of the findings means and what higher means,
    and how colour and marks read;
-4. for runs with scored examples: the template with the largest probability
-   gap for the class of the top finding, as one counterfactual sentence pair
-   with its probabilities;
+4. for runs with scored examples: the counterfactual sentence pair with the
+   largest probability gap in the attribute of the top finding, for its
+   class, with its probabilities (none when every gap is round-off:
+   :mod:`bias_suite.report.pairs`);
 5. the counts per verdict, how the error rate across cells is controlled,
    and where the full tables are.
 
 :func:`print_headline` fits it to ``max_lines`` (60 by default) at the
 console's width by showing fewer findings and attributes, so the headline is
-one screen for any input. Colour is size (:mod:`bias_suite.report.theme`);
-with no terminal (a pipe, a file) rich writes no escape codes.
+one screen for any input. The effect's colour is size; a finding's value is
+red when it lies on the side that is worse for its group and blue on the
+better side (:mod:`bias_suite.report.theme`); with no terminal (a pipe, a
+file) rich writes no escape codes.
 """
 from __future__ import annotations
 
@@ -33,14 +43,15 @@ from typing import Sequence
 import pandas as pd
 
 from . import theme
-from .data import _isnull, metric_spec
+from .data import _isnull, metric_worse, signed_distance
+from .findings import JUDGED, Prepared, consistency_text, select_findings, who
 from .htmlfmt import metric_text as _metric_text
-from .pairs import worst_pair, worst_template_block
+from .pairs import example_pair, example_pair_block, worst_pair
 
-__all__ = ["HeadlineInput", "headline_renderables", "print_headline", "combine_results", "worst_pair", "MAX_LINES"]
+__all__ = ["HeadlineInput", "headline_renderables", "print_headline", "combine_results", "worst_pair", "example_pair",
+           "MAX_LINES", "JUDGED", "who"]
 
 MAX_LINES = 60
-JUDGED = ("material", "inconclusive", "small")  # verdicts worth a finding line
 
 
 @dataclass
@@ -134,19 +145,6 @@ def effect_text(e) -> str:
     return f"{x:.1f}" if x < 9.95 else f"{x:.0f}"
 
 
-def who(r) -> str:
-    """'gender: female', 'gender: female vs male', 'gender' (+ ' · class')."""
-    a = r.get("attribute")
-    g = r.get("group")
-    c = r.get("class")
-    s = "" if _isnull(a) else str(a)
-    g = "all groups" if _isnull(g) else str(g).replace("|", " vs ")
-    s = f"{s}: {g}" if s else g
-    if not _isnull(c) and c != "all":
-        s += f" · {c}"
-    return s
-
-
 def _interval(r) -> str:
     lo, hi = r.get("ci_low"), r.get("ci_high")
     if _isnull(lo) or _isnull(hi):
@@ -225,9 +223,15 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
     return t
 
 
+def value_side(r) -> float | None:
+    """(value - b) / tau of a finding (ratios: log value / log 1.25), or None."""
+    return signed_distance(r.get("metric"), r.get("value"), r.get("baseline"), r.get("threshold"))
+
+
 def findings_table(fd: pd.DataFrame):
     """Top findings, two lines each: verdict, metric, who and effect; then
-    value [interval], tau and the reason (wrapped under the text)."""
+    value [interval] (red: worse for the group, blue: better), tau, the
+    templates that agree and the reason (wrapped under the text)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -236,20 +240,26 @@ def findings_table(fd: pd.DataFrame):
     t.add_column(justify="right")  # effect
     t.add_column()  # the finding
     recs = fd.to_dict("records")
-    wm = min(16, max((len(str(r["metric"])) for r in recs), default=0))
+    name = lambda r: str(r.get("shown_metric") if not _isnull(r.get("shown_metric")) else r["metric"])
+    wm = min(16, max((len(name(r)) for r in recs), default=0))
     for k, r in enumerate(recs, 1):
         v = r.get("verdict")
         body = Text()
         body.append(f"{str(v):<12}", style=theme.VERDICT_STYLES.get(v, ""))
         body.append(" ")
-        body.append(f"{str(r['metric']):<{wm}}", style="bold")
+        body.append(f"{name(r):<{wm}}", style="bold")
         body.append(" ")
         body.append(who(r))
         iv = _interval(r)
         tau = r.get("threshold")
-        second = Text("\n" + num(r.get("value")) + (f" {iv}" if iv else ""))
+        second = Text("\n")
+        second.append(num(r.get("value")) + (f" {iv}" if iv else ""),
+                      style=theme.direction_style(value_side(r), metric_worse(r["metric"])))
         if not _isnull(tau):
             second.append(f"  τ = {float(tau):g}", style=theme.MUTED)
+        agree = consistency_text(r.get("consistency"))
+        if agree:
+            second.append(f"  {agree}")
         reason = r.get("reason")
         if not _isnull(reason) and str(reason).strip():
             second.append(f"  {reason}", style=theme.MUTED)
@@ -266,6 +276,10 @@ def _scale_line():
     for label, col in zip(theme.bin_labels(), theme.EFFECT_COLOURS):
         s.append(f" {label} ", style=f"{theme.ink_on(col)} on {col}")
         s.append(" ")
+    s.append("\nvalues: ", style=theme.MUTED)
+    s.append("worse for the group", style=f"bold {theme.WORSE_INK}")
+    s.append(" · ", style=theme.MUTED)
+    s.append("better", style=f"bold {theme.BETTER_INK}")
     return s
 
 
@@ -337,29 +351,47 @@ def _where_line(files, detail_hint: bool):
 
 
 # ----------------------------------------------------------------- assembly
-def _distinct(fd: pd.DataFrame) -> pd.DataFrame:
-    """The largest finding per (attribute, group, class, topic): one line
-    per affected group and kind of metric, so the list shows who is affected
-    rather than one group through every related metric."""
-    if fd.empty:
-        return fd
-    topic = fd["topic"] if "topic" in fd.columns else fd["metric"].map(_topic_of)
-    key = pd.DataFrame({"a": fd["attribute"].astype(str), "g": fd["group"].astype(str), "c": fd["class"].astype(str),
-                        "t": topic.astype(str)})
-    return fd[~key.duplicated()]
+def findings_title(sel) -> str:
+    """The heading of the findings: the order and how many rows are judged."""
+    spill = f", {sel.spill} spill-over{'s' if sel.spill != 1 else ''}" if sel.spill else ""
+    return f"Top findings by verdict, then effect ({sel.judged} not negligible{spill})"
 
 
-def _topic_of(metric) -> str:
-    return getattr(metric_spec(metric), "topic", None) or str(metric)
+def _prepared(inp: HeadlineInput) -> tuple:
+    """(overview, :class:`~bias_suite.report.findings.Prepared`) of the
+    input's results, computed once per input (fitting renders it many times)."""
+    cache = inp.__dict__.setdefault("_cache", {})
+    if cache.get("results") is not inp.results:
+        cache.clear()
+        cache.update(results=inp.results, ov=overview(inp.results), prepared=Prepared(inp.results))
+    return cache["ov"], cache["prepared"]
+
+
+def _selection(inp: HeadlineInput, top: int, max_attributes: int | None, cover: bool):
+    ov, prepared = _prepared(inp)
+    attrs = attribute_order(ov)
+    shown = attrs if max_attributes is None else attrs[:max_attributes]
+    return select_findings(inp.results, ov, top=top, attributes=shown, cover=cover, prepared=prepared)
+
+
+def _too_long(inp: HeadlineInput, top: int, max_attributes: int | None, max_lines: int, cover: bool = True) -> bool:
+    """Whether the headline surely exceeds ``max_lines``: two lines per
+    finding and one per grid row, before rendering anything."""
+    ov, _ = _prepared(inp)
+    n_attr = len(attribute_order(ov)) if max_attributes is None else min(max_attributes, len(attribute_order(ov)))
+    return 2 * len(_selection(inp, top, max_attributes, cover).rows) + n_attr + 4 > max_lines
 
 
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
-                         compact: bool = False, legend: bool = True, worst: bool = True, colour: bool = True) -> list:
+                         compact: bool = False, legend: bool = True, worst: bool = True, colour: bool = True,
+                         cover: bool = True) -> list:
     """The headline as a list of rich renderables (see the module doc).
 
-    ``top`` findings, at most ``max_attributes`` grid rows (worst first),
-    ``compact`` verdict words in the grid, the metric ``legend`` and the
-    ``worst`` counterfactual pair; ``colour``: add the colour-scale line."""
+    ``top`` findings (more when the material cells of the grid shown need
+    them and ``cover`` is set), at most ``max_attributes`` grid rows (worst
+    first), ``compact`` verdict words in the grid, the metric ``legend`` and
+    the ``worst`` counterfactual pair; ``colour``: add the colour-scale
+    lines."""
     from rich.text import Text
 
     res = inp.results
@@ -376,28 +408,25 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
         where = _where_line(inp.files, inp.detail_hint)
         return out + ([where] if where is not None else [])
     sm = _summary()
-    ov = overview(res)
+    ov, prepared = _prepared(inp)
     out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
             overview_table(ov, compact=compact, max_rows=max_attributes)]
-    fd = sm.findings(res)
-    fd = fd[fd["verdict"].isin(JUDGED)]
-    distinct = _distinct(fd)
-    shown = distinct.head(top)
-    if top and not shown.empty:
-        out += [blank, _title(f"Top findings by effect: the largest per group and topic ({len(fd)} not negligible)"),
-                findings_table(shown)]
-    elif not fd.empty:
-        out.append(Text(f"{len(fd)} findings are not negligible."))
+    sel = _selection(inp, top, max_attributes, cover)
+    shown = sel.rows if top else sel.rows.iloc[0:0]
+    if not shown.empty:
+        out += [blank, _title(findings_title(sel)), findings_table(shown)]
+    elif sel.judged:
+        out.append(Text(f"{sel.judged} findings are not negligible."))
     else:
         out.append(Text("No finding above negligible: every judged value is within its threshold, or undefined."))
     if legend:
-        lines = legend_lines(list(pd.unique(shown["metric"])) if top else [], compact=compact,
+        lines = legend_lines(list(pd.unique(shown["metric"])) if not shown.empty else [], compact=compact,
                              compact_used=list(pd.unique(ov["verdict"])))
         if colour:
             lines.append(_scale_line())
         out += [blank] + lines if lines else []
-    if worst and inp.scored is not None:
-        wt = worst_template_block(distinct if not distinct.empty else sm.findings(res), inp.scored)
+    if worst and inp.scored is not None and not shown.empty:
+        wt = example_pair_block(shown, inp.scored)
         out += [blank] + wt if wt else []
     out += [blank, _counts_line(sm.verdict_counts(res))]
     for line in (_intervals_line(error_control(res, inp.intervals)), _where_line(inp.files, inp.detail_hint)):
@@ -424,7 +453,7 @@ def _grid_fits(inp: HeadlineInput, width: int) -> bool:
     """Whether the overview grid with full verdict words fits ``width``."""
     from rich.console import Console
 
-    t = overview_table(overview(inp.results), compact=False)
+    t = overview_table(_prepared(inp)[0], compact=False)
     return Console(file=io.StringIO(), width=10_000, color_system=None).measure(t).maximum <= width
 
 
@@ -435,6 +464,8 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
         return headline_renderables(inp, colour=colour)
     compact = not _grid_fits(inp, width)
     for top in (10, 8, 6, 5, 4, 3, 2, 1):
+        if _too_long(inp, top, None, max_lines):
+            continue
         r = headline_renderables(inp, top=top, compact=compact, colour=colour)
         if _lines(r, width) <= max_lines:
             return r
@@ -443,10 +474,16 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
     while cap > 1:
         cap = cap // 2
         for top in (5, 3, 1):
+            if _too_long(inp, top, max(cap, 1), max_lines):
+                continue
             r = headline_renderables(inp, top=top, max_attributes=max(cap, 1), compact=compact, colour=colour)
             if _lines(r, width) <= max_lines:
                 return r
-    return headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=False, colour=colour)
+    for cover in (True, False):  # the last resort: one grid row, and its material cells only if they fit
+        r = headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=False, colour=colour,
+                                 cover=cover)
+        if _lines(r, width) <= max_lines or not cover:
+            return r
 
 
 def print_headline(inp: HeadlineInput, *, console=None, max_lines: int = MAX_LINES) -> int:

@@ -13,13 +13,15 @@ the top findings. Then, per attribute:
 - heatmaps of the per-group and per-pair values (rows: metric and class).
   Each cell holds the raw value; its colour is the distance from the
   metric's no-bias value b in units of its threshold tau,
-  ``(value - b) / tau``, on a binned diverging scale (blue below b, red
-  above, full colour at a few tau), and the verdict is marked after the
-  value, so colour means size and the same colour means the same size in
-  every row. Metric names carry their meaning and direction as tooltips;
+  ``(value - b) / tau``, on a binned diverging scale: red on the side that
+  is worse for the group (each metric knows it: higher or lower is worse,
+  written under its name), blue on the better side, full colour at a few
+  tau; the verdict is marked after the value, so the same colour means the
+  same size and side in every row. Metric names carry their meaning and
+  direction as tooltips;
 - point-and-interval charts of the per-group metrics;
 - the significance tests, the Bernstein rows, the findings of the attribute
-  (ranked by effect, with reasons), invariance failures and metrics without
+  (ranked by verdict and effect, with reasons), invariance failures and metrics without
   values;
 - a per-template drill-down: which templates drive each group's gap.
 
@@ -105,6 +107,7 @@ table.heatmap tr.first th,table.heatmap tr.first td{border-top:2px solid var(--r
 table.heatmap th.metric{white-space:nowrap;font-weight:600;background:var(--bg)}
 table.heatmap th.rep{color:var(--faint);font-weight:400}
 .filtered table.heatmap th.rep{color:inherit;font-weight:600}
+table.heatmap th .side{font-size:11px;color:var(--muted);font-weight:400}
 table.heatmap td.cls{color:var(--muted);white-space:nowrap}
 .tag{font-size:10px;background:var(--tag-bg);border:1px solid var(--tag-line);border-radius:3px;padding:0 3px;color:var(--tag-ink);font-weight:400}
 table.data td{font-size:13px}
@@ -120,6 +123,8 @@ table.overview td.ov{white-space:nowrap;text-align:left;min-width:92px}table.ove
 table.overview th a{color:var(--ink)}table.overview td.ov span{color:inherit}
 table.findings td{font-size:13px}table.findings td.num,table.findings td.fx{text-align:right;white-space:nowrap}
 table.findings td.reason{color:var(--muted);max-width:460px}
+table.findings .meaning{color:var(--muted);font-size:12px;max-width:300px;white-space:normal}
+table.findings td.pair{font-size:12px;min-width:260px;max-width:520px}
 span.fx{display:inline-block;min-width:32px;text-align:right;padding:0 4px}
 p.counts{margin:4px 0}
 h2.first{border-top:none;margin-top:6px}
@@ -204,7 +209,7 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
             parts.append("<h3>Bernstein-bounded disparity</h3>" + render_bernstein(bern))
         vhtml = render_verdicts(ra)
         if vhtml:
-            parts.append("<h3>Findings: values that are not negligible, largest effect first</h3>" + vhtml)
+            parts.append("<h3>Findings: values that are not negligible, material, then small, then inconclusive, largest effect first</h3>" + vhtml)
         inv = ra[ra["family"] == "invariance"]
         fhtml = render_failures(data.failures, a)
         if not inv.empty or fhtml:
@@ -232,7 +237,7 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
         if not rest.empty:
             sections.append('<section id="inv-other"><h2>Invariance failures (other)</h2>' + render_failures(rest, None) + "</section>")
     nav = "".join(f'<a href="#attr-{_slug(a)}">{esc(a)}</a>' for a in attrs)
-    overview = render_overview(res, intervals=(meta or {}).get("intervals"))
+    overview = render_overview(res, intervals=(meta or {}).get("intervals"), scored=data.scored)
     warn = "".join(f'<p class="warn">{esc(w)}</p>' for w in data.warnings)
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return (

@@ -79,6 +79,16 @@ def _cell_style(z) -> str:
     return f' style="background:{col};color:{theme.signed_ink(z)}"'
 
 
+def direction_cell_style(z, worse) -> str:
+    """Background for a value at signed distance ``z`` from b (in tau):
+    red on the side that is worse for the group, blue on the better side,
+    the size scale when the metric's worse side is unknown."""
+    col = theme.direction_colour(z, worse)
+    if col is None:
+        return ""
+    return f' style="background:{col};color:{theme.direction_ink(z, worse)}"'
+
+
 def effect_style(e) -> str:
     """Background for an unsigned size in units of tau."""
     col = theme.effect_colour(e)

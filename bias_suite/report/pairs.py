@@ -4,8 +4,14 @@ Within a template, examples of different groups differ only in the identity
 term. :func:`worst_pair` finds the two examples (of two groups, same
 template) whose scores of a class differ most (the task family's example
 score: a class probability, or for NER that of the entity type at the
-identity term).
-:func:`worst_template_block` shows it for the top finding of the headline.
+identity term); a largest gap within round-off of zero (below
+:data:`ZERO_GAP`) is no pair at all, so a model that ignores an attribute
+shows none.
+:func:`example_pair` is the headline's pair: the largest gap in the
+attribute of the top finding, for its class (every class for a finding about
+"all"), whichever groups it involves; :func:`finding_pair` is the largest gap
+that involves a finding's own groups (the report's findings table).
+:func:`example_pair_block` renders the headline's pair.
 """
 from __future__ import annotations
 
@@ -17,7 +23,10 @@ import pandas as pd
 from . import theme
 from .data import _isnull
 
-__all__ = ["worst_pair", "worst_template_block"]
+__all__ = ["worst_pair", "example_pair", "finding_pair", "example_pair_block", "ZERO_GAP"]
+
+#: probability gaps below this are floating round-off, not a difference
+ZERO_GAP = 1e-9
 
 
 def _example_probs(scored, cls) -> np.ndarray | None:
@@ -40,7 +49,8 @@ def _texts(scored) -> np.ndarray:
     return fr["id"].astype(str).to_numpy()
 
 
-def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = None) -> dict | None:
+def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = None, *,
+               min_gap: float = ZERO_GAP) -> dict | None:
     """The counterfactual pair with the largest probability gap for ``cls``.
 
     Within each template of ``attribute``, two examples of different groups
@@ -48,7 +58,8 @@ def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = 
     groups, same template) whose probabilities of ``cls`` differ most is
     returned as {"template", "class", "gap", "rows": [(group, text, p), (group, text, p)]}.
     ``groups`` restricts it: one group (that group against any other) or two
-    (that pair). None when the data has no such pair."""
+    (that pair). None when the data has no such pair or when the largest gap
+    is below ``min_gap`` (round-off)."""
     if scored is None:
         return None
     fr = scored.frame
@@ -73,6 +84,8 @@ def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = 
         return None
     gap = pairs["p_a"] - pairs["p_b"]
     best = pairs.loc[gap.idxmax()]
+    if not float(best["p_a"] - best["p_b"]) >= min_gap:
+        return None
     texts = _texts(scored)
     rows = [(best["group_a"], texts[int(best["row_a"])], float(best["p_a"])),
             (best["group_b"], texts[int(best["row_b"])], float(best["p_b"]))]
@@ -101,40 +114,90 @@ def _attribute_in(attribute: str, label: str, scored) -> str | None:
     return a if a in set(pd.unique(scored.frame["attribute"])) else None
 
 
-def worst_template_block(fd: pd.DataFrame, scored) -> list:
-    """The worst counterfactual pair for the class of the top finding that
-    the scored examples can show (lines of rich Text)."""
+def _classes_for(r, scored) -> list:
+    cls = r.get("class")
+    return [cls] if cls in tuple(scored.classes) else list(scored.classes)  # "all": the class with the largest gap
+
+
+def _own_groups(r) -> list:
+    """The groups a finding is about: its group, the two of a pair, the
+    shared group of a merged line ("jewish vs 5 groups"); none for a line
+    about all groups or a spill-over."""
+    if not _isnull(r.get("via")):
+        return []
+    if not _isnull(r.get("own_group")):
+        return [str(r["own_group"])]
+    g = r.get("group")
+    return [] if _isnull(g) else str(g).split("|")
+
+
+def _largest(r, scored, attribute: str, groups: list) -> dict | None:
+    found = [wp for wp in (worst_pair(scored, attribute, c, groups) for c in _classes_for(r, scored)) if wp is not None]
+    if not found:
+        return None
+    wp = max(found, key=lambda w: abs(w["gap"]))
+    return dict(wp, attribute=attribute)
+
+
+def _locate(r, parts) -> tuple | None:
+    """(scored, its name of the attribute) of a finding, or None."""
+    labelled = {lab for lab, _ in parts if lab}
+    own = next((lab for lab in labelled if str(r["attribute"]).endswith(f" ({lab})")), "")
+    for lab, s in parts:
+        a = _attribute_in(r["attribute"], lab, s) if lab == own else None
+        if a is not None:
+            return s, a
+    return None
+
+
+def example_pair(fd: pd.DataFrame, scored) -> dict | None:
+    """The headline's counterfactual pair: the largest probability gap in
+    the attribute of the first finding of ``fd`` that the scored examples
+    hold, for that finding's class (the class with the largest gap for a
+    finding about "all"), over every pair of its groups. None when there is
+    none or the gap is round-off. The dict of :func:`worst_pair`, plus
+    ``attribute`` (the scored data's name), ``label`` (the finding's) and
+    ``scored``."""
+    parts = _scored_parts(scored)
+    if not parts or fd is None or fd.empty:
+        return None
+    for r in fd.to_dict("records"):
+        loc = _locate(r, parts)
+        if loc is not None:
+            wp = _largest(r, loc[0], loc[1], [])
+            return None if wp is None else dict(wp, scored=loc[0], label=str(r["attribute"]))
+    return None
+
+
+def finding_pair(r: dict, scored) -> dict | None:
+    """The largest probability gap for a finding's class that involves its
+    own groups (:func:`_own_groups`; the whole attribute for a finding about
+    all groups), or None."""
+    parts = _scored_parts(scored)
+    loc = _locate(r, parts) if parts else None
+    if loc is None:
+        return None
+    return _largest(r, loc[0], loc[1], _own_groups(r)[:2])
+
+
+def example_pair_block(fd: pd.DataFrame, scored) -> list:
+    """The headline's pair (:func:`example_pair`) as lines of rich Text;
+    empty when there is none."""
     from rich.table import Table
     from rich.text import Text
 
-    parts = _scored_parts(scored)
-    if not parts or fd.empty:
-        return []
-    labelled = {lab for lab, _ in parts if lab}
-    for r in fd.to_dict("records"):
-        own = next((lab for lab in labelled if str(r["attribute"]).endswith(f" ({lab})")), "")
-        for lab, s in parts:
-            a = _attribute_in(r["attribute"], lab, s) if lab == own else None
-            if a is None:
-                continue
-            cls = r.get("class")
-            candidates = [cls] if cls in tuple(s.classes) else list(s.classes)  # "all": the class with the largest gap
-            g = r.get("group")
-            groups = [] if _isnull(g) else str(g).split("|")
-            found = [wp for wp in (worst_pair(s, a, c, groups) for c in candidates) if wp is not None]
-            if found:
-                wp = max(found, key=lambda w: abs(w["gap"]))
-                c = wp["class"]
-                from ..families import FAMILIES
+    from ..families import FAMILIES
 
-                kind = getattr(FAMILIES.get(getattr(s, "task", None)), "example_score_name", "probability")
-                head = Text.assemble(("Worst counterfactual pair: ", "bold"), f"template {wp['template']}, {kind} of ",
-                                     (str(c), "bold"), f" differs by {abs(wp['gap']):.3f}")
-                g = Table.grid(padding=(0, 1))
-                g.add_column(justify="right")
-                g.add_column(style=theme.MUTED)
-                g.add_column()
-                for grp, text, p in wp["rows"]:
-                    g.add_row(Text(f"p={p:.3f}", style="bold"), Text(str(grp)), Text(str(text)))
-                return [head, g]
-    return []
+    wp = example_pair(fd, scored)
+    if wp is None:
+        return []
+    kind = getattr(FAMILIES.get(getattr(wp["scored"], "task", None)), "example_score_name", "probability")
+    head = Text.assemble(("Worst counterfactual pair", "bold"), f" of {wp['label']}: template {wp['template']}, {kind} of ", (str(wp["class"]), "bold"),
+                         f" differs by {abs(wp['gap']):.3f}")
+    g = Table.grid(padding=(0, 1))
+    g.add_column(justify="right")
+    g.add_column(style=theme.MUTED)
+    g.add_column()
+    for grp, text, p in wp["rows"]:
+        g.add_row(Text(f"p={p:.3f}", style="bold"), Text(str(grp)), Text(str(text)))
+    return [head, g]

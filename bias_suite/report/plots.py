@@ -5,7 +5,9 @@
 - ``<attribute>_heatmap_groups.<fmt>``: metrics × groups, raw values in the
   cells, colour = distance from the metric's no-bias value b in units of its
   threshold tau, ``(value - b) / tau``, on the binned diverging scale of
-  :mod:`bias_suite.report.theme` (blue below b, red above), the verdict mark
+  :mod:`bias_suite.report.theme` (red on the side that is worse for the
+  group, blue on the better side; the size scale for a metric whose worse
+  side is unknown), the verdict mark
   after the value, the accumulated value in the last column, with a colour
   bar;
 - ``<attribute>_heatmap_pairs.<fmt>``: the same for pairwise metrics;
@@ -85,11 +87,17 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
         ax = fig.add_axes([left_in / fig_w, 0.25 / fig_h, col_in * (C + 1) / fig_w, R * cell_h / fig_h])
         cax = fig.add_axes([(left_in + col_in * (C + 1) + 0.12) / fig_w, 0.25 / fig_h, 0.09 / fig_w, R * cell_h / fig_h])
         dist = np.column_stack([hm.distance, hm.accumulated_distance])
+        sign = np.array([theme.worse_sign(w) for w in hm.worse], dtype=float)[:, None]
+        harm = dist * sign  # > 0: on the worse side for the group
         top = 2 * theme.EFFECT_BINS[-1]
         bounds = [-top] + [-b for b in reversed(theme.EFFECT_BINS)] + list(theme.EFFECT_BINS) + [top]
         cmap = ListedColormap(theme.DIVERGING_COLOURS).with_extremes(bad="white")
-        im = ax.imshow(np.ma.masked_invalid(np.clip(dist, -top, top)), cmap=cmap, norm=BoundaryNorm(bounds, cmap.N),
-                       aspect="auto", interpolation="nearest")
+        im = ax.imshow(np.ma.masked_invalid(np.where(sign != 0, np.clip(harm, -top, top), np.nan)), cmap=cmap,
+                       norm=BoundaryNorm(bounds, cmap.N), aspect="auto", interpolation="nearest")
+        if (sign == 0).any():  # worse side unknown: size only
+            size_map = ListedColormap(theme.EFFECT_COLOURS).with_extremes(bad=(0, 0, 0, 0))
+            ax.imshow(np.ma.masked_invalid(np.where(sign == 0, np.clip(np.abs(dist), 0, top), np.nan)), cmap=size_map,
+                      norm=BoundaryNorm([0, *theme.EFFECT_BINS, top], size_map.N), aspect="auto", interpolation="nearest")
         absmax = np.nanmax(np.abs(np.where(np.isnan(hm.values), 0.0, hm.values)), axis=1, initial=0.0)
         for i in range(R):
             dec = _decimals(max(absmax[i], abs(hm.accumulated[i]) if not _isnull(hm.accumulated[i]) else 0))
@@ -99,7 +107,7 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
                     continue
                 v = hm.values[i, j] if j >= 0 else hm.accumulated[i]
                 mark = theme.VERDICT_MARKS.get(rec.get("verdict"), "") if rec is not None else ""
-                ink = theme.signed_ink(dist[i, j if j >= 0 else C])
+                ink = theme.direction_ink(dist[i, j if j >= 0 else C], hm.worse[i])
                 ax.text(j if j >= 0 else C, i, _fmt_cell(v, dec) + mark, ha="center", va="center", fontsize=FONT_PT - 1,
                         color=ink, fontweight="bold" if j == -1 else "normal")
         ax.set_xticks(range(C + 1))
@@ -119,7 +127,7 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
         for spine in ax.spines.values():
             spine.set_linewidth(0.6)
         cb = fig.colorbar(im, cax=cax)
-        cb.set_label("(value − b) / τ", fontsize=FONT_PT - 1)
+        cb.set_label("(value − b) / τ, worse side up", fontsize=FONT_PT - 1)
         cb.set_ticks(bounds[1:-1])
         cb.ax.tick_params(labelsize=FONT_PT - 1.5, length=2)
         cb.outline.set_linewidth(0.5)

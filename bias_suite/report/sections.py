@@ -33,9 +33,10 @@ def render_significance(sig: pd.DataFrame) -> str:
 
 
 def render_verdicts(res: pd.DataFrame, *, limit: int = 40) -> str:
-    """The judged rows of one attribute that are not negligible (material,
-    inconclusive, small), largest effect first, with the reason; the rest
-    only counted."""
+    """The judged rows of one attribute that are not negligible, material
+    first, then small, then inconclusive, largest effect first within each,
+    with the reason (a spill-over row names its source); the rest only
+    counted."""
     if "verdict" not in res.columns:
         return ""
     v = res[res["verdict"].map(verdict_kind).notna()]
@@ -44,16 +45,18 @@ def render_verdicts(res: pd.DataFrame, *, limit: int = 40) -> str:
     kinds = v["verdict"].map(verdict_kind)
     counts = kinds.value_counts()
     summary = " · ".join(f"{counts.get(k, 0)} {k}" for k in (*theme.VERDICTS, "other") if counts.get(k, 0))
-    show = v[kinds.isin(["material", "inconclusive", "small"])]
-    if "effect" in show.columns:
-        show = show.assign(_e=pd.to_numeric(show["effect"], errors="coerce")).sort_values("_e", ascending=False, kind="stable")
+    from ..stats.summary import findings as ranked
+
+    show = ranked(v[kinds.isin(["material", "inconclusive", "small"])])
     rows = []
     for r in show.head(limit).to_dict("records"):
+        src = r.get("source")
+        via = f" (via {src})" if isinstance(src, str) and src.strip() else ""
         ci = "" if _isnull(r["ci_low"]) and _isnull(r["ci_high"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
         e = r.get("effect")
         rows.append([f'<span class="fx"{effect_style(e)}>{fmt(e, 1)}</span>', _badge(r["verdict"]),
                      f'<span title="{esc(metric_title(r["metric"]))}">{esc(r["metric"])}</span>', esc(r["class"]),
-                     esc(str(r["group"]).replace("|", " vs ") if not _isnull(r["group"]) else "accumulated"),
+                     esc((str(r["group"]).replace("|", " vs ") if not _isnull(r["group"]) else "accumulated") + via),
                      fmt(r["value"]), ci, fmt(r.get("threshold")), esc(r.get("reason") or "")])
     more = f'<p class="muted">The {limit} largest of {len(show)}; all rows are in results.csv.</p>' if len(show) > limit else ""
     table = _table(["×τ", "verdict", "metric", "class", "group", "value", "interval", "τ", "reason"], rows, "data verdicts") if rows else ""
@@ -228,13 +231,43 @@ def _slug(s) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in str(s)).strip("-").lower() or "x"
 
 
-def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top: int = 10) -> str:
+def _pair_html(wp: dict | None) -> str:
+    """A counterfactual pair as two short lines: probability, group, sentence."""
+    if not wp:
+        return '<span class="muted">–</span>'
+    lines = [f'<div class="sent"><span><span class="tag">{esc(g)}</span> {esc(t)}</span>'
+             f'<span class="probs">p={fmt(p)}</span></div>' for g, t, p in wp["rows"]]
+    return (f'<div class="probs">{esc(wp["class"])}: gap {fmt(abs(wp["gap"]))}, template {esc(wp["template"])}</div>'
+            + "".join(lines))
+
+
+def _metric_cell(r: dict) -> str:
+    """The metric's name, its meaning in plain words and which side is worse."""
+    from .data import metric_worse
+    from .htmlfmt import metric_text
+
+    name = r.get("shown_metric") if not _isnull(r.get("shown_metric")) else r["metric"]
+    meaning, direction = metric_text(r["metric"])
+    side = direction or {"higher": "higher is worse", "lower": "lower is worse"}.get(metric_worse(r["metric"]), "")
+    words = "; ".join(x for x in (meaning.rstrip(". "), side) if x)
+    return (f'<span class="metric" title="{esc(metric_title(r["metric"]))}"><b>{esc(name)}</b></span>'
+            + (f'<div class="meaning">{esc(words)}</div>' if words else ""))
+
+
+def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top: int = 10, scored=None) -> str:
     """The report's first screen: verdict counts, the colour legend, the
     attributes x topics grid (worst verdict, largest effect in tau) and the
-    top findings (the largest per group and topic), as in the terminal."""
+    top findings, chosen and ranked as in the terminal
+    (:func:`bias_suite.report.findings.select_findings`: every material cell
+    has a line), each with its metric in plain words, its value coloured
+    worse or better for the group and, from ``scored``, its example pair
+    (the largest gap involving its groups)."""
     from .charts import scale_legend
-    from .headline import (JUDGED, _distinct, _has_verdicts, _summary, attribute_order, effect_text, error_control,
-                           overview, who)
+    from .data import metric_worse
+    from .findings import consistency_text, select_findings
+    from .headline import _has_verdicts, _summary, attribute_order, effect_text, error_control, overview, value_side, who
+    from .htmlfmt import direction_cell_style
+    from .pairs import finding_pair
 
     if results is None or results.empty or not _has_verdicts(results):
         return ('<section id="overview"><p class="muted">These results carry no verdicts; run with a bootstrap '
@@ -246,8 +279,8 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     marks = " ".join(f'<span class="mark m-{v}">{esc(m)}</span> {v}' for v, m in theme.VERDICT_MARKS.items() if m)
     legend = (f'<div class="legend" id="legend"><div><b>Colour is size</b> in units of each metric\'s threshold τ, '
               f"from its no-bias value b: {scale_legend(signed=False)}</div>"
-              f'<div>Heatmaps: {scale_legend(signed=True)} · marks {marks} · verdicts are words; hover a metric for '
-              "its meaning and direction.</div></div>")
+              f'<div><b>Values</b> (heatmaps, findings): {scale_legend(signed=True)}; each metric says which side is '
+              f"worse (under its name) · marks {marks} · verdicts are words.</div></div>")
     ov = overview(results)
     topics = list(pd.unique(ov["topic"]))
     cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
@@ -261,27 +294,42 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
                 tds.append('<td class="ov empty"></td>')
                 continue
             where = " · ".join(esc(x) for x in (r.get("metric"), r.get("class"), r.get("group")) if not _isnull(x))
+            if not _isnull(r.get("source")):
+                where += f" (via {esc(r['source'])}: other groups in the background)"
             tds.append(f'<td class="ov"{effect_style(r.get("effect"))} title="largest: {where}">'
                        f'<span class="v-{esc(r["verdict"])}">{esc(r["verdict"])}</span> '
                        f'<span class="fx">{esc(effect_text(r.get("effect")))}</span></td>')
         body.append(f'<tr><th scope="row"><a href="#attr-{_slug(a)}">{esc(a)}</a></th>{"".join(tds)}</tr>')
     grid = (f'<div class="scroll"><table class="overview" id="overview-grid"><thead><tr><th scope="col">attribute</th>{head}'
             f'</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
-    fd = sm.findings(results)
-    fd = fd[fd["verdict"].isin(JUDGED)]
-    shown = _distinct(fd).head(top)
+    sel = select_findings(results, ov, top=top)
+    shown = sel.rows
+    agree = "consistency" in shown.columns and shown["consistency"].notna().any()
+    with_pairs = scored is not None
     rows = []
     for k, r in enumerate(shown.to_dict("records"), 1):
         ci = "" if _isnull(r.get("ci_low")) or _isnull(r.get("ci_high")) else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
-        rows.append(f'<tr><td class="num">{k}</td><td class="fx"{effect_style(r.get("effect"))}>{esc(effect_text(r.get("effect")))}</td>'
-                    f'<td>{_badge(r.get("verdict"))}</td>'
-                    f'<td><span class="metric" title="{esc(metric_title(r["metric"]))}">{esc(r["metric"])}</span></td>'
-                    f'<td>{esc(who(r))}</td><td class="num">{fmt(r.get("value"))}{ci}</td><td class="num">{fmt(r.get("threshold"))}</td>'
-                    f'<td class="reason">{esc(r.get("reason") or "")}</td></tr>')
-    findings = (f'<h2 id="findings">Top findings <span class="muted">by effect; the largest per group and topic; '
-                f"{len(fd)} results are not negligible</span></h2>"
-                + (f'<div class="scroll"><table class="findings"><thead><tr><th>#</th><th>×τ</th><th>verdict</th><th>metric</th>'
-                   f'<th>who</th><th>value [interval]</th><th>τ</th><th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+        partners = r.get("partners")
+        title = f' title="vs {esc(", ".join(map(str, partners)))}"' if isinstance(partners, (list, tuple)) else ""
+        side = direction_cell_style(value_side(r), metric_worse(r["metric"])) if value_side(r) is not None else ""
+        cells_ = [f'<td class="num">{k}</td><td class="fx"{effect_style(r.get("effect"))}>{esc(effect_text(r.get("effect")))}</td>',
+                  f'<td>{_badge(r.get("verdict"))}</td>', f"<td>{_metric_cell(r)}</td>", f"<td{title}>{esc(who(r))}</td>",
+                  f'<td class="num"{side}>{fmt(r.get("value"))}{ci}</td><td class="num">{fmt(r.get("threshold"))}</td>']
+        if agree:
+            cells_.append(f'<td class="num">{esc(consistency_text(r.get("consistency")).removeprefix("in "))}</td>')
+        cells_.append(f'<td class="reason">{esc(r.get("reason") or "")}</td>')
+        if with_pairs:
+            cells_.append(f'<td class="pair">{_pair_html(finding_pair(r, scored))}</td>')
+        rows.append("<tr>" + "".join(cells_) + "</tr>")
+    heads = ["#", "×τ", "verdict", "metric", "who", "value [interval]", "τ"] + (["templates agreeing"] if agree else []) \
+        + ["reason"] + (["example pair (largest gap for its groups)"] if with_pairs else [])
+    spill = (f"; {sel.spill} spill-over{'s' if sel.spill != 1 else ''} (effects caused by other groups in the "
+             "background) not listed as findings about their own group" if sel.spill else "")
+    findings = (f'<h2 id="findings">Top findings <span class="muted">material, then small, then inconclusive, largest '
+                f"effect first; the best per group and topic and for every material cell; {sel.judged} results are not "
+                f"negligible{esc(spill)}</span></h2>"
+                + (f'<div class="scroll"><table class="findings"><thead><tr>{"".join(f"<th>{h}</th>" for h in heads)}'
+                   f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
                    if rows else '<p>No finding above negligible: every judged value is within its threshold, or undefined.</p>'))
     iv = error_control(results, intervals)
     control = ""

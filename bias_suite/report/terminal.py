@@ -13,7 +13,8 @@ When the results carry intervals and verdicts, every value is written
 (:data:`bias_suite.report.theme.VERDICT_MARKS`; see :data:`LEGEND`); the
 per-group metrics are then split over tables of at most four metrics, and a
 findings table per attribute lists the values that are not negligible,
-largest effect first, with their reasons. The one-screen summary is
+material first, then small, then inconclusive, largest effect first within
+each, with their reasons. The one-screen summary is
 :mod:`bias_suite.report.headline`.
 """
 from __future__ import annotations
@@ -209,23 +210,26 @@ def invariance_table(a, res: pd.DataFrame):
 
 
 def _verdict_table(a, res: pd.DataFrame):
-    """The values of an attribute that are not negligible (material,
-    inconclusive, small; metric rows, pairs, Bernstein rows, tests), largest
-    effect first, with interval, tau and reason; the title counts every verdict."""
+    """The values of an attribute that are not negligible (material, then
+    small, then inconclusive; metric rows, pairs, Bernstein rows, tests),
+    largest effect first within each, with interval, tau and reason; the
+    title counts every verdict."""
     from rich.markup import escape
     from rich.table import Table
 
     v = res["verdict"].where(res["verdict"].isin(VERDICTS), None)
     counts = {k: int((v == k).sum()) for k in VERDICTS}
-    hit = res[v.isin(["material", "inconclusive", "small"])]
-    if "effect" in hit.columns:
-        hit = hit.assign(_e=pd.to_numeric(hit["effect"], errors="coerce")).sort_values("_e", ascending=False, kind="stable")
+    from ..stats.summary import findings as ranked
+
+    hit = ranked(res[v.isin(["material", "inconclusive", "small"])])
     title = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no verdicts"
     t = Table(title=f"{escape(str(a))} — verdicts: {title}", title_justify="left")
     for col in ("metric", "class", "group", "value [interval]", "τ", "×τ", "verdict", "reason"):
         t.add_column(escape(col), justify="right" if col in ("value [interval]", "τ", "×τ") else "left", overflow="fold")
     for r in hit.head(VERDICT_ROWS).to_dict("records"):
         g = r["group"] if isinstance(r["group"], str) else "(accumulated)"
+        src = r.get("source")
+        g += f" (via {src})" if isinstance(src, str) and src.strip() else ""  # caused by other groups in the background
         t.add_row(escape(str(r["metric"])), escape(str(r["class"])), escape(g), _fmt(r["value"]) + _ci(r.get("ci_low"), r.get("ci_high")),
                   _fmt(r.get("threshold")), "–" if _fmt(r.get("effect")) == "–" else f"{float(r['effect']):.1f}",
                   f"[{VERDICT_STYLES[r['verdict']] or 'none'}]{r['verdict']}[/]", escape(str(r.get("reason") or "")))

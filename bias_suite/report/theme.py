@@ -4,12 +4,18 @@ The terminal (rich styles), the HTML report (CSS colours) and the figures
 (matplotlib) all take their colours from here, so that a colour means the
 same everywhere:
 
-- **Colour encodes size.** The size of a result is its effect in units of
-  its threshold tau, ``|value - b| / tau`` (``b``: the metric's no-bias
-  value). Unsigned sizes use the sequential scale :data:`EFFECT_COLOURS`
-  (binned at :data:`EFFECT_BINS`); signed distances ``(value - b) / tau``,
-  as in the heatmaps, use the diverging scale :data:`DIVERGING_COLOURS`
-  (blue below b, red above, saturating at ``EFFECT_BINS[-1]`` tau).
+- **Colour encodes size and, where a value has a side, worse or better.**
+  The size of a result is its effect in units of its threshold tau,
+  ``|value - b| / tau`` (``b``: the metric's no-bias value). Unsigned sizes
+  use the sequential scale :data:`EFFECT_COLOURS` (binned at
+  :data:`EFFECT_BINS`). Values, as in the heatmaps, use the diverging scale
+  :data:`DIVERGING_COLOURS` on the distance towards the worse side,
+  ``(value - b) / tau`` times +1 when higher is worse for the group and -1
+  when lower is worse (the metric's ``worse``,
+  :mod:`bias_suite.metrics.materiality`): red = worse for the group, blue =
+  better, saturating at ``EFFECT_BINS[-1]`` tau (:func:`direction_colour`).
+  A metric whose worse side is unknown (a user's signed metric) gets the
+  size scale instead.
 - **Verdicts are categories,** written as short words (:data:`VERDICTS`,
   worst first) with a mark for small cells (:data:`VERDICT_MARKS`); they get
   type weight, not hue.
@@ -27,6 +33,7 @@ __all__ = [
     "VERDICTS", "VERDICT_MARKS", "VERDICT_STYLES", "VERDICT_SHORT", "EFFECT_BINS", "EFFECT_COLOURS", "DIVERGING_COLOURS",
     "CLASS_COLOURS", "ERROR", "OK", "WARN", "MUTED", "effect_bin", "effect_colour", "effect_ink", "effect_style",
     "signed_bin", "signed_colour", "signed_ink", "severity", "bin_labels", "ink_on", "PAGE_COLOURS", "FIGURE_COLOURS",
+    "worse_sign", "direction_colour", "direction_ink", "direction_style", "WORSE_INK", "BETTER_INK",
 ]
 
 # Verdict words, worst first (the severity order of "worst").
@@ -40,6 +47,7 @@ EFFECT_BINS = (0.5, 1.0, 2.0, 4.0)
 EFFECT_COLOURS = ("#f7f7f7", "#fee0b6", "#fdb863", "#e08214", "#b35806")  # PuOr, orange side
 # Signed distance (value - b) / tau, binned at -4, -2, -1, -0.5, 0.5, 1, 2, 4 (RdBu).
 DIVERGING_COLOURS = ("#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b")
+WORSE_INK, BETTER_INK = DIVERGING_COLOURS[-1], DIVERGING_COLOURS[0]  # text colour of a worse / better value
 _DARK = {"#b35806", "#2166ac", "#4393c3", "#b2182b", "#d6604d"}
 
 CLASS_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -136,3 +144,36 @@ def bin_labels(signed: bool = False) -> list:
         return up
     down = [f"≤ −{b[-1]:g}"] + [f"−{b[i + 1]:g}…−{b[i]:g}" for i in reversed(range(len(b) - 1))]
     return down + [f"±{b[0]:g}"] + [f"+{b[i]:g}…{b[i + 1]:g}" for i in range(len(b) - 1)] + [f"≥ +{b[-1]:g}"]
+
+
+def worse_sign(worse) -> int:
+    """+1 when higher is worse for the group ("higher"), -1 when lower is
+    ("lower"), 0 when unknown (anything else)."""
+    return {"higher": 1, "lower": -1}.get(worse if isinstance(worse, str) else "", 0)
+
+
+def direction_colour(z, worse) -> str | None:
+    """Background of a value at signed distance ``z = (value - b) / tau``:
+    red when it lies on the worse side for the group, blue on the better
+    side (:data:`DIVERGING_COLOURS`); the size scale when the worse side is
+    unknown; None when ``z`` is missing."""
+    s = worse_sign(worse)
+    v = _finite(z)
+    if v is None:
+        return None
+    return signed_colour(v * s) if s else effect_colour(abs(v))
+
+
+def direction_ink(z, worse) -> str:
+    """Text colour readable on :func:`direction_colour`."""
+    return "#ffffff" if direction_colour(z, worse) in _DARK else "#111111"
+
+
+def direction_style(z, worse) -> str:
+    """A rich style for a value's text: red ink on the worse side, blue on
+    the better side (from half a tau on), none when unknown or close to b."""
+    s = worse_sign(worse)
+    v = _finite(z)
+    if not s or v is None or abs(v) < EFFECT_BINS[0]:
+        return ""
+    return f"bold {WORSE_INK if v * s > 0 else BETTER_INK}"

@@ -1,9 +1,11 @@
 """The headline of a results table, as data: what a person reads first.
 
-- :func:`findings`: judged values ranked by effect (size in units of the
-  metric's threshold tau), optionally one verdict only;
+- :func:`findings`: judged values ranked by verdict (material, then small,
+  then inconclusive, then negligible and undefined: :data:`FINDING_ORDER`)
+  and within a verdict by effect (size in units of the metric's threshold
+  tau), optionally one verdict only;
 - :func:`overview`: one row per attribute and metric topic with the worst
-  verdict and the largest effect;
+  verdict and the largest effect among the rows with that verdict;
 - :func:`verdict_counts`: how many values got each verdict;
 - :func:`multiplicity`: how the error rate across the many judged values is
   controlled (from the verdict stage).
@@ -17,17 +19,22 @@ import pandas as pd
 
 from .verdicts import VERDICTS
 
-__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "SEVERITY"]
+__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER"]
 
-#: worst first: what a reader must look at before the rest
+#: worst first: what a reader must look at before the rest (the overview's "worst verdict")
 SEVERITY = ("material", "inconclusive", "small", "negligible", "undefined")
+#: the order of findings: a value shown to be material, then one shown to be
+#: small but not negligible, then one whose interval is too wide to tell
+FINDING_ORDER = ("material", "small", "inconclusive", "negligible", "undefined")
 
 
 def _severity(v) -> int:
     return SEVERITY.index(v) if v in SEVERITY else len(SEVERITY)
 
 
-def _topic(metric: str, family: str) -> str:
+def topic_of(metric: str, family: str) -> str:
+    """The summary topic of a metric (its registry topic; "Bernstein" for
+    Bernstein rows, "significance" for the tests, else the family)."""
     from ..metrics.catalog import REGISTRY
 
     spec = REGISTRY.get(metric)
@@ -39,7 +46,9 @@ def _topic(metric: str, family: str) -> str:
 
 
 def findings(results: pd.DataFrame, verdict=None, top: int | None = None) -> pd.DataFrame:
-    """Judged rows, largest effect first (rows without an effect last).
+    """Judged rows, ranked by verdict in :data:`FINDING_ORDER` (material,
+    small, inconclusive, negligible, undefined), then largest effect first
+    (rows without an effect last within their verdict).
 
     Parameters
     ----------
@@ -51,27 +60,44 @@ def findings(results: pd.DataFrame, verdict=None, top: int | None = None) -> pd.
         return results.iloc[0:0]
     keep = [verdict] if isinstance(verdict, str) else list(verdict) if verdict is not None else list(VERDICTS)
     f = results[results["verdict"].isin(keep)]
-    f = f.assign(_e=pd.to_numeric(f.get("effect"), errors="coerce")).sort_values(
-        "_e", ascending=False, kind="stable", na_position="last").drop(columns="_e")
+    rank = f["verdict"].map({v: k for k, v in enumerate(FINDING_ORDER)}).fillna(len(FINDING_ORDER))
+    effect = pd.to_numeric(f["effect"], errors="coerce") if "effect" in f.columns else pd.Series(float("nan"), index=f.index)
+    f = f.assign(_r=rank, _e=-effect.fillna(-float("inf"))).sort_values(["_r", "_e"], kind="stable").drop(columns=["_r", "_e"])
     return (f.head(top) if top else f).reset_index(drop=True)
 
 
+def spill_over(res: pd.DataFrame) -> pd.Series:
+    """True for rows whose optional ``source`` column names the groups that
+    cause them (a non-empty string: a spill-over); False everywhere without
+    that column."""
+    if "source" not in res.columns:
+        return pd.Series(False, index=res.index)
+    return res["source"].map(lambda s: isinstance(s, str) and bool(s.strip())).astype(bool)
+
+
 def overview(results: pd.DataFrame) -> pd.DataFrame:
-    """One row per (attribute, topic): the worst ``verdict``, the largest
-    ``effect`` and where it is (``metric``, ``class``, ``group``), and the
-    count of each verdict."""
+    """One row per (attribute, topic): the worst ``verdict`` (in
+    :data:`SEVERITY`), the largest ``effect`` among the rows with that
+    verdict and where it is (``metric``, ``class``, ``group``), and the
+    count of each verdict. Rows caused by other groups in the background
+    (a ``source``, when the results have that column) give the effect and
+    the place only when no other row has the worst verdict; ``source`` is
+    then theirs (else None)."""
     j = findings(results)
-    cols = ["attribute", "topic", "verdict", "effect", "metric", "class", "group", *VERDICTS]
+    cols = ["attribute", "topic", "verdict", "effect", "metric", "class", "group", "source", *VERDICTS]
     if j.empty:
         return pd.DataFrame(columns=cols)
-    j = j.assign(topic=[_topic(m, f) for m, f in zip(j["metric"], j["family"])],
-                 _s=j["verdict"].map(_severity))
+    j = j.assign(topic=[topic_of(m, f) for m, f in zip(j["metric"], j["family"])],
+                 _s=j["verdict"].map(_severity), _x=spill_over(j))
     rows = []
     for (a, t), g in j.groupby(["attribute", "topic"], sort=False):
-        top = g.iloc[0]
-        row = {"attribute": a, "topic": t, "verdict": g.sort_values("_s", kind="stable")["verdict"].iloc[0],
-               "effect": pd.to_numeric(g["effect"], errors="coerce").max(), "metric": top["metric"],
-               "class": top["class"], "group": top["group"]}
+        worst = g[g["_s"] == g["_s"].min()]
+        if not worst["_x"].all():
+            worst = worst[~worst["_x"]]
+        top = worst.iloc[0]  # ranked: the first row has the largest effect
+        row = {"attribute": a, "topic": t, "verdict": top["verdict"],
+               "effect": pd.to_numeric(worst["effect"], errors="coerce").max(), "metric": top["metric"],
+               "class": top["class"], "group": top["group"], "source": top["source"] if top["_x"] else None}
         row.update({v: int((g["verdict"] == v).sum()) for v in VERDICTS})
         rows.append(row)
     return pd.DataFrame(rows, columns=cols)
@@ -103,7 +129,8 @@ class Results(pd.DataFrame):
         return overview(self)
 
     def findings(self, verdict=None, top: int | None = None) -> pd.DataFrame:
-        """Judged values, largest effect first (``verdict`` to keep one kind)."""
+        """Judged values, material first, then small, then inconclusive;
+        largest effect first within each (``verdict`` to keep one kind)."""
         return findings(self, verdict=verdict, top=top)
 
     def verdict_counts(self) -> dict:
