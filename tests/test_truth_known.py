@@ -94,3 +94,22 @@ def test_a_deterministic_effect_holds_in_every_template(lexicon_results):
     # the lexicon moves every Muslim sentence the same way: the effect has its sign in every template
     # where the pair differs at all
     assert len(pairs) and (pairs["consistency"] == 1.0).all(), pairs[["group", "consistency"]]
+
+
+def test_the_headline_names_the_scoring_groups_and_no_spill_over(lexicon_results):
+    import io
+
+    from rich.console import Console
+
+    from bias_suite.report.headline import HeadlineInput, print_headline
+
+    r = lexicon_results
+    buf = io.StringIO()
+    print_headline(HeadlineInput(r), console=Console(file=buf, width=200, color_system=None), max_lines=60)
+    text = buf.getvalue()
+    assert "muslim" in text or "blind" in text or "straight" in text, text
+    # unaffected groups appear only beside an affected one or as a spill-over ("via ...")
+    for line in text.splitlines():
+        for g in ("deaf", "autism", "christian", "hindu", "gay", "lesbian"):
+            if f"'{g}'" in line or f" {g} " in line:
+                assert any(x in line for x in ("muslim", "blind", "straight", "via")), line
