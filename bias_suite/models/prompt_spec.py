@@ -125,6 +125,9 @@ def check_verbalizer(verbalizer: Any) -> dict[str, list[str]]:
                 raise ModelError(f"answer word {w!r} is given to two classes, {owner[w]!r} and {cls!r}")
             owner[w] = cls
         out[cls] = words
+    if len(out) < 2:
+        raise ModelError(f"the verbalizer needs at least two classes (their probabilities are normalised over "
+                         f"the classes), got {list(out)}")
     return out
 
 
