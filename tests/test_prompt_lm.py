@@ -48,6 +48,13 @@ def _direct(path, prompt, verbalizer, texts, masked: bool, scoring="first-token"
     """Class probabilities computed one text and one word at a time with
     plain transformers calls (the definition in the module doc)."""
     model, tok = _load(path, masked)
+
+    def run(ids):  # what the tokenizer gives for one segment: token type ids 0 where it has them
+        x = torch.tensor([ids])
+        extra = {"token_type_ids": torch.zeros_like(x)} if "token_type_ids" in tok.model_input_names else {}
+        with torch.no_grad():
+            return model(input_ids=x, **extra).logits[0]
+
     out = []
     for t in texts:
         if masked:
@@ -71,8 +78,7 @@ def _direct(path, prompt, verbalizer, texts, masked: bool, scoring="first-token"
                     if wid[0] in seen:
                         continue
                     seen.add(wid[0])
-                    with torch.no_grad():
-                        logits = model(torch.tensor([ids])).logits[0, a]
+                    logits = run(ids)[a]
                     s += float(torch.softmax(logits.double(), -1)[wid[0]])
                     continue
                 lp = 0.0
@@ -82,8 +88,7 @@ def _direct(path, prompt, verbalizer, texts, masked: bool, scoring="first-token"
                         at = a + k
                     else:
                         x, at = ids + wid[:k], a + k
-                    with torch.no_grad():
-                        logits = model(torch.tensor([x])).logits[0, at]
+                    logits = run(x)[at]
                     lp += float(torch.log_softmax(logits.double(), -1)[wid[k]])
                 s += np.exp(lp)
             scores.append(s)
@@ -303,3 +308,10 @@ def test_cli_run_with_prompt_and_verbalizer_then_a_spec_file(lms, tmp_path):
         r = cli.invoke(app, ["run", "sentiment_gender", "--model", str(lms["gpt2"]), *bad, "--quiet",
                              "--out", str(tmp_path / "c")])
         assert r.exit_code != 0 and msg in r.output, r.output
+
+
+def test_bf16_weights(lms):
+    clf = PromptClassifier(lms["gpt2"], CAUSAL, VERB, dtype="bf16", device="cpu", progress=False)
+    p = clf.predict_proba(TEXTS)
+    assert next(clf.model.parameters()).dtype == torch.bfloat16 and clf.fingerprint()["dtype"] == "bfloat16"
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)  # scores are summed in float64 whatever the weights

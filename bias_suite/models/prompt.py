@@ -380,6 +380,8 @@ class PromptClassifier:
             pos[r, :len(x)] = np.asarray(x) + shift[r]
             pos[r, len(x):] = pos[r, len(x) - 1]
         arrays = {"input_ids": ids, "attention_mask": att}
+        if "token_type_ids" in getattr(self.tokenizer, "model_input_names", ()) and self._accepts("token_type_ids"):
+            arrays["token_type_ids"] = np.zeros_like(ids)  # one segment, as the tokenizer gives it
         if left and self._accepts("position_ids"):
             arrays["position_ids"] = np.maximum(np.cumsum(att, axis=1) - 1, 0)
         out = {}
