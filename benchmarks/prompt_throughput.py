@@ -16,10 +16,11 @@ distinct texts of the bundled sentiment suites (``--limit`` of them, seeded).
    texts, cache=False)`` at the same batch size (texts sorted by length, the
    output layer applied at the answer position only).
 
-Both give the same probabilities (checked, 1e-5); the figures are ratios on
-one machine, not a timed test.
+Both give the same probabilities (the largest difference is printed). Each
+side is timed ``--repeat`` times, interleaved, and the best counts; the
+figures are ratios on one machine, not a timed test.
 
-    python benchmarks/prompt_throughput.py [--limit 2000] [--batch-size 32] [--layers 4] [--hidden 256]
+    python benchmarks/prompt_throughput.py [--limit 1000] [--batch-size 32] [--layers 4] [--hidden 256]
                                            [--device auto] [--dtype bf16]
 """
 from __future__ import annotations
@@ -118,13 +119,14 @@ def bare_loop(model, tok, texts, prompt, firsts, classes, bs, device, torch):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=2000, help="distinct suite texts (0: all)")
+    ap.add_argument("--limit", type=int, default=1000, help="distinct suite texts (0: all)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--dtype", default=None, help="bf16 / fp16 (GPU) or float32")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=2, help="timings per side, interleaved; the best counts")
     args = ap.parse_args(argv)
 
     import torch
@@ -151,10 +153,13 @@ def main(argv=None):
             tok = AutoTokenizer.from_pretrained(folders[name])
             bare_loop(model, tok, texts[:64], prompt, firsts, classes, args.batch_size, device, torch)  # warm-up
             clf.predict_proba(texts[:64])                                                           # load, warm-up
-            ref, t_bare = bare_loop(model, tok, texts, prompt, firsts, classes, args.batch_size, device, torch)
-            t0 = time.perf_counter()
-            probs, stats = predict(clf, texts, cache=False)
-            t_runner = time.perf_counter() - t0
+            t_bare = t_runner = float("inf")
+            for _ in range(args.repeat):  # interleaved, the best of each: the machine may be shared
+                ref, t = bare_loop(model, tok, texts, prompt, firsts, classes, args.batch_size, device, torch)
+                t_bare = min(t_bare, t)
+                t0 = time.perf_counter()
+                probs, _ = predict(clf, texts, cache=False)
+                t_runner = min(t_runner, time.perf_counter() - t0)
             diff = float(np.abs(probs - ref).max())
             print(f"{name:>8}: bare loop {len(texts) / t_bare:8.1f} texts/s, PromptClassifier "
                   f"{len(texts) / t_runner:8.1f} texts/s: {t_bare / t_runner:.2f}x the bare loop "
