@@ -197,6 +197,13 @@ def test_one_line_errors(lms, kwargs, match):
     assert "\n" not in str(e.value)
 
 
+def test_a_sequence_classifier_is_no_language_model(tmp_path):
+    from _tiny_models import make_tiny_classifier
+
+    with pytest.raises(ModelError, match="is a BertForSequenceClassification, not a causal or masked language model"):
+        PromptClassifier(make_tiny_classifier(tmp_path / "clf"), MASKED, VERB, progress=False)
+
+
 def test_a_text_holding_the_mask_token_is_an_error(lms):
     clf = PromptClassifier(lms["mlm"], MASKED, VERB, progress=False)
     with pytest.raises(ModelError, match=r"holds the mask token '\[MASK\]' 2 times"):

@@ -183,6 +183,11 @@ class PromptClassifier:
             return "masked"
         if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
             return "causal"
+        if any(a.endswith("ForPreTraining") for a in archs) and "{mask}" in prompt:
+            return "masked"
+        if archs:  # e.g. a sequence classifier: its head is no language-model head
+            raise ModelError(f"model {self.model_id!r} is a {archs[0]}, not a causal or masked language model; "
+                             "run it without a prompt (or pass kind='causal' or kind='masked' if it is one)")
         from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
                                                             MODEL_FOR_MASKED_LM_MAPPING_NAMES)
 
