@@ -7,7 +7,8 @@ The default models are stood in for by tiny local models placed where
 ``--model default-sentiment`` and ``default-ner`` run in seconds; the numbers
 differ from the real models', the commands and their outputs' shapes do not.
 The placeholder models the docs name (``./my-finetuned-model``,
-``./my-token-classifier``) are tiny models too.
+``./my-token-classifier``, ``./my-causal-lm``, ``./my-masked-lm``) are tiny
+models too.
 Each document runs in its own working folder holding copies of templates/ and
 identity_terms/; its blocks run in order and share that folder (and, for
 Python, one namespace).
@@ -60,6 +61,10 @@ def _workdir(doc: str, factory) -> Path:
         from _tiny_ner import make_tiny_token_classifier
 
         make_tiny_classifier(d / "my-finetuned-model")
+        from _tiny_lms import make_tiny_bert_mlm, make_tiny_gpt2
+
+        make_tiny_gpt2(d / "my-causal-lm", tokenizer="bpe")
+        make_tiny_bert_mlm(d / "my-masked-lm")
         make_tiny_token_classifier(d / "my-token-classifier", tags=("O", "B-PER", "I-PER", "L-PER", "U-PER"))
         _WORKDIRS[key] = d
     return _WORKDIRS[key]

@@ -14,6 +14,7 @@ EXPECT = {
     "bring_your_own_predictions.ipynb": ("exit code: 3", "ok"),
     "bring_your_own_data.ipynb": ("--label-map", "examples.jsonl", "ok"),
     "checklist_tutorial.ipynb": ("CheckList INV fail rate", "Swap first names", "CFGap", "ok"),
+    "test_a_language_model.ipynb": ("largest difference", "exit code: 0", "has no {mask}", "ok"),
 }
 
 

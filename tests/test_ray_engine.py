@@ -253,3 +253,18 @@ def test_cli_run_with_ray_engine_equals_local(ray_local, one_thread, tmp_path):
         assert (tmp_path / "local" / name).read_text() == (tmp_path / "ray" / name).read_text(), name
     r = runner.invoke(app, common + ["--out", str(tmp_path / "x"), "--num-workers", "2"])
     assert r.exit_code == 2 and "need --engine ray" in r.output
+
+
+def test_prompt_classifier_matches_local_bit_for_bit(ray_local, tmp_path_factory, one_thread):
+    from _tiny_lms import make_tiny_bert_mlm
+
+    from bias_suite.models import PromptClassifier
+
+    path = make_tiny_bert_mlm(tmp_path_factory.mktemp("ray-lm") / "mlm")
+    clf = PromptClassifier(path, "Review: {text} Sentiment: {mask}.", {"negative": "bad", "positive": ["good", "great"]},
+                           device="cpu", batch_size=8, progress=False)
+    texts = _texts(40)
+    ray_probs, rs = predict(clf, texts, cache=False, engine=RayEngine(num_workers=1), chunk_size=16)
+    local_probs, _ = predict(clf, texts, cache=False, engine="local", chunk_size=16)
+    assert rs.engine == "ray" and rs.computed == rs.distinct and ray_probs.shape == (len(texts), 2)
+    assert np.array_equal(ray_probs, local_probs)

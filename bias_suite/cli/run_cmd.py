@@ -19,7 +19,7 @@ commands = typer.Typer()
 @commands.command(cls=_Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
 def run(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
-    model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder or a hub id."),
+    model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder, a hub id, or a model spec file (YAML: model, prompt, verbalizer) of a language model."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Examples table format: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension).", rich_help_panel="Examples table"),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="Table column of the sentences (default text).", rich_help_panel="Examples table"),
@@ -34,6 +34,9 @@ def run(
     label_map: Optional[List[str]] = typer.Option(None, "--label-map", help="VALUE=CLASS,... : label values of the table -> model classes (e.g. anger=negative,joy=positive).", rich_help_panel="Examples table"),
     side: Optional[Path] = typer.Option(None, "--side", help="CoNLL: side file (CSV/JSONL) with sentence, attribute, group, [template], start/end or term.", rich_help_panel="Examples table"),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of the examples table.", rich_help_panel="Examples table"),
+    prompt: Optional[str] = typer.Option(None, "--prompt", help="Use --model as a language model behind this prompt: {text} marks the text, {mask} a masked LM's answer (e.g. 'Review: {text} Sentiment:').", rich_help_panel="Language model"),
+    verbalizer: Optional[List[str]] = typer.Option(None, "--verbalizer", metavar="CLASS=WORD[,WORD]", help="Answer words of a class (repeatable, one per class): a class's probability is the sum of its words' probabilities at the answer position.", rich_help_panel="Language model"),
+    scoring: Optional[str] = typer.Option(None, "--scoring", help="first-token (default: the words' first sub-token) or word (whole-word likelihood of multi-token words).", rich_help_panel="Language model"),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
     metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
     max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
@@ -79,6 +82,7 @@ def run(
         table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
         rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
+        model = _model_arg(model, prompt, verbalizer, scoring)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
             table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
@@ -123,6 +127,27 @@ def run(
         import pandas as pd
 
         _gate(pd.concat([p.results for p in res.parts()], ignore_index=True), rules)
+
+
+def _model_arg(model: str, prompt, verbalizer, scoring):
+    """``--model`` as the run takes it: the name itself, or a language model
+    with its prompt and verbalizer (--prompt/--verbalizer/--scoring, or a
+    model spec file, whose fields those options override)."""
+    from ..models.prompt_spec import PromptSpec, is_prompt_spec_file, parse_verbalizer, read_prompt_spec
+
+    if not is_prompt_spec_file(model):
+        if prompt is None and not verbalizer and scoring is None:
+            return model
+        if prompt is None or not verbalizer:
+            raise BiasSuiteError("a language model needs both --prompt (with {text}) and --verbalizer CLASS=WORD[,WORD] "
+                                 "(one per class), or a model spec file as --model")
+        return PromptSpec(model, prompt, parse_verbalizer(verbalizer), **({"scoring": scoring} if scoring else {}))
+    spec = read_prompt_spec(model)
+    if prompt is None and not verbalizer and scoring is None:
+        return spec
+    return PromptSpec(spec.model, prompt if prompt is not None else spec.prompt,
+                      parse_verbalizer(verbalizer) if verbalizer else spec.verbalizer, scoring=scoring or spec.scoring,
+                      kind=spec.kind, answer_prefix=spec.answer_prefix, name=spec.name, source=spec.source)
 
 
 def _with_example_limit(max_examples: int, fn):

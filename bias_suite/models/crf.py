@@ -440,14 +440,14 @@ class TransformerCrfTagger:
     def fingerprint(self) -> dict | None:
         """What this tagger computes, for the prediction cache; None for a
         tagger built from an in-memory module (nothing identifies its weights)."""
-        from .hf import _versions, _weights_digest, runtime_info
+        from .hf import library_versions, weights_digest, runtime_info
 
         if self.path is None:
             return None
         fp = {"kind": "transformer_crf", "model": str(self.path), "tag_names": self.tag_names,
               "max_length": self.max_length, "probabilities": self.probabilities,
-              "dtype": self.dtype or "float32", "versions": _versions(),
-              "weights_sha256": _weights_digest(self.path)}
+              "dtype": self.dtype or "float32", "versions": library_versions(),
+              "weights_sha256": weights_digest(self.path)}
         if self.runtime:
             fp["quantization"] = runtime_info(self.runtime, recheck=(
                 f"sentences with a word whose top-two CRF marginals are closer than {CRF_RECHECK_MARGIN}"))

@@ -22,7 +22,8 @@ from bias_suite.models.onnx_runtime import (ONNX, ONNX_INT8, ONNX_INT8_UNCHECKED
                                             softmax_margin)
 
 __all__ = ["HFClassifier", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config",
-           "runtime_info"]
+           "runtime_info", "distinct_texts", "input_groups", "inputs_of", "loading_bars", "weights_digest",
+           "weight_files", "library_versions"]
 
 log = logging.getLogger(__name__)
 
@@ -201,9 +202,9 @@ class HFClassifier:
         self._load_kw = kw
         try:
             self.config = AutoConfig.from_pretrained(self.model_id, **kw)
-            if self.is_local and not _weight_files(local):
+            if self.is_local and not weight_files(local):
                 raise ModelError(f"model folder {self.model_id} has no weight files (*.safetensors or *.bin)")
-            with _loading_bars(self.progress):
+            with loading_bars(self.progress):
                 self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **kw)
         except ModelError:
             raise
@@ -246,7 +247,7 @@ class HFClassifier:
             if self._torch_dtype is not None or self.runtime:
                 kw["dtype"] = self._torch_dtype or torch_float32()
             try:
-                with _loading_bars(self.progress):
+                with loading_bars(self.progress):
                     m = AutoModelForSequenceClassification.from_pretrained(self.model_id, **kw)
             except Exception as e:
                 raise ModelError(
@@ -279,10 +280,7 @@ class HFClassifier:
         the batch ``order`` (longest first) and ``inverse`` (input -> distinct
         text). :meth:`forward_encoded` turns it into probabilities.
         """
-        texts = check_texts(texts)
-        index: dict[str, int] = {}
-        inverse = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
-        unique = list(index)
+        unique, inverse = distinct_texts(texts)
         if not unique:
             return {"n": 0, "inverse": inverse}
         enc = self.tokenizer(unique, truncation=True, max_length=self.max_length)
@@ -349,9 +347,7 @@ class HFClassifier:
         model = self.model
         order = enc["order"]
         inverse = enc["inverse"]
-        members = np.argsort(inverse, kind="stable")          # inputs grouped by distinct text
-        bounds = np.searchsorted(inverse[members], np.arange(enc["n"] + 1))
-        counts = np.diff(bounds)
+        members, bounds, counts = input_groups(inverse, enc["n"])
         starts = range(0, enc["n"], self.batch_size)
         bar = tqdm(total=enc["n"], desc="Predicting", unit="text", disable=not self.progress, leave=False)
         pool = None
@@ -378,8 +374,7 @@ class HFClassifier:
                         )
                     probs = torch.softmax(logits.double(), dim=-1).cpu().numpy()
                 bar.update(len(idx))
-                positions = np.concatenate([members[bounds[u]:bounds[u + 1]] for u in idx])
-                yield positions, np.repeat(probs, counts[idx], axis=0)
+                yield inputs_of(idx, members, bounds), np.repeat(probs, counts[idx], axis=0)
         finally:
             bar.close()
             if pool is not None:
@@ -442,10 +437,10 @@ class HFClassifier:
                 **({"quantization": runtime_info(self.runtime, first_token=reads_first_token(self.config))}
                    if self.runtime else {}),
                 "padding_side": getattr(self.tokenizer, "padding_side", "right"),
-                "versions": _versions(),
+                "versions": library_versions(),
             }
             if self.is_local:
-                fp["weights_sha256"] = _weights_digest(Path(self.model_id))
+                fp["weights_sha256"] = weights_digest(Path(self.model_id))
             self._fingerprint = fp
         return dict(self._fingerprint)
 
@@ -462,6 +457,29 @@ class HFClassifier:
                 f"class_names={self.class_names})")
 
 
+def distinct_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts of ``texts`` (validated) in first-seen order, and
+    ``inverse``: for each input, the index of its distinct text."""
+    texts = check_texts(texts)
+    index: dict[str, int] = {}
+    inverse = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+    return list(index), inverse
+
+
+def input_groups(inverse: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(members, bounds, counts)``: the inputs grouped by distinct text
+    (distinct text ``u`` owns ``members[bounds[u]:bounds[u + 1]]``, ``counts[u]``
+    of them), for :func:`inputs_of`."""
+    members = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[members], np.arange(n + 1))
+    return members, bounds, np.diff(bounds)
+
+
+def inputs_of(idx: np.ndarray, members: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The inputs (duplicates included) of the distinct texts ``idx``, text by text."""
+    return np.concatenate([members[bounds[u]:bounds[u + 1]] for u in idx])
+
+
 def torch_float32():
     import torch
 
@@ -473,7 +491,7 @@ def _config_dtype(config) -> str:
     return str(d).replace("torch.", "") if d is not None else "default"
 
 
-def _versions() -> dict:
+def library_versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
@@ -485,12 +503,12 @@ def _versions() -> dict:
     return out
 
 
-def _weight_files(folder: Path) -> list[Path]:
+def weight_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".pt"))
 
 
 @contextlib.contextmanager
-def _loading_bars(enabled: bool):
+def loading_bars(enabled: bool):
     """Turn transformers' weight-loading progress bars off while loading
     when ``enabled`` is False (restoring the previous state)."""
     if enabled:
@@ -622,7 +640,7 @@ def quantization_info() -> dict:
     return {"scheme": "dynamic int8, nn.Linear weights per channel", "engine": torch.backends.quantized.engine}
 
 
-def _weights_digest(folder: Path) -> str:
+def weights_digest(folder: Path) -> str:
     """SHA-256 over the names and contents of the weight, config and
     tokenizer files of a model folder (memoised per file size and mtime)."""
     files = sorted(p for p in folder.iterdir() if p.is_file() and (

@@ -69,7 +69,7 @@ class HFTokenClassifier:
     def __init__(self, model: str | os.PathLike, *, device: str = "auto", batch_size: int = 64,
                  max_length: int = 256, trust_remote_code: bool = False, progress: bool = True,
                  revision: str | None = None, dtype: Any = None):
-        from .hf import (INT8, OrtSequenceClassifier, _loading_bars, class_names_from_config, quantize_int8,
+        from .hf import (INT8, OrtSequenceClassifier, loading_bars, class_names_from_config, quantize_int8,
                          resolve_dtype_device)
         from .onnx_runtime import ONNX_MODES
 
@@ -96,7 +96,7 @@ class HFTokenClassifier:
         if revision is not None:
             kw["revision"] = revision
         try:
-            with _loading_bars(self.progress):
+            with loading_bars(self.progress):
                 from .crf import load_word_tokenizer
 
                 self.tokenizer = load_word_tokenizer(self.model_id, **kw)
@@ -173,20 +173,20 @@ class HFTokenClassifier:
     def fingerprint(self) -> dict:
         """What this tagger computes, for the prediction cache (see
         :meth:`bias_suite.models.hf.HFClassifier.fingerprint`)."""
-        from .hf import _versions, _weights_digest, runtime_info
+        from .hf import library_versions, weights_digest, runtime_info
         from .onnx_runtime import RECHECK_MARGIN
 
         fp = {"kind": "hf_token", "model": self.model_id, "revision": self.revision,
               "commit_hash": getattr(self.model.config, "_commit_hash", None), "tag_names": list(self.tag_names),
               "max_length": self.max_length,
               "dtype": self.runtime or str(next(self.model.parameters()).dtype).replace("torch.", ""),
-              "versions": _versions()}
+              "versions": library_versions()}
         if self.runtime:
             fp["quantization"] = runtime_info(self.runtime, recheck=(
                 "sentences with a sub-token whose top-two tag probabilities are closer than "
                 f"{RECHECK_MARGIN}"))
         if self.is_local:
-            fp["weights_sha256"] = _weights_digest(Path(self.model_id))
+            fp["weights_sha256"] = weights_digest(Path(self.model_id))
         return fp
 
     def spec(self) -> dict:

@@ -15,10 +15,22 @@ DEFAULT_NAMES = ("default", "default-sentiment")
 
 def load_model(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False, dtype=None):
     """A predictor from a model argument: a predictor object or callable, the
-    name of a bundled default model, a local folder or a hub id; returns
+    name of a bundled default model, a local folder or a hub id, or a
+    language model behind a prompt (a :class:`~bias_suite.models.PromptSpec`
+    or a model spec file, see :mod:`bias_suite.models.prompt_spec`); returns
     ``(predictor, display name)``."""
     from ...models import HFClassifier, as_predictor
+    from ...models.prompt_spec import PromptSpec, is_prompt_spec_file, read_prompt_spec
 
+    if is_prompt_spec_file(model):
+        model = read_prompt_spec(model)
+    if isinstance(model, PromptSpec):
+        from ...models import PromptClassifier
+
+        clf = PromptClassifier(model.model, **model.options(), device=device, batch_size=batch_size,
+                               progress=progress, trust_remote_code=trust_remote_code, dtype=dtype,
+                               name=model.display_name)
+        return clf, model.display_name
     if not isinstance(model, (str, Path)):
         return as_predictor(model), getattr(model, "name", type(model).__name__)
     name = str(model)
@@ -44,7 +56,9 @@ def check_model(suites, predictor, class_map: dict | None = None, table=None) ->
         if missing:
             raise ModelError(
                 f"suite {s.name!r} has classes {s.classes} but the model's classes are {list(predictor.class_names)}; "
-                f"{missing} are unknown to the model (map them with --class-map SUITE_CLASS=MODEL_CLASS)"
+                f"{missing} are unknown to the model (map them with --class-map SUITE_CLASS=MODEL_CLASS"
+                + (", or give them answer words with --verbalizer CLASS=WORD[,WORD]"
+                   if getattr(predictor, "verbalizer", None) is not None else "") + ")"
             )
 
 
