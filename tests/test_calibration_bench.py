@@ -101,3 +101,22 @@ def test_cheap_corners_a_planted_3_tau_effect_is_material_at_150_templates(metri
         null = cal.run_cell(None, 0.0, 150, seed, metrics=(metric,), row_truths=False)
         assert null["targets"][metric]["verdict"] not in ("material", "small", None)
         assert null["false_material"] is None
+
+
+@pytest.mark.parametrize("J", [30, 150])
+def test_cheap_corners_no_material_row_anywhere_on_null_data(J):
+    """A data set with no effect at all gets no material row, whatever the
+    metric, test or Bernstein row (30 templates: 10 per class, where rates
+    rest on few events and intervals on few clusters), and no target row is
+    material or small."""
+    for seed in (0, 1):
+        null = cal.run_cell(None, 0.0, J, seed, row_truths=False)
+        assert not null["any_material"], null["material_rows"]
+        assert all(t["verdict"] not in ("material", "small") for t in null["targets"].values()), null["targets"]
+
+
+def test_cheap_corners_a_3_tau_rate_effect_is_never_negligible():
+    """With 30 templates a true FNED of 3 tau may be inconclusive, never negligible."""
+    for seed in (0, 1):
+        rec = cal.run_cell("FNED", 3.0, 30, seed, row_truths=False)
+        assert rec["targets"]["FNED"]["verdict"] in ("material", "inconclusive")
