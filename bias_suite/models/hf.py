@@ -21,7 +21,7 @@ from bias_suite.models.first_token import first_token_last_layer, reads_first_to
 from bias_suite.models.onnx_runtime import (ONNX, ONNX_INT8, ONNX_INT8_UNCHECKED, ONNX_MODES, OrtFunction, onnx_info,
                                             softmax_margin)
 
-__all__ = ["HFClassifier", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config",
+__all__ = ["HFClassifier", "EncodedForward", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config",
            "runtime_info", "distinct_texts", "input_groups", "inputs_of", "loading_bars", "weights_digest",
            "weight_files", "library_versions"]
 
@@ -103,7 +103,34 @@ def class_names_from_config(config: Any, source: str = "model") -> list[str]:
     return names
 
 
-class HFClassifier:
+class EncodedForward:
+    """What a classifier with ``encode(texts)`` and ``iter_forward(enc)``
+    (yielding ``(positions, probs)`` batch by batch) offers: probabilities
+    for encoded input and for texts, batch by batch or at once."""
+
+    def forward_encoded(self, enc: dict) -> np.ndarray:
+        """Probabilities for the output of :meth:`encode`, rows in input order."""
+        out = np.empty((len(enc["inverse"]), len(self.class_names)), dtype=np.float64)
+        for positions, probs in self.iter_forward(enc):
+            out[positions] = probs
+        return out
+
+    def iter_predict_proba(self, texts: Sequence[str]):
+        """:meth:`predict_proba` batch by batch: yields ``(positions, probs)``
+        (the prediction runner commits each batch to the cache as it comes)."""
+        return self.iter_forward(self.encode(texts))
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        """Class probabilities for ``texts``: a ``float64`` array of shape
+        ``(len(texts), len(class_names))``, rows in input order, each
+        summing to 1."""
+        return self.forward_encoded(self.encode(texts))
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return self.predict_proba(texts)
+
+
+class HFClassifier(EncodedForward):
     """A ``transformers`` sequence-classification model with a predict API.
 
     Parameters
@@ -380,34 +407,6 @@ class HFClassifier:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
 
-    def forward_encoded(self, enc: dict) -> np.ndarray:
-        """Probabilities for the output of :meth:`encode`, rows in input order."""
-        out = np.empty((len(enc["inverse"]), len(self.class_names)), dtype=np.float64)
-        for positions, probs in self.iter_forward(enc):
-            out[positions] = probs
-        return out
-
-    def iter_predict_proba(self, texts: Sequence[str]):
-        """:meth:`predict_proba` batch by batch: yields ``(positions, probs)``
-        (see :meth:`iter_forward`)."""
-        return self.iter_forward(self.encode(texts))
-
-    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """Class probabilities for ``texts``.
-
-        Parameters
-        ----------
-        texts : sequence of str
-
-        Returns
-        -------
-        numpy.ndarray
-            ``float64`` array of shape ``(len(texts), len(class_names))``,
-            rows in input order, each summing to 1.
-        """
-        return self.forward_encoded(self.encode(texts))
-
-    __call__ = predict_proba
 
     # -------------------------------------------------------------- fingerprint
     def fingerprint(self) -> dict:

@@ -42,8 +42,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from bias_suite.exceptions import ModelError
-from bias_suite.models.hf import (INT8, distinct_texts, input_groups, inputs_of, library_versions, loading_bars,
-                                  quantize_int8, resolve_dtype_device, weight_files, weights_digest)
+from bias_suite.models.hf import (INT8, EncodedForward, distinct_texts, input_groups, inputs_of, library_versions,
+                                  loading_bars, quantize_int8, resolve_dtype_device, weight_files, weights_digest)
 from bias_suite.models.onnx_runtime import ONNX_MODES
 from bias_suite.models.prompt_spec import (LM_KINDS, PLACEHOLDER, SCORINGS, check_prompt, check_verbalizer,
                                            fill_prompt)
@@ -76,7 +76,7 @@ def answer_tokens(tokenizer, word: str, before: str) -> list[int]:
     return list(full[_common_prefix(full, head):])
 
 
-class PromptClassifier:
+class PromptClassifier(EncodedForward):
     """A causal or masked language model behind a prompt, as a classifier.
 
     Parameters
@@ -468,25 +468,6 @@ class PromptClassifier:
         np.add.at(scores.T, self._word_class, p.T)
         total = scores.sum(axis=1, keepdims=True)
         return scores / total
-
-    def forward_encoded(self, enc: dict) -> np.ndarray:
-        """Probabilities for the output of :meth:`encode`, rows in input order."""
-        out = np.empty((len(enc["inverse"]), len(self.class_names)), dtype=np.float64)
-        for positions, probs in self.iter_forward(enc):
-            out[positions] = probs
-        return out
-
-    def iter_predict_proba(self, texts: Sequence[str]):
-        """:meth:`predict_proba` batch by batch (the prediction runner
-        commits each batch to the cache as it comes)."""
-        return self.iter_forward(self.encode(texts))
-
-    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """Class probabilities for ``texts``: ``(len(texts), len(class_names))``
-        float64, rows in input order, each summing to 1."""
-        return self.forward_encoded(self.encode(texts))
-
-    __call__ = predict_proba
 
     # ------------------------------------------------------------ identity
     def fingerprint(self) -> dict:
