@@ -271,7 +271,7 @@ def test_direction_follows_the_argument_order_of_d():
     assert _direction(bg_diff, "signed", "f", "pos", [])[0] == "TPR lower for 'f' than the rest"
     # AEG(first, second) > 0: the second group's scores are higher
     aeg_pairs = MetricSpec("AEG-pairs", "PCM", "group", "prob", "AEG", "pairs")
-    assert _direction(aeg_pairs, "signed", "a|b", "pos", [])[0] == "prob lower for 'a' than 'b'"
+    assert _direction(aeg_pairs, "signed", "a|b", "pos", [])[0] == "probability of 'pos' lower for 'a' than 'b'"
     # named metrics: phi(group) / phi(rest), AEG(rest, group), first - second
     from bias_suite.metrics.catalog import get_metric
     assert _direction(get_metric("FNR-Ratio"), "ratio", "f", "pos", [])[0] == "FNR higher for 'f' than the rest"
