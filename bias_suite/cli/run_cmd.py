@@ -108,6 +108,7 @@ def run(
             used += len(console.render_lines(line, pad=False))  # long paths wrap
     files = []
     for part, d in parts:
+        d = _shown(d)
         files.append(f"{d}/results.csv")
         if report and (d / "results.jsonl").exists():
             from ..report.html import write_html_report
@@ -210,3 +211,12 @@ def _pred_summary(st: dict) -> str:
 
     fields = {k: v for k, v in st.items() if k in PredictionStats.__dataclass_fields__}
     return PredictionStats(**fields).summary()
+
+
+def _shown(folder) -> Path:
+    """A folder as the user would type it: relative to the working folder when inside it."""
+    p = Path(folder)
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return p
