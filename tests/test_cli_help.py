@@ -44,3 +44,13 @@ def test_run_help_keeps_long_option_names_whole():
     out = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "80"}).output
     assert "--trust-remote-code / --no-trust-remote-code" in out
     assert "--detail" in out and "--fail-on-verdict" in out
+
+
+def test_explain_says_which_side_is_worse():
+    from bias_suite.metrics.catalog import explain
+
+    assert "worse:     higher than the no-bias value" in explain("FNR-Ratio")
+    assert "worse:     lower than the no-bias value" in explain("BPSN")
+    assert "for its first group" in explain("TPR-Diff")
+    res = CliRunner().invoke(app, ["metrics", "--explain", "SubgroupAUC"])
+    assert res.exit_code == 0 and "worse:     lower" in res.output

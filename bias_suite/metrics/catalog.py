@@ -189,6 +189,10 @@ def explain(name) -> str:
     lines = [f"{m.name} ({m.topic}, {m.view} view)", f"  meaning:   {m.meaning}"]
     if m.direction:
         lines.append(f"  direction: {m.direction}")
+    worse = m.materiality.worse
+    if worse:
+        lines.append(f"  worse:     {worse} than the no-bias value, for the group"
+                     + (" (a pair: for its first group)" if m.generalized == "PCM" else ""))
     lines += [f"  no bias:   {b}", f"  material:  |value − b| ≥ {m.threshold:g}"
               + (" (ratios: outside [0.8, 1.25])" if m.baseline == "1" else ""),
               f"  built as:  {m.generalized}, φ = {m.phi.formula or m.phi.name}, d = {m.d.name}",
