@@ -21,7 +21,7 @@ from bias_suite.models.first_token import first_token_last_layer, reads_first_to
 from bias_suite.models.onnx_runtime import (ONNX, ONNX_INT8, ONNX_INT8_UNCHECKED, ONNX_MODES, OrtFunction, onnx_info,
                                             softmax_margin)
 
-__all__ = ["HFClassifier", "EncodedForward", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config",
+__all__ = ["HFClassifier", "EncodedForward", "config_and_tokenizer", "ready_for_inference", "resolve_device", "resolve_dtype_device", "quantize_int8", "class_names_from_config",
            "runtime_info", "distinct_texts", "input_groups", "inputs_of", "loading_bars", "weights_digest",
            "weight_files", "library_versions"]
 
@@ -101,6 +101,37 @@ def class_names_from_config(config: Any, source: str = "model") -> list[str]:
     if len(set(names)) != len(names):
         raise ModelError(f"{source}: config.id2label repeats class names: {names}")
     return names
+
+
+def config_and_tokenizer(model_id: str, kw: dict, local: Path | None, progress: bool, what: str):
+    """(config, tokenizer) of a model folder or hub id; a local folder must
+    hold weight files. Any failure is one :class:`ModelError` naming
+    ``what`` and the model (and the revision in ``kw``)."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    try:
+        config = AutoConfig.from_pretrained(model_id, **kw)
+        if local is not None and not weight_files(local):
+            raise ModelError(f"model folder {model_id} has no weight files (*.safetensors or *.bin)")
+        with loading_bars(progress):
+            tokenizer = AutoTokenizer.from_pretrained(model_id, **kw)
+    except ModelError:
+        raise
+    except Exception as e:
+        rev = kw.get("revision")
+        raise ModelError(f"could not load {what} {model_id!r}{'' if rev is None else f' (revision {rev!r})'}: "
+                         f"{type(e).__name__}: {e}") from e
+    return config, tokenizer
+
+
+def ready_for_inference(model, torch_dtype, device: str, quantized: bool):
+    """A loaded model in ``torch_dtype`` (None: as loaded) on ``device``, in
+    eval mode, quantized to dynamic int8 when ``quantized``."""
+    if torch_dtype is not None:
+        model.to(torch_dtype)
+    model.to(device)
+    model.eval()
+    return quantize_int8(model) if quantized else model
 
 
 class EncodedForward:
@@ -202,7 +233,7 @@ class HFClassifier(EncodedForward):
             raise ModelError(f"prefetch must be True, False or 'auto', got {prefetch!r}")
         try:
             import torch
-            from transformers import AutoConfig, AutoTokenizer
+            import transformers  # noqa: F401 (checked here, used by config_and_tokenizer)
         except ImportError as e:  # pragma: no cover - dependency missing
             raise ModelError(
                 f"HFClassifier needs torch and transformers ({e}); install them"
@@ -227,20 +258,8 @@ class HFClassifier(EncodedForward):
         if revision is not None:
             kw["revision"] = revision
         self._load_kw = kw
-        try:
-            self.config = AutoConfig.from_pretrained(self.model_id, **kw)
-            if self.is_local and not weight_files(local):
-                raise ModelError(f"model folder {self.model_id} has no weight files (*.safetensors or *.bin)")
-            with loading_bars(self.progress):
-                self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **kw)
-        except ModelError:
-            raise
-        except Exception as e:
-            raise ModelError(
-                f"could not load sequence-classification model {self.model_id!r}"
-                f"{'' if revision is None else f' (revision {revision!r})'}: "
-                f"{type(e).__name__}: {e}"
-            ) from e
+        self.config, self.tokenizer = config_and_tokenizer(self.model_id, kw, local if self.is_local else None,
+                                                           self.progress, "sequence-classification model")
         if self.tokenizer.pad_token is None:
             # e.g. GPT-2 style classifiers: batches need a pad token; reuse EOS.
             if self.tokenizer.eos_token is None:
@@ -282,13 +301,8 @@ class HFClassifier(EncodedForward):
                     f"{'' if self.revision is None else f' (revision {self.revision!r})'}: "
                     f"{type(e).__name__}: {e}"
                 ) from e
-            if self._torch_dtype is not None:
-                m.to(self._torch_dtype)
-            m.to(self.device)
-            m.eval()
-            if self.quantized:
-                m = quantize_int8(m)
-            elif self.runtime in ONNX_MODES:
+            m = ready_for_inference(m, self._torch_dtype, self.device, self.quantized)
+            if self.runtime in ONNX_MODES and not self.quantized:
                 m = OrtSequenceClassifier(m, self.tokenizer, self.runtime)
             self._model = m
         return self._model

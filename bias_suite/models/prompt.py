@@ -42,8 +42,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from bias_suite.exceptions import ModelError
-from bias_suite.models.hf import (INT8, EncodedForward, distinct_texts, input_groups, inputs_of, library_versions,
-                                  loading_bars, quantize_int8, resolve_dtype_device, weight_files, weights_digest)
+from bias_suite.models.hf import (INT8, EncodedForward, config_and_tokenizer, distinct_texts, input_groups, inputs_of,
+                                  library_versions, loading_bars, ready_for_inference, resolve_dtype_device,
+                                  weights_digest)
 from bias_suite.models.onnx_runtime import ONNX_MODES
 from bias_suite.models.prompt_spec import (LM_KINDS, PLACEHOLDER, SCORINGS, check_prompt, check_verbalizer,
                                            fill_prompt)
@@ -131,7 +132,7 @@ class PromptClassifier(EncodedForward):
         self.verbalizer = check_verbalizer(verbalizer)
         try:
             import torch
-            from transformers import AutoConfig, AutoTokenizer
+            import transformers  # noqa: F401 (checked here, used by config_and_tokenizer)
         except ImportError as e:  # pragma: no cover - dependency missing
             raise ModelError(f"PromptClassifier needs torch and transformers ({e}); install them") from None
         from .locate import locate_model
@@ -151,16 +152,8 @@ class PromptClassifier(EncodedForward):
         if revision is not None:
             kw["revision"] = revision
         self._load_kw = kw
-        try:
-            self.config = AutoConfig.from_pretrained(self.model_id, **kw)
-            if self.is_local and not weight_files(Path(self.model_id)):
-                raise ModelError(f"model folder {self.model_id} has no weight files (*.safetensors or *.bin)")
-            with loading_bars(self.progress):
-                self.tokenizer = AutoTokenizer.from_pretrained(self.model_id, **kw)
-        except ModelError:
-            raise
-        except Exception as e:
-            raise ModelError(f"could not load language model {self.model_id!r}: {type(e).__name__}: {e}") from e
+        self.config, self.tokenizer = config_and_tokenizer(self.model_id, kw, Path(self.model_id) if self.is_local
+                                                           else None, self.progress, "language model")
         self.lm_kind = self._lm_kind(kind, prompt)
         check_prompt(prompt, masked=self.lm_kind == "masked")
         self._setup_prompt(answer_prefix)
@@ -292,12 +285,7 @@ class PromptClassifier(EncodedForward):
             except Exception as e:
                 raise ModelError(f"could not load {self.lm_kind} language model {self.model_id!r}: "
                                  f"{type(e).__name__}: {e}") from e
-            if self._torch_dtype is not None:
-                m.to(self._torch_dtype)
-            m.to(self.device)
-            m.eval()
-            if self.quantized:
-                m = quantize_int8(m)
+            m = ready_for_inference(m, self._torch_dtype, self.device, self.quantized)
             self._model = m
             self._gather = _AnswerGather.install(m, self)
         return self._model
