@@ -26,7 +26,6 @@ figures are ratios on one machine, not a timed test.
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 import tempfile
 import time
@@ -35,22 +34,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+from _machine import cpu_model  # noqa: E402 (benchmarks/_machine.py)
 
 SUITES = ["sentiment_generic", "sentiment_gender", "sentiment_names", "sentiment_age", "sentiment_disability",
           "sentiment_nationality", "sentiment_race_ethnicity", "sentiment_religion", "sentiment_sexual_orientation"]
 CAUSAL = "Review: {text} Sentiment:"
 MASKED = "Review: {text} Sentiment: {mask}."
 VERBALIZER = {"negative": ["bad", "awful"], "neutral": ["okay"], "positive": ["good", "great"]}
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def distinct_texts(limit: int, seed: int) -> list[str]:

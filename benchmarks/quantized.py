@@ -53,6 +53,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bias_suite import paths  # noqa: E402
+from _machine import cpu_model  # noqa: E402 (benchmarks/_machine.py)
 from bias_suite.models import CallablePredictor, HFClassifier, TransformerCrfTagger, ensure_model  # noqa: E402
 from bias_suite.families import expand_suites, load_suite  # noqa: E402
 
@@ -257,16 +258,6 @@ def _version(dist):
         return None
 
 
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -288,7 +279,7 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     report = {"machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": args.threads,
                           "quantized_engine": torch.backends.quantized.engine, "processor": platform.processor(),
-                          "cpu": _cpu_model(), "cpus": os.cpu_count(), "onnxruntime": _version("onnxruntime")},
+                          "cpu": cpu_model(), "cpus": os.cpu_count(), "onnxruntime": _version("onnxruntime")},
               "sentiment": bench_sentiment(args)}
     if not args.no_ner:
         report["ner"] = bench_ner(args)

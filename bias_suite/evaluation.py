@@ -133,7 +133,7 @@ def evaluate(
 
         res = attribute_sources(res, data, max_tuples=max_tuples, seed=seed,
                                 group_order_override=group_order_override, weighting=weighting)
-        res = template_consistency(res, data, group_order_override=group_order_override)
+        res = template_consistency(res, data, basis=basis, group_order_override=group_order_override)
     return _as_results(single_group_nulls(res, data.frame, specs, group_order_override))
 
 

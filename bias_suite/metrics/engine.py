@@ -195,22 +195,34 @@ def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | N
         groups = group_order(data.frame, a, group_order_override)
         inputs: dict = {}  # probabilities? -> AttributeData, built when first needed
         for spec in specs:
-            score = get_score(spec.score)
-            name = getattr(score, "name", "")
-            if name in fam.score_notes:
-                note = fam.score_notes[name]
+            probabilities, note, classes = metric_input_kind(data, spec, fam, missing)
+            if probabilities is None:
                 if note is not None:
-                    rows.extend(not_applicable_rows(spec, a, data.classes, note))
-                continue
-            probabilities = fam.items_are_examples or not isinstance(score, RateScore)
-            if probabilities and missing:
-                rows.extend(not_applicable_rows(spec, a, getattr(data, "prob_classes", data.classes), missing))
+                    rows.extend(not_applicable_rows(spec, a, classes, note))
                 continue
             if probabilities not in inputs:
                 inputs[probabilities] = attribute_data(data, a, cfs[a], groups, probabilities=probabilities,
                                                        weighting=weighting)
             rows.extend(metric_rows(spec, inputs[probabilities]))
     return rows
+
+
+def metric_input_kind(data, spec, fam=None, missing=None) -> tuple:
+    """Which input a metric reads on this data: ``(probabilities, None,
+    None)`` with ``probabilities`` the flag of :func:`attribute_data`, or
+    ``(None, note, classes)`` when the metric does not apply (``note`` None:
+    not reported at all). ``missing``: the family's note on data without
+    probabilities (looked up when not given)."""
+    fam = family_of(data) if fam is None else fam
+    score = get_score(spec.score)
+    name = getattr(score, "name", "")
+    if name in fam.score_notes:
+        return None, fam.score_notes[name], data.classes
+    probabilities = fam.items_are_examples or not isinstance(score, RateScore)
+    missing = fam.missing_probabilities(data) if missing is None else missing
+    if probabilities and missing:
+        return None, missing, getattr(data, "prob_classes", data.classes)
+    return probabilities, None, None
 
 
 def _compares_groups(spec) -> bool:

@@ -77,23 +77,34 @@ def _overall_auc(sub, attr, cls, weighting, group_order) -> float | None:
     return v if np.isfinite(v) else None
 
 
-def _value_without(spec, r, sub, attr, order, weighting, max_tuples, seed):
-    """The row's value and effect on the data without the source groups."""
+def _value_without(spec, r, sub, attr, order, weighting, max_tuples, seed, memo: dict, key):
+    """The row's value and effect on ``sub``, the data without the source
+    groups; ``memo`` keeps what one (attribute, sources) computes for every
+    row of a metric (its values, the overall AUC of a class)."""
     if spec is None:  # a Bernstein row: the group's mean cost minus the rest's
         from .bernstein import bernstein_rows
 
-        vals = bernstein_rows(sub, attributes=[attr], presets=[r["metric"][len("Bernstein-"):]])
-        hit = vals[(vals["metric"] == r["metric"]) & (vals["class"] == r["class"]) & (vals["group"] == r["group"])]
-        v = None if hit.empty or pd.isna(hit["value"].iloc[0]) else float(hit["value"].iloc[0])
-        return v, (None if v is None else abs(v) / r["threshold"])
-    vals = metric_values(sub, metrics=[spec], attributes=[attr], max_tuples=max_tuples, seed=seed,
-                         group_order_override=order, weighting=weighting)
-    hit = vals[(vals["class"] == r["class"]) & (vals["group"] == r["group"])]
+        mk = key + (r["metric"],)
+        if mk not in memo:
+            memo[mk] = bernstein_rows(sub, attributes=[attr], presets=[r["metric"][len("Bernstein-"):]])
+        vals = memo[mk]
+    else:
+        mk = key + (spec.name,)
+        if mk not in memo:
+            memo[mk] = metric_values(sub, metrics=[spec], attributes=[attr], max_tuples=max_tuples, seed=seed,
+                                     group_order_override=order, weighting=weighting)
+        vals = memo[mk]
+    hit = vals[(vals["metric"] == r["metric"]) & (vals["class"] == r["class"]) & (vals["group"] == r["group"])]
     v = None if hit.empty or pd.isna(hit["value"].iloc[0]) else float(hit["value"].iloc[0])
     if v is None:
         return None, None
+    if spec is None:
+        return v, abs(v) / r["threshold"]
     if type(spec.phi).__name__ == "AucScore":
-        overall = _overall_auc(sub, attr, r["class"], weighting, order)
+        ak = key + ("overall AUC", r["class"])
+        if ak not in memo:
+            memo[ak] = _overall_auc(sub, attr, r["class"], weighting, order)
+        overall = memo[ak]
         return v, (None if overall is None else abs(v - overall) / r["threshold"])
     return v, _effect(spec, v, r["threshold"])
 
@@ -114,12 +125,15 @@ def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0,
     frame = data.frame
     attr_col = frame["attribute"].to_numpy(dtype=object)
     group_col = frame["group"].to_numpy(dtype=object)
-    cache: dict = {}
+    subsets: dict = {}  # (attribute, sources) -> the data without the sources
+    memo: dict = {}
     mat = cand[cand["verdict"] == "material"]
     top_rows = mat.loc[mat.groupby(["attribute", "metric", "class"], sort=False)["effect"].idxmax().dropna()]
     affected: dict = {}  # attribute -> groups whose own effect is the largest of some metric and class
     for a, g in zip(top_rows["attribute"], top_rows["group"]):
-        affected.setdefault(a, []).append(g) if g not in affected.get(a, []) else None
+        groups = affected.setdefault(a, [])
+        if g not in groups:
+            groups.append(g)
     tops = set(top_rows.index)
     for (attr, metric, cls), rows in cand.groupby(["attribute", "metric", "class"], sort=False):
         if len(pd.unique(group_col[attr_col == attr])) < 3:
@@ -140,13 +154,13 @@ def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0,
             if not sources:
                 continue
             key = (attr, sources)
-            if key not in cache:
+            if key not in subsets:
                 keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
-                cache[key] = data.take(keep)
+                subsets[key] = data.take(keep)
             order = None
             if group_order_override and attr in group_order_override:  # the groups left, in the same order
                 order = {attr: [g for g in group_order_override[attr] if g not in sources]}
-            v, eff = _value_without(spec, r, cache[key], attr, order, weighting, max_tuples, seed)
+            v, eff = _value_without(spec, r, subsets[key], attr, order, weighting, max_tuples, seed, memo, key)
             if eff is None or eff >= 1 or (r["verdict"] == "small" and eff >= 0.5 * r["effect"]):
                 continue
             names = ", ".join(f"'{g}'" for g in sources)
@@ -161,14 +175,16 @@ def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0,
 _CONSISTENCY_METRICS = ("CFGap", "AvgScoreDiff", "PertSS")
 
 
-def template_consistency(res: pd.DataFrame, data, *, group_order_override=None) -> pd.DataFrame:
+def template_consistency(res: pd.DataFrame, data, *, basis: pd.DataFrame | None = None,
+                         group_order_override=None) -> pd.DataFrame:
     """``res`` with a ``consistency`` column: for the ``material`` and
     ``small`` counterfactual pair rows of CFGap, AvgScoreDiff and PertSS, the
     share of the templates (with every group, and a difference beyond
     round-off) whose difference of the two groups' mean probability of the
     class has the sign of the row's own signed difference; null elsewhere.
     It tells an effect the model shows in nearly every template from one a
-    few templates carry."""
+    few templates carry. ``basis``: the bootstrap's verdict basis, whose
+    ``basis_value`` is a row's signed difference (else its value)."""
     from ..families import family_of
     from ..metrics.comparisons import ROUND_OFF
 
@@ -182,15 +198,18 @@ def template_consistency(res: pd.DataFrame, data, *, group_order_override=None) 
     fam = family_of(data)
     sel = out[(out["view"] == "counterfactual") & out["metric"].isin(_CONSISTENCY_METRICS)
               & out["verdict"].isin(["material", "small"]) & out["group"].map(lambda g: isinstance(g, str) and "|" in g)]
+    signed_of = {}
+    if basis is not None and len(basis):
+        for m, a, c, g, v in zip(basis["metric"], basis["attribute"], basis["class"], basis["group"],
+                                 basis["basis_value"]):
+            if v is not None and not pd.isna(v):
+                signed_of[(m, a, c, g)] = float(v)
     tables: dict = {}
     for idx, r in sel.iterrows():
         attr = r["attribute"]
         if attr not in tables:
             order = (group_order_override or {}).get(attr)
-            try:
-                tables[attr] = fam.block_scores(data, attr, order, True) if fam.block_scores else None
-            except (MetricError, KeyError, ValueError):
-                tables[attr] = None
+            tables[attr] = fam.block_scores(data, attr, order, True) if fam.block_scores else None
         t = tables[attr]
         if not t or r["class"] not in t:
             continue
@@ -200,20 +219,10 @@ def template_consistency(res: pd.DataFrame, data, *, group_order_override=None) 
             continue
         diff = (tab[a] - tab[b]).to_numpy(dtype=float)
         diff = diff[np.isfinite(diff) & (np.abs(diff) > ROUND_OFF)]
-        signed = _signed_of(r)
+        signed = signed_of.get((r["metric"], attr, r["class"], r["group"]),
+                               None if pd.isna(r["value"]) else float(r["value"]))
         if diff.size == 0 or signed is None or signed == 0:
             continue
         out.at[idx, "consistency"] = float(np.mean(np.sign(diff) == np.sign(signed)))
     return out
 
-
-def _signed_of(r):
-    """The row's signed difference: the one its reason starts with, else its value."""
-    reason = r.get("reason")
-    if isinstance(reason, str) and reason.startswith("signed "):
-        try:
-            return float(reason.split()[1])
-        except ValueError:
-            return None
-    v = r.get("value")
-    return None if v is None or pd.isna(v) else float(v)

@@ -106,7 +106,7 @@ from ..exceptions import MetricError
 from ..metrics.catalog import MetricSpec, get_metric
 from ..metrics.comparisons import get_comparison
 from ..families import as_scored, family_of
-from ..metrics.engine import attribute_data, metric_row_dicts, metric_rows, metric_values, resolve_metrics
+from ..metrics.engine import attribute_data, metric_input_kind, metric_rows, metric_values, resolve_metrics
 from ..metrics.generalized import GENERALIZED, AttributeData
 from ..metrics.scores import AucScore, GoldProbScore, SetScore, get_score
 
@@ -341,16 +341,17 @@ def _events(data, attribute, cf, codes, J, specs, group_order_override, weightin
     """{(metric, class, group): templates with events} of one attribute
     (:mod:`bias_suite.stats.evidence`)."""
     groups = group_order(data.frame, attribute, group_order_override)
+    tpl = np.asarray(codes, dtype=np.int64)
+    inputs: dict = {}  # the engine's input for each kind of metric, built when first needed
     out = {}
-    inputs: dict = {}
     for s in specs:
-        try:
-            if "ad" not in inputs:
-                inputs["ad"] = attribute_data(data, attribute, cf, groups, weighting=weighting)
-            got = event_templates(s, inputs["ad"], np.asarray(codes, dtype=np.int64), J)
-        except (MetricError, KeyError, TypeError, ValueError):
-            continue  # a family without the per-example counts this needs: no event guard
-        for (c, g), n in got.items():
+        probabilities, _, _ = metric_input_kind(data, s)
+        if probabilities is None:  # not computed on this data: nothing to count
+            continue
+        if probabilities not in inputs:
+            inputs[probabilities] = attribute_data(data, attribute, cf, groups, probabilities=probabilities,
+                                                   weighting=weighting)
+        for (c, g), n in event_templates(s, inputs[probabilities], tpl, J).items():
             out[(s.name, c, g)] = n
     return out
 
