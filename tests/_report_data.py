@@ -136,7 +136,7 @@ def enrich(folder) -> Path:
             fh.write(json.dumps({"template": t, "attribute": g["attribute"].iloc[0], "sentences": sents,
                                  "probabilities": list(g["probs"]), "max_diff": 0.3}) + "\n")
     # the folder is now this helper's output: list its files in run.json, as a run does
-    from bias_suite.report.files import commit_run_folder
+    from bias_suite.io.results import commit_run_folder
 
     meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     meta.pop("files", None)

@@ -465,7 +465,7 @@ def test_run_adds_inv_rows_for_ner_and_cli_threshold(tmp_path):
     from _tiny_ner import make_tiny_crf_tagger
 
     from bias_suite.cli import app
-    from bias_suite.report.files import read_results
+    from bias_suite.io.results import read_results
 
     runner = CliRunner()
     tagger = make_tiny_crf_tagger(tmp_path / "crf")
@@ -513,7 +513,7 @@ def test_cli_inv_criterion_and_cases(tmp_path):
     from _report_data import mini_names_suite
 
     from bias_suite.cli import app
-    from bias_suite.report.files import read_results
+    from bias_suite.io.results import read_results
 
     runner = CliRunner()
     model = make_tiny_classifier(tmp_path / "clf")

@@ -255,7 +255,7 @@ def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
 
 def test_run_dispatch_and_mixed_task_errors(tmp_path, crf_dir):
     from bias_suite.run import run
-    from bias_suite.run_sequence import load_tagger
+    from bias_suite.families.sequence.model import load_model as load_tagger
 
     tok_dir = make_tiny_token_classifier(tmp_path / "tokclf")
     assert isinstance(load_tagger(str(tok_dir), progress=False)[0], HFTokenClassifier)
@@ -356,7 +356,7 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
     monkeypatch.setattr(bmod, "template_weights", lambda J, B, rng: np.ones((B, J), dtype=np.int64))
     data = res.scored
     obs = evaluate(data, metrics=["FNED", "TPR-Gap", "AvgGF", "CFGap"], max_tuples=None)
-    bs = bmod.sequence_bootstrap(data, obs, metrics=["FNED", "TPR-Gap", "AvgGF", "CFGap"], B=2, max_tuples=None,
+    bs = bmod.resampling_bootstrap(data, obs, metrics=["FNED", "TPR-Gap", "AvgGF", "CFGap"], B=2, max_tuples=None,
                                  keep_replicates=True)
     keys, reps = bs.keys, bs.replicates
     merged = keys.assign(rep=reps[:, 0]).merge(obs, on=["attribute", "metric", "class", "group"])

@@ -16,7 +16,7 @@ from _report_data import mini_names_suite
 from _tiny_models import make_tiny_classifier
 from bias_suite.cli import app
 from bias_suite.exceptions import OutputError
-from bias_suite.report.files import atomic_write_text, file_mode, read_manifest, run_file
+from bias_suite.io.results import atomic_write_text, file_mode, read_manifest, run_file
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_FILES = ("examples.jsonl", "scored.jsonl", "scored.parquet", "failures.jsonl", "results.jsonl", "results.csv")
@@ -106,7 +106,7 @@ def test_outputs_respect_the_umask(tiny_dir, suite, tmp_path, mask, want):
 
 
 def test_atomic_write_keeps_the_old_file_on_failure(tmp_path):
-    from bias_suite.report.files import atomic_path
+    from bias_suite.io.results import atomic_path
 
     target = tmp_path / "f.txt"
     atomic_write_text(target, "old")
@@ -225,7 +225,7 @@ def test_stale_files_and_interrupted_temp_files_are_removed(tiny_dir, suite, tmp
 
 
 def test_prepare_removes_temp_files_before_a_run_writes(tmp_path):
-    from bias_suite.report.files import prepare_run_folder
+    from bias_suite.io.results import prepare_run_folder
 
     (tmp_path / ".results.jsonl.abcd_123.tmp").write_text("x")
     (tmp_path / ".hidden.tmp").write_text("not ours")

@@ -16,17 +16,13 @@ from typing import Any, Callable
 
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
-from bias_suite.models.building import bucketed_batches as _bucketed_batches  # noqa: F401 (compatibility)
-from bias_suite.models.building import build_atomically, built_recipe, is_built  # noqa: F401
+from bias_suite.models.building import built_recipe, is_built
 from bias_suite.models.default_sentiment import build_default_sentiment
 from bias_suite.models.locate import register_default
-from bias_suite.models.vader import (VADER_COUNTS, _normalise, label_of, load_vader_sentences,  # noqa: F401
-                                     merge_duplicates, minilm_encoder_dir, vader_sdist)
 
 __all__ = [
-    "DEFAULT_MODELS", "VADER_COUNTS", "build_default_sentiment", "build_model", "current_recipe",
-    "ensure_default_sentiment", "ensure_model", "is_built", "list_models", "load_vader_sentences",
-    "minilm_encoder_dir", "vader_sdist",
+    "DEFAULT_MODELS", "build_default_sentiment", "build_model", "current_recipe", "ensure_default_sentiment",
+    "ensure_model", "is_built", "list_models",
 ]
 
 log = logging.getLogger(__name__)

@@ -57,7 +57,7 @@ from .data import (
     template_drilldown,
     with_extra_columns,
 )
-from .files import atomic_write_text
+from ..io.results import atomic_write_text
 from .htmlfmt import esc, fmt, fmt_p, verdict_kind
 from .sections import (
     _slug,

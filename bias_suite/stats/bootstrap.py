@@ -651,6 +651,3 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             "basis", "basis_value", "basis_low", "basis_high"]
     return out, pd.DataFrame(basis_rows, columns=cols)
 
-
-
-sequence_bootstrap = resampling_bootstrap  # deprecated name

@@ -55,7 +55,7 @@ ADJUST_METHODS = ("holm", "bh")
 __all__ = [
     "adjust_pvalues", "template_group_scores", "block_test",
     "significance_from_block_scores", "add_adjusted_pvalues",
-    "significance_tests", "sequence_significance_tests",
+    "significance_tests",
 ]
 
 
@@ -292,4 +292,3 @@ def significance_tests(scored, *, attributes: Iterable[str] | None = None, adjus
     return add_adjusted_pvalues(rows_to_frame(rows), adjust)
 
 
-sequence_significance_tests = significance_tests  # deprecated name
