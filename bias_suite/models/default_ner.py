@@ -59,8 +59,8 @@ MAPPING_VERSION = 1
 def passive_omp_threads() -> None:
     """Let idle OpenMP threads sleep instead of spinning (``OMP_WAIT_POLICY=PASSIVE``)
     when torch is not imported yet and the user did not choose. On a shared
-    2-core machine, spinning threads of two torch processes starve each other:
-    a toy training went from 27 s to 0.2 s with this setting."""
+    2-core machine, spinning threads of two torch processes starve each other
+    (docs/scale.md, "Building the default models")."""
     import sys
 
     if "torch" not in sys.modules:
@@ -82,7 +82,7 @@ def load_spacy(name: str = SPACY_MODEL):
         ) from None
     # The small pipeline's NER has its own token embedding; the shared tok2vec
     # served only the components excluded above. Without it, the labels are the
-    # same and labelling takes 42% less time (4,000 sentences: 24.3 s -> 14.2 s).
+    # same and labelling is faster (docs/scale.md, "Building the default models").
     if "tok2vec" in nlp.pipe_names and not getattr(nlp.get_pipe("tok2vec"), "listening_components", True):
         nlp.remove_pipe("tok2vec")
     return nlp

@@ -192,7 +192,7 @@ class OrtFunction:
             checking = mode == ONNX_INT8 and margin is not None and recheck > 0
             if checking:
                 # two sessions take turns: a pool spinning after its turn would hold the cores the
-                # other needs (measured: the re-checked path at 0.96x float32 ONNX with spinning, 1.36x without)
+                # other needs (docs/scale.md: the re-checked int8 path with and without spinning)
                 so.add_session_config_entry("session.intra_op.allow_spinning", "0")
 
             def session(path):  # reads the file now; the temporary folder can go afterwards
