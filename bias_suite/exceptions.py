@@ -70,3 +70,16 @@ class ExamplesFormatError(ScoredFormatError):
     numbers for text files, the header being line 1 of CSV/TSV; 1-based row
     numbers for Parquet and ``datasets`` folders).
     """
+
+
+class ThresholdError(BiasSuiteError, ValueError):
+    """A threshold rule is malformed (unknown key, bad number, bad operator)."""
+
+
+class DillWarning(UserWarning):
+    """Loading or saving a CheckList TestSuite with dill (pickle): loading
+    executes arbitrary code from the file."""
+
+
+class CacheWarning(UserWarning):
+    """A cache entry or file was unusable and has been recomputed/replaced."""

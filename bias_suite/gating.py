@@ -54,17 +54,13 @@ from typing import Iterable
 
 import pandas as pd
 
-from .exceptions import BiasSuiteError, SuiteError
+from .exceptions import SuiteError, ThresholdError
 
 EXIT_VIOLATIONS = 3
 DEFAULT_VERDICT = "material"
 RULE_KEYS = ("metric", "min", "max", "verdict", "attribute", "class", "group", "scope", "abs", "required", "name")
 SCOPES = ("all", "groups", "accumulated")
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
-
-class ThresholdError(BiasSuiteError, ValueError):
-    """A threshold rule is malformed (unknown key, bad number, bad operator)."""
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,9 @@ Invariance semantics (one INV per attribute)
 from __future__ import annotations
 
 # The implementation is split by responsibility; every public name stays importable from here.
+from ..exceptions import DillWarning  # noqa: F401
 from .invariance import (  # noqa: F401
-    CAPABILITY, CRITERIA, DillWarning, FAMILY, INV_METRIC, invariance_tests, MODES, prob_invariance, PROB_METRIC,
+    CAPABILITY, CRITERIA, FAMILY, INV_METRIC, invariance_tests, MODES, prob_invariance, PROB_METRIC,
     tag_invariance, VIEW,
 )
 from .predict_fns import checklist_predict_fn, ScoredLookup, tagger_predict_fn  # noqa: F401

@@ -19,7 +19,8 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
     from checklist.test_types import INV, MFT
 
 from ..exceptions import BiasSuiteError
-from .invariance import run_indices, _make_inv, _present_order, _py, _source, DillWarning
+from ..exceptions import DillWarning
+from .invariance import run_indices, _make_inv, _present_order, _py, _source
 from .predict_fns import checklist_predict_fn
 from .bias_tests import BiasTestSuite, MetricTest, SignificanceTest, to_testsuite
 from .results import _inv_tests, _metrics_and_inv, CheckListRun, failures, invariance_rows, scored_from_testsuite

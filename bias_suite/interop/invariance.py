@@ -31,11 +31,6 @@ CRITERIA = ("prob", "checklist", "tags")
 _META_KEYS = ("id", "template", "attribute", "group", "term", "label", "suite", "source_template")
 
 
-class DillWarning(UserWarning):
-    """Loading or saving a CheckList TestSuite with dill (pickle): loading
-    executes arbitrary code from the file."""
-
-
 # =========================================================================
 # inputs: suites, examples, scored examples -> one table
 

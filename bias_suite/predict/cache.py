@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_suite.exceptions import BiasSuiteError
+from bias_suite.exceptions import BiasSuiteError, CacheWarning
 from bias_suite.predict.outputs import KEY_BYTES, Outputs
 
 __all__ = ["PredictionCache", "ModelStore", "CacheWarning", "store_id", "FORMAT_VERSION", "default_cache_root"]
@@ -44,10 +44,6 @@ __all__ = ["PredictionCache", "ModelStore", "CacheWarning", "store_id", "FORMAT_
 #: Bump when the stored layout or the meaning of the keys changes.
 FORMAT_VERSION = 1
 _SQL_CHUNK_IDS = 500  # ids per "IN (...)" query (SQLite's variable limit is 999+)
-
-
-class CacheWarning(UserWarning):
-    """A cache entry or file was unusable and has been recomputed/replaced."""
 
 
 def default_cache_root() -> Path:
