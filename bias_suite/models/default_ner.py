@@ -31,6 +31,7 @@ import numpy as np
 
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
+from bias_suite.io.values import format_number
 from bias_suite.models.building import (FrozenFront, build_atomically, build_section, build_target, decay_groups,
                                         quiet_transformers, recipe_key, seed_everything, train_steps, versions)
 from bias_suite.models.vader import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
@@ -436,7 +437,7 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
 
 
 def _fmt(x) -> str:
-    return "–" if x is None else f"{x:.3f}"
+    return format_number(x)
 
 
 def _model_card(info: dict) -> str:

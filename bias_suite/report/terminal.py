@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..io.values import format_number
 from .theme import VERDICT_MARKS, VERDICT_STYLES, VERDICTS
 
 # the named metrics shown in the detailed tables, in this order; metrics added
@@ -57,9 +58,7 @@ def _has_intervals(res: pd.DataFrame) -> bool:
 
 
 def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and not np.isfinite(v)) or v is pd.NA:
-        return "–"
-    return f"{v:.3f}"
+    return format_number(v)
 
 
 def _cell(res: pd.DataFrame, metric: str, group, classes, sep: str = "/", intervals: bool = False) -> str:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import ScoredFormatError
+from ...io.values import is_null
 from ...suites.bilou import is_valid_tag, span_counts, tag_type, to_bilou
 from ..checks import PROB_TOLERANCE, _first_bad, _is_number, _row_number, _show, check_string_columns
 
@@ -133,10 +134,6 @@ def tag_class_matrix(tag_names: Sequence[str], types: Sequence[str]) -> np.ndarr
     return M
 
 
-def _is_null(v) -> bool:
-    return v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA
-
-
 def _as_list(v):
     if isinstance(v, np.ndarray):
         return v.tolist()
@@ -189,7 +186,7 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         tokens.append(toks)
         for name, col, out, nullable in (("tags", tag_col, gold, True), ("pred_tags", pred_col, pred, False)):
             v = col[i]
-            if _is_null(v):
+            if is_null(v):
                 if nullable:
                     out.append(None)
                     continue
@@ -210,7 +207,7 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         col = df["term_span"].to_numpy(dtype=object)
         for i in range(n):
             v = col[i]
-            if _is_null(v):
+            if is_null(v):
                 continue
             v = _as_list(v)
             ok = isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v)
@@ -233,7 +230,7 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         tag_probs = []
         for i in range(n):
             v = _as_list(col[i])
-            if _is_null(v) or not isinstance(v, list):
+            if is_null(v) or not isinstance(v, list):
                 err(f"expected a list of objects tag -> probability, one per token, got {_show(col[i])}", i, "tag_probs")
             if len(v) != len(tokens[i]):
                 err(f"{len(v)} probability objects for {len(tokens[i])} tokens", i, "tag_probs")
@@ -304,7 +301,7 @@ def sequence_scored_from_predictions(examples: pd.DataFrame, pred_tags: list, ta
     gold, pred = [], []
     for i in range(n):
         g = ex["tags"].iat[i]
-        gold.append(None if _is_null(g) else to_bilou(list(g)))
+        gold.append(None if is_null(g) else to_bilou(list(g)))
         p = list(pred_tags[i])
         if len(p) != len(tokens[i]):
             raise ScoredFormatError(f"{len(p)} predicted tags for {len(tokens[i])} tokens", file=source, row=i + 1, field="pred_tags")
@@ -324,7 +321,7 @@ def sequence_scored_from_predictions(examples: pd.DataFrame, pred_tags: list, ta
     spans_arr = np.full((n, 2), -1, dtype=np.int64)
     if "term_span" in ex.columns:
         for i, v in enumerate(ex["term_span"]):
-            if not _is_null(v) and v is not None:
+            if not is_null(v) and v is not None:
                 spans_arr[i] = list(v)
     keep = [c for c in ("id", "template", "attribute", "group", "term", "text") if c in ex.columns]
     return _build(ex[keep].copy(), tokens, gold, pred, None if tag_names is None else tuple(tag_names), probs, spans_arr, source)

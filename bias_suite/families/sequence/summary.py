@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...io.values import format_number
 from .metric_input import data_token_items
 
 
@@ -52,7 +53,7 @@ def term_types(data, attribute) -> list:
 
 
 def _fmt(v) -> str:
-    return "–" if v is None or (isinstance(v, float) and not np.isfinite(v)) else f"{v:.3f}"
+    return format_number(v)
 
 
 def summary_stats(data) -> pd.DataFrame:
