@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ExamplesFormatError
-from .table_formats import CHUNK_ROWS, Columns, ExamplesTable, _chunks, _strings, _token_index, detect_format
+from .table_formats import CHUNK_ROWS, Columns, ExamplesTable, read_chunks, as_strings, token_index, detect_format
 
 _NO_GROUP = ("", "O", "-", "_")  # group column: tokens outside the identity span
 
@@ -152,14 +152,14 @@ def _side_marks(side: Path, cols: Columns, encoding: str) -> dict:
         return keep
 
     out = {}
-    it = _chunks(side, fmt, usecols, encoding, CHUNK_ROWS)
+    it = read_chunks(side, fmt, usecols, encoding, CHUNK_ROWS)
     next(it)
     for start, df in it:
         rows = np.asarray(start) if isinstance(start, np.ndarray) else np.arange(start, start + len(df))
-        vals = {role: _strings(df[c]) if c in df.columns else np.full(len(df), None, dtype=object) for role, c in names.items()}
+        vals = {role: as_strings(df[c]) if c in df.columns else np.full(len(df), None, dtype=object) for role, c in names.items()}
         for j, row in enumerate(rows):
             try:
-                k = _token_index(vals["sentence"][j])
+                k = token_index(vals["sentence"][j])
             except (TypeError, ValueError):
                 raise ExamplesFormatError(f"expected a sentence index, got {vals['sentence'][j]!r}", file=side,
                                           row=int(row), field=names["sentence"]) from None
@@ -171,7 +171,7 @@ def _side_marks(side: Path, cols: Columns, encoding: str) -> dict:
             span = None
             if vals["start"][j] and vals["end"][j]:
                 try:
-                    span = tuple(_token_index(vals[c][j]) for c in ("start", "end"))
+                    span = tuple(token_index(vals[c][j]) for c in ("start", "end"))
                 except ValueError:
                     raise ExamplesFormatError(f"start/end must be token indices, got {vals['start'][j]!r}, "
                                               f"{vals['end'][j]!r}", file=side, row=int(row), field="start") from None

@@ -321,7 +321,7 @@ def _iter_datasets(path: Path, usecols, chunk_rows: int):
     yield from _iter_arrow_batches(path, batches, names, usecols, class_labels)
 
 
-def _chunks(path: Path, fmt: str, usecols, encoding: str, chunk_rows: int):
+def read_chunks(path: Path, fmt: str, usecols, encoding: str, chunk_rows: int):
     if fmt in ("csv", "tsv"):
         return _iter_csv(path, "," if fmt == "csv" else "\t", usecols, encoding, chunk_rows)
     if fmt == "jsonl":
@@ -331,7 +331,7 @@ def _chunks(path: Path, fmt: str, usecols, encoding: str, chunk_rows: int):
     return _iter_datasets(path, usecols, chunk_rows)
 
 
-def _strings(s: pd.Series) -> np.ndarray:
+def as_strings(s: pd.Series) -> np.ndarray:
     """Object array of str (None for null/NaN); numbers as their text."""
     out = s.to_numpy(dtype=object)
     if s.dtype == object and all(isinstance(v, str) for v in out[:50]):
@@ -344,13 +344,13 @@ def _strings(s: pd.Series) -> np.ndarray:
                      (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)) for v in out], dtype=object)
 
 
-def _first(mask: np.ndarray):
+def first_true(mask: np.ndarray):
     idx = np.flatnonzero(mask)
     return int(idx[0]) if len(idx) else None
 
 
 
-def _token_index(v) -> int:
+def token_index(v) -> int:
     """An integer index written as ``3`` or ``3.0``."""
     f = float(v)
     if not f.is_integer() or f < 0:

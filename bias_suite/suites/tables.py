@@ -36,7 +36,7 @@ import pandas as pd
 from ..exceptions import ExamplesFormatError
 from .conll import read_conll
 from .expansion import EXAMPLE_COLUMNS
-from .table_formats import (CHUNK_ROWS, TABLE_FORMATS, Columns, ExamplesTable, _chunks, _first, _strings,
+from .table_formats import (CHUNK_ROWS, TABLE_FORMATS, Columns, ExamplesTable, read_chunks, first_true, as_strings,
                             detect_format, is_examples_table, parse_mapping)
 
 __all__ = ["Columns", "ExamplesTable", "read_examples", "from_frame", "read_conll", "detect_format",
@@ -83,7 +83,7 @@ def read_examples(path, *, format: str | None = None, columns: Columns | None = 
 
     frames, rownums, read_rows, skipped = [], [], 0, 0
     stem = path.stem if path.is_file() else path.name
-    it = _chunks(path, fmt, usecols, encoding, chunk_rows)
+    it = read_chunks(path, fmt, usecols, encoding, chunk_rows)
     next(it)  # column names: resolves the mapping (missing columns fail here)
     with tqdm(desc="Reading", unit="row", disable=not progress, leave=False) as bar:
         for start, df in it:
@@ -129,31 +129,31 @@ def from_frame(df: pd.DataFrame, *, columns: Columns | None = None, label_map: d
 
 def _to_examples(df: pd.DataFrame, rows: np.ndarray, r: dict, path: Path, stem: str, label_map: dict):
     """One chunk of the file -> examples (one per row and attribute)."""
-    text = _strings(df[r["text"]])
-    bad = _first(np.array([t is None or not t.strip() for t in text], dtype=bool))
+    text = as_strings(df[r["text"]])
+    bad = first_true(np.array([t is None or not t.strip() for t in text], dtype=bool))
     if bad is not None:
         raise ExamplesFormatError("empty text", file=path, row=int(rows[bad]), field=r["text"])
     if r["template"]:
-        parts = [_strings(df[c]) for c in r["template"]]  # several columns: joined, empty parts allowed
+        parts = [as_strings(df[c]) for c in r["template"]]  # several columns: joined, empty parts allowed
         empty = np.logical_and.reduce([np.array([v is None or not v.strip() for v in p], dtype=bool) for p in parts])
-        bad = _first(empty)
+        bad = first_true(empty)
         if bad is not None:
             raise ExamplesFormatError("empty template id", file=path, row=int(rows[bad]), field=", ".join(r["template"]))
         template = parts[0] if len(parts) == 1 else np.array(["|".join(v or "" for v in t) for t in zip(*parts)], dtype=object)
     else:
         template = np.array([f"{stem}:{i}" for i in rows], dtype=object)
-    term = _strings(df[r["term"]]) if r["term"] else np.full(len(df), None, dtype=object)
+    term = as_strings(df[r["term"]]) if r["term"] else np.full(len(df), None, dtype=object)
     if r["label"]:
-        label = _strings(df[r["label"]])
+        label = as_strings(df[r["label"]])
         label = np.array([None if v is None or v == "" else label_map.get(v, v) for v in label], dtype=object)
     else:
         label = np.full(len(df), None, dtype=object)
-    ids = _strings(df[r["id"]]) if r["id"] else np.array([f"{stem}:{i}" for i in rows], dtype=object)
+    ids = as_strings(df[r["id"]]) if r["id"] else np.array([f"{stem}:{i}" for i in rows], dtype=object)
 
     if r["attribute_columns"]:
         pieces, skipped = [], 0
         for c in r["attribute_columns"]:
-            g = _strings(df[c])
+            g = as_strings(df[c])
             keep = np.array([v is not None and v.strip() != "" for v in g], dtype=bool)
             skipped += int((~keep).sum())
             multi = len(r["attribute_columns"]) > 1
@@ -166,13 +166,13 @@ def _to_examples(df: pd.DataFrame, rows: np.ndarray, r: dict, path: Path, stem: 
         frame, rows_out = pd.concat(frames, ignore_index=True), np.concatenate(rowparts)
         order = np.argsort(rows_out, kind="stable")  # row by row, attributes in column order: chunk size has no effect
         return frame.iloc[order].reset_index(drop=True), rows_out[order], skipped
-    group = _strings(df[r["group"]])
-    bad = _first(np.array([v is None or not v.strip() for v in group], dtype=bool))
+    group = as_strings(df[r["group"]])
+    bad = first_true(np.array([v is None or not v.strip() for v in group], dtype=bool))
     if bad is not None:
         raise ExamplesFormatError("empty group", file=path, row=int(rows[bad]), field=r["group"])
     if r["attribute_name"]:
-        attr = _strings(df[r["attribute_name"]])
-        bad = _first(np.array([v is None or not v.strip() for v in attr], dtype=bool))
+        attr = as_strings(df[r["attribute_name"]])
+        bad = first_true(np.array([v is None or not v.strip() for v in attr], dtype=bool))
         if bad is not None:
             raise ExamplesFormatError("empty attribute", file=path, row=int(rows[bad]), field=r["attribute_name"])
     else:  # one attribute for the file: given, else the group column's name
@@ -191,7 +191,7 @@ def _check_consistency(frame: pd.DataFrame, rows: np.ndarray, r: dict, path: Pat
     """Unique ids; each group belongs to one attribute within a template (a
     template may cover several attributes, as an expanded suite does)."""
     dup = frame["id"].duplicated().to_numpy()
-    i = _first(dup)
+    i = first_true(dup)
     if i is not None:
         raise ExamplesFormatError(f"duplicate id {frame['id'].iat[i]!r}", file=path, row=int(rows[i]),
                                   field=r["id"] or "(row number)")
@@ -215,7 +215,7 @@ def check_labels(table: ExamplesTable, classes: Sequence[str], class_map: dict |
     lab = table.frame["label"].to_numpy(dtype=object)
     if class_map:
         lab = np.array([class_map.get(v, v) if v is not None else None for v in lab], dtype=object)
-    bad = _first(np.array([v is not None and v not in known for v in lab], dtype=bool))
+    bad = first_true(np.array([v is not None and v not in known for v in lab], dtype=bool))
     if bad is None:
         return
     values = sorted({v for v in lab if v is not None and v not in known})
