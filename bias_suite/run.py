@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import __version__
 from .evaluation import evaluate
-from .exceptions import BiasSuiteError
+from .exceptions import BiasSuiteError, option
 from .families import FAMILIES, TaskFamily, expand_suites, families_of, get_family, load_suite, write_scored
 from .suites.loader import Suite, find_suite
 
@@ -171,7 +171,8 @@ def run(
     if len(parts) > 1 and not (isinstance(model, str) and all(model in get_family(k).default_names for k in parts)):
         raise BiasSuiteError(
             "this run mixes task families (" + "; ".join(f"{k}: {[s.name for s in v]}" for k, v in parts.items())
-            + f"); with model {model!r} run them separately (one model serves one task), or use --model default "
+            + f"); with model {model!r} run them separately (one model serves one task), or use "
+            + option("model='default'", "--model default") + " "
             "(each family's default model: " + ", ".join(get_family(k).default_model for k in parts) + ")")
     order = sorted(parts, key=list(FAMILIES).index)  # the first family's files go to out_dir
     options = dict(metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed, device=device,
@@ -202,7 +203,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
     """One family's part of a run: expand, load the model, predict, judge, write."""
     examples = expand_suites(suites, attributes=attributes) if table is None else table.frame
     if examples.empty:
-        raise BiasSuiteError("the suites expand to no examples (check --attribute)")
+        raise BiasSuiteError(f"the suites expand to no examples (check {option('attributes=', '--attribute')})")
     predictor, model_name = fam.load_model(model, device=device, batch_size=batch_size, progress=progress,
                                            trust_remote_code=trust_remote_code, dtype=dtype)
     fam.check_model(suites, predictor, class_map, table=table)
@@ -295,7 +296,7 @@ def suite_thresholds(suites: Sequence[Suite], thresholds=None, metrics=None) -> 
                 raise SuiteError(str(e), **where) from None
             if key in merged and merged[key] != tau and key not in (thresholds or {}):
                 raise SuiteError(f"{origin[key]} sets {key}={merged[key]}; one run takes one threshold per metric "
-                                 "or topic (give it with --threshold to decide)", **where)
+                                 f"or topic (give it with {option('thresholds=', '--threshold')} to decide)", **where)
             merged[key], origin[key] = tau, s.path
     merged.update(check_thresholds(thresholds, specs))
     return merged or None
@@ -342,5 +343,6 @@ def _group_view_only(metrics):
     kept = [m for m in specs if m.view == "group"]
     if not kept:
         raise BiasSuiteError(f"{[m.name for m in specs]} need counterfactual templates and the examples table has "
-                             "no template column (--template-column); ask for group metrics")
+                             f"no template column ({option('columns=Columns(template=...)', '--template-column')}); "
+                             "ask for group metrics")
     return kept

@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import ExamplesFormatError
+from ..exceptions import ExamplesFormatError, option
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet", "datasets", "conll")
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -128,14 +128,14 @@ def detect_format(path, format: str | None = None) -> str:
         fmt = {"hf": "datasets", "arrow": "datasets", "json": "jsonl", "ndjson": "jsonl", "pq": "parquet"}.get(fmt, fmt)
         if fmt not in TABLE_FORMATS:
             raise ExamplesFormatError(f"unknown format {format!r}; use one of {', '.join(TABLE_FORMATS)}", file=path,
-                                      field="--format")
+                                      field=option("format", "--format"))
         return fmt
     if path.is_dir():
         return "datasets"
     fmt = _EXTENSIONS.get(path.suffix.lower())
     if fmt is None:
-        raise ExamplesFormatError(f"cannot tell the format from the extension {path.suffix!r}; give --format "
-                                  f"({', '.join(TABLE_FORMATS)})", file=path)
+        raise ExamplesFormatError(f"cannot tell the format from the extension {path.suffix!r}; give "
+                                  f"{option('format=', '--format')} ({', '.join(TABLE_FORMATS)})", file=path)
     return fmt
 
 
@@ -183,7 +183,7 @@ def _encoding_error(path: Path, encoding: str, detail=None):
     where = {"row": bad[0]} if bad else {}
     why = bad[1] if bad else str(detail)
     return ExamplesFormatError(f"cannot decode the file: {why}; the file is not {encoding} or mixes encodings: "
-                               f"convert it, or pass --encoding (e.g. latin-1, cp1252)", file=path, **where)
+                               f"convert it, or pass {option('encoding=', '--encoding')} (e.g. latin-1, cp1252)", file=path, **where)
 
 
 def _iter_csv(path: Path, sep: str, usecols, encoding: str, chunk_rows: int):
@@ -231,7 +231,8 @@ def _iter_jsonl(path: Path, usecols, encoding: str, chunk_rows: int):
             except UnicodeDecodeError as e:
                 raise ExamplesFormatError(
                     f"cannot decode the line: byte 0x{raw[e.start]:02x} at column {e.start + 1} is not valid {encoding}; "
-                    "the file is not {0} or mixes encodings: convert it, or pass --encoding".format(encoding),
+                    "the file is not {0} or mixes encodings: convert it, or pass {1}".format(
+                        encoding, option("encoding=", "--encoding")),
                     file=path, row=lineno) from None
             if lineno == 1 and s.startswith("\ufeff"):
                 s = s[1:]

@@ -1,0 +1,210 @@
+"""Forgiving where it is safe, and clear where it is not: Python models from
+the command line, rounded probabilities, errors that name the caller's
+options, group selection, did-you-mean suggestions and CheckList's Munch
+objects (issue 29)."""
+import json
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from bias_suite.cli import app
+from bias_suite.exceptions import BiasSuiteError, ModelError, ProbabilityWarning, cli_message, did_you_mean, option
+
+runner = CliRunner()
+CLASSES = ["negative", "neutral", "positive"]
+
+MODULE = '''
+import numpy as np
+
+def predict(texts):
+    """A toy sentiment model: texts about women score a little more negative."""
+    fem = np.array([any(w in t.lower() for w in ("she", "woman", "women", "girl", "female")) for t in texts])
+    return np.where(fem[:, None], [[0.5, 0.2, 0.3]], [[0.3, 0.2, 0.5]])
+
+predict.fingerprint = "toy-sentiment-v1"
+
+def bare(texts):
+    return [[0.25, 0.25, 0.5]] * len(texts)
+
+class Model:
+    class_names = ["negative", "neutral", "positive"]
+    name = "toy-object"
+
+    def predict_proba(self, texts):
+        return np.tile([0.2, 0.3, 0.5], (len(texts), 1))
+
+def rounded(texts):
+    """Probabilities rounded to two decimals: rows sum to 0.99, 1 or 1.01."""
+    rng = np.random.default_rng(0)
+    return np.round(rng.dirichlet([1.0, 1.0, 1.0], size=len(texts)), 2)
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    """A model module in a folder of its own, the working folder of the test."""
+    name = "user_models_" + tmp_path.name.replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    yield name
+    sys.modules.pop(name, None)
+
+
+# ---------------------------------------------------------------- 1. Python models from the CLI
+def test_cli_runs_a_python_predict_function_named_by_its_fingerprint(user_module, tmp_path):
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["run", "sentiment_gender", "--model", f"{user_module}:predict", "--classes",
+                            ",".join(CLASSES), "--out", str(out), "--bootstrap", "20", "--lines", "30"])
+    assert r.exit_code == 0, r.output
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["model"] == "toy-sentiment-v1"
+    assert meta["model_fingerprint"]["id"] == "toy-sentiment-v1"
+    assert meta["classes"] == CLASSES
+    assert "toy-sentiment-v1: " in r.output and "CallablePredictor" not in r.output
+    # the model's gap shows: 'female' texts get 0.2 more negative probability than 'male' ones
+    res = __import__("pandas").read_json(out / "results.jsonl", lines=True)
+    cf = res[(res.metric == "CFGap") & (res["class"] == "negative") & (res.group == "female|male")]
+    assert cf["value"].iloc[0] == pytest.approx(0.2)
+    # a second run reads the predictions from the cache (the fingerprint makes them cacheable)
+    r = runner.invoke(app, ["run", "sentiment_gender", "--model", f"{user_module}:predict", "--classes",
+                            ",".join(CLASSES), "--out", str(tmp_path / "again"), "--bootstrap", "0", "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "again" / "run.json").read_text())["predictions"]["cached"] > 0
+
+
+def test_cli_takes_a_file_path_and_a_predictor_object(user_module, tmp_path):
+    out = tmp_path / "o1"
+    r = runner.invoke(app, ["run", "sentiment_gender", "--model", f"./{user_module}.py:Model", "--out", str(out),
+                            "--bootstrap", "0", "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((out / "run.json").read_text())["model"] == "toy-object"
+    r = runner.invoke(app, ["run", "sentiment_gender", "--model", f"{tmp_path / user_module}.py:bare", "--classes",
+                            ",".join(CLASSES), "--out", str(tmp_path / "o2"), "--bootstrap", "0", "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "o2" / "run.json").read_text())["model"].endswith(f"{user_module}.py:bare")
+
+
+def test_cli_python_model_errors_are_one_clear_line(user_module, tmp_path):
+    def err(*args):
+        r = runner.invoke(app, ["run", "sentiment_gender", "--out", str(tmp_path / "x"), "-q", *args])
+        assert r.exit_code == 2, r.output
+        return " ".join(r.output.split())
+
+    assert "without class names: give --classes NAME,NAME,..." in err("--model", f"{user_module}:bare")
+    assert f"has no attribute 'predcit'; did you mean 'predict'?" in err("--model", f"{user_module}:predcit")
+    assert "cannot import 'no_such_module_here'" in err("--model", "no_such_module_here:predict")
+    assert "--classes names the classes of a Python model" in err("--model", "default-sentiment", "--classes", "a,b")
+    msg = err("--model", f"{user_module}:bare", "--classes", "negative,neutral,postive")
+    assert "['positive'] are unknown to the model; 'positive': did you mean 'postive'?" in msg
+    assert "--class-map SUITE_CLASS=MODEL_CLASS" in msg
+
+
+def test_python_models_are_named_by_name_or_fingerprint():
+    from bias_suite.models import CallablePredictor
+    from bias_suite.models.base import as_predictor, model_name
+
+    fn = lambda xs: [[0.5, 0.5]] * len(xs)  # noqa: E731
+    assert CallablePredictor(fn, ["a", "b"], fingerprint="my-model-v3").name == "my-model-v3"
+    assert CallablePredictor(fn, ["a", "b"], fingerprint={"name": "m", "v": 2}).name == "m"
+    assert CallablePredictor(fn, ["a", "b"], fingerprint="v3", name="shown").name == "shown"
+
+    def my_predict(xs):
+        return [[0.5, 0.5]] * len(xs)
+
+    assert model_name(as_predictor(my_predict, ["a", "b"])) == "my_predict"
+    with pytest.raises(ModelError, match=r"needs class_names=\[\.\.\.\]"):
+        as_predictor(my_predict)
+
+
+def test_python_run_names_the_model_from_its_fingerprint():
+    from bias_suite.models import CallablePredictor
+    from bias_suite.run import run
+
+    model = CallablePredictor(lambda xs: np.tile([0.2, 0.3, 0.5], (len(xs), 1)), CLASSES, fingerprint="const-v1")
+    res = run(["sentiment_gender"], model, None, bootstrap=0, cache=False, progress=False, invariance=False)
+    assert res.model == "const-v1" and res.metadata["model"] == "const-v1"
+
+
+# ---------------------------------------------------------------- 2. forgiving where it is safe
+def _rounded(texts):
+    rng = np.random.default_rng(len(texts))
+    return np.round(rng.dirichlet([1.0, 1.0, 1.0], size=len(texts)), 2)
+
+
+def test_rounded_probabilities_are_renormalised_with_one_warning():
+    from bias_suite.models import CallablePredictor
+    from bias_suite.predict import predict
+
+    texts = [f"text {i}" for i in range(300)]
+    model = CallablePredictor(_rounded, CLASSES)
+    raw = np.concatenate([_rounded(texts[s:s + 25]) for s in range(0, 300, 25)])  # what the chunks of 25 return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        probs, stats = predict(model, texts, cache=False, chunk_size=25)
+    ours = [w for w in caught if issubclass(w.category, ProbabilityWarning)]
+    assert len(ours) == 1  # one warning for the whole call, over 12 chunks
+    assert len(caught) == 1
+    # predictions come back in input order; rows are renormalised only where they were off
+    sums = probs.sum(axis=1)
+    np.testing.assert_allclose(sums, 1.0, atol=1e-12)
+    off = np.abs(raw.sum(axis=1) - 1) > 1e-3
+    n_off = int(off.sum())
+    assert 0 < n_off < len(texts)
+    assert stats.extra["renormalised"] == n_off
+    assert f"{n_off} of 300 probability rows" in str(ours[0].message)
+
+
+def test_rows_further_off_are_refused_with_the_right_advice():
+    from bias_suite.models import CallablePredictor
+
+    thirds = CallablePredictor(lambda xs: [[0.3, 0.3, 0.3]] * len(xs), CLASSES)
+    with pytest.raises(ModelError) as e:
+        thirds.predict_proba(["a", "b"])
+    assert "do not sum to 1 (2 of 2; e.g. row 0 sums to 0.9" in str(e.value) and "softmax" not in str(e.value)
+    scores = CallablePredictor(lambda xs: [[2.0, 0.5, 0.5]] * len(xs), CLASSES)
+    with pytest.raises(ModelError, match="apply a softmax to logits"):
+        scores.predict_proba(["a"])
+    logits = CallablePredictor(lambda xs: [[2.0, -1.0, 0.5]] * len(xs), CLASSES)
+    with pytest.raises(ModelError, match="negative probabilities .*apply a softmax"):
+        logits.predict_proba(["a"])
+
+
+def test_cli_run_of_rounded_probabilities_warns_once(user_module, tmp_path):
+    r = runner.invoke(app, ["run", "sentiment_gender", "--model", f"{user_module}:rounded", "--classes",
+                            ",".join(CLASSES), "--out", str(tmp_path / "o"), "--bootstrap", "0", "-q"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("warning:") == 1
+    assert "probability rows of" in r.output and "were renormalised" in r.output
+    n = json.loads((tmp_path / "o" / "run.json").read_text())["predictions"]["extra"]["renormalised"]
+    assert f"warning: {n} of 222 probability rows" in " ".join(r.output.split())
+
+
+def test_an_error_names_python_arguments_and_the_cli_its_flags():
+    err = BiasSuiteError("raise it with " + option("max_examples=", "--max-examples"))
+    assert str(err) == "raise it with max_examples="
+    assert cli_message(err) == "raise it with --max-examples"
+    assert cli_message(ValueError("plain")) == "plain"
+    assert did_you_mean("Gendre", ["gender", "age"]) == "; did you mean 'gender'?"
+    assert did_you_mean("zzz", ["gender", "age"]) == ""
+
+
+def test_class_mismatch_names_class_map_in_python_and_the_flag_on_the_cli(tmp_path):
+    from bias_suite.models import CallablePredictor
+    from bias_suite.run import run
+
+    two = CallablePredictor(lambda xs: [[0.5, 0.5]] * len(xs), ["negative", "positive"])
+    with pytest.raises(ModelError) as e:
+        run(["sentiment_gender"], two, None, progress=False, cache=False)
+    assert "class_map={'neutral': 'negative'}" in str(e.value) and "--class-map" not in str(e.value)
+    from bias_suite.families import expand_suite
+
+    with pytest.raises(BiasSuiteError) as e:
+        expand_suite("sentiment_gender", max_examples=10)
+    assert "(max_examples= raises it)" in str(e.value) and "--max-examples" not in str(e.value)
+    r = runner.invoke(app, ["expand", "sentiment_gender", "--max-examples", "10"])
+    assert r.exit_code == 2 and "(--max-examples raises it)" in r.output
