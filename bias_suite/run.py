@@ -92,6 +92,7 @@ def run(
     *,
     metrics=None,
     attributes=None,
+    groups: dict | None = None,
     max_tuples: int | None = 100,
     seed: int = 0,
     device: str = "auto",
@@ -127,6 +128,9 @@ def run(
         id, a predictor object or a callable (with ``class_names``).
     out_dir : folder for ``examples.*``, ``scored.*``, ``results.*`` and
         ``run.json``; nothing is written when None.
+    groups : ``{attribute: [group, ...]}``: only these groups of these
+        attributes, in this order (``--group ATTR=g1,g2``); an unknown name
+        is an error with a did-you-mean suggestion.
     bootstrap : template resamples of the cluster bootstrap (0: no intervals);
         with ``confidence`` the intervals behind the ``verdict`` column.
     bernstein : add the Bernstein-bounded disparity rows (classification).
@@ -157,6 +161,10 @@ def run(
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
         raise BiasSuiteError("no suites given")
+    if groups:  # a selection of groups, the suite files unchanged
+        from .suites.selection import select_groups
+
+        table, loaded = (table.select_groups(groups), loaded) if table is not None else (None, select_groups(loaded, groups))
     thresholds = suite_thresholds(loaded, thresholds, metrics)
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .io.results import prepare_run_folder

@@ -208,3 +208,85 @@ def test_class_mismatch_names_class_map_in_python_and_the_flag_on_the_cli(tmp_pa
     assert "(max_examples= raises it)" in str(e.value) and "--max-examples" not in str(e.value)
     r = runner.invoke(app, ["expand", "sentiment_gender", "--max-examples", "10"])
     assert r.exit_code == 2 and "(--max-examples raises it)" in r.output
+
+
+# ---------------------------------------------------------------- 3. --group selects groups
+def _const_model():
+    from bias_suite.models import CallablePredictor
+
+    def fn(texts):
+        fem = np.array([any(w in t.lower() for w in ("she", "woman", "women", "girl", "female")) for t in texts])
+        return np.where(fem[:, None], [[0.5, 0.2, 0.3]], [[0.3, 0.2, 0.5]])
+
+    return CallablePredictor(fn, CLASSES)
+
+
+def test_python_run_selects_groups_in_the_order_given():
+    from bias_suite.families import expand_suite
+    from bias_suite.run import run
+
+    full = expand_suite("sentiment_gender")
+    res = run(["sentiment_gender"], _const_model(), None, groups={"gender": ["male", "female"]}, bootstrap=0,
+              cache=False, progress=False, invariance=False, significance=False)
+    assert set(res.examples["group"]) == {"male", "female"}
+    assert len(res.examples) == int(full["group"].isin(["male", "female"]).sum())
+    r = res.results
+    cf = r[(r.metric == "CFGap") & (r["class"] == "negative") & r.group.notna()]
+    assert list(cf.group) == ["male|female"]  # the order given: male first
+    assert cf["value"].iloc[0] == pytest.approx(0.2)
+
+
+def test_group_selection_of_expansion_evaluation_and_tables(tmp_path):
+    from bias_suite.evaluation import evaluate
+    from bias_suite.families import expand_suites, scored_from_arrays
+    from bias_suite.suites.tables import from_frame
+
+    ex = expand_suites(["sentiment_gender"], groups={"gender": ["non_binary", "female"]})
+    assert list(dict.fromkeys(ex["group"])) == ["non_binary", "female"]
+    full = expand_suites(["sentiment_gender"])
+    scored = scored_from_arrays(full, _const_model().predict_proba(list(full["text"])), CLASSES)
+    sel = evaluate(scored, groups={"gender": ["female", "male"]}, bootstrap=0, significance=False, bernstein=False,
+                   metrics=["CFGap", "FNED"])
+    keep = full["group"].isin(["female", "male"]).to_numpy()
+    by_hand = evaluate(scored.take(np.flatnonzero(keep)), bootstrap=0, significance=False, bernstein=False,
+                       metrics=["CFGap", "FNED"], group_order_override={"gender": ["female", "male"]})
+    cols = ["metric", "class", "group", "value"]
+    assert sel[cols].fillna("-").equals(by_hand[cols].fillna("-"))
+    table = from_frame(full).select_groups({"gender": ["male", "female"]})
+    assert table.group_order()["gender"] == ["male", "female"] and set(table.frame["group"]) == {"male", "female"}
+
+
+def test_unknown_attribute_or_group_is_an_error_with_a_suggestion(tmp_path):
+    from bias_suite.families import expand_suites
+
+    with pytest.raises(BiasSuiteError, match=r"groups=: unknown attribute 'gendre' .*; did you mean 'gender'\?"):
+        expand_suites(["sentiment_gender"], groups={"gendre": ["male", "female"]})
+    with pytest.raises(BiasSuiteError, match=r"has no group 'femal' .*; did you mean 'female'"):
+        expand_suites(["sentiment_gender"], groups={"gender": ["male", "femal"]})
+    with pytest.raises(BiasSuiteError, match="needs two groups or more"):
+        expand_suites(["sentiment_gender"], groups={"gender": ["male"]})
+    r = runner.invoke(app, ["expand", "sentiment_gender", "--group", "gender=male,femal"])
+    assert r.exit_code == 2 and "--group: attribute 'gender' has no group 'femal'" in r.output
+    r = runner.invoke(app, ["expand", "sentiment_gender", "--group", "gender=male,female", "--group", "gender=x,y"])
+    assert r.exit_code == 2 and "twice" in r.output
+    r = runner.invoke(app, ["expand", "sentiment_gender", "-g", "gender=male,female", "--sample", "0"])
+    assert r.exit_code == 0 and "non_binary" not in r.output and "134 examples" in r.output
+
+
+def test_cli_run_and_evaluate_take_group(user_module, tmp_path):
+    r = runner.invoke(app, ["run", "sentiment_gender", "--model", f"{user_module}:predict", "--classes",
+                            ",".join(CLASSES), "--group", "gender=female,male", "--out", str(tmp_path / "o"),
+                            "--bootstrap", "0", "-q"])
+    assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    ex = pd.read_json(tmp_path / "o" / "examples.jsonl", lines=True)
+    assert set(ex["group"]) == {"female", "male"}
+    r = runner.invoke(app, ["evaluate", str(tmp_path / "o" / "scored.jsonl"), "--out", str(tmp_path / "e"),
+                            "--group", "gender=male,female", "--bootstrap", "0", "-q", "--metrics", "CFGap"])
+    assert r.exit_code == 0, r.output
+    res = pd.read_json(tmp_path / "e" / "results.jsonl", lines=True)
+    assert set(res.loc[res.metric == "CFGap", "group"].dropna()) == {"male|female"}
+    r = runner.invoke(app, ["evaluate", str(tmp_path / "o" / "scored.jsonl"), "--out", str(tmp_path / "e2"),
+                            "--group", "gender=female,non_binary", "-q"])
+    assert r.exit_code == 2 and "has no group 'non_binary'" in r.output

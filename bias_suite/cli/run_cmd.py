@@ -9,7 +9,7 @@ import typer
 
 from ..exceptions import BiasSuiteError
 from ..report import theme
-from .options import _class_map, _Command, _thresholds
+from .options import GROUP_HELP, _class_map, _Command, _thresholds, group_selection
 from .output import _fail, console
 from .summary import _gate, _gate_rules, _print_results
 
@@ -39,6 +39,7 @@ def run(
     verbalizer: Optional[List[str]] = typer.Option(None, "--verbalizer", metavar="CLASS=WORD[,WORD]", help="Answer words of a class (repeatable, one per class): a class's probability is the sum of its words' probabilities at the answer position.", rich_help_panel="Language model"),
     scoring: Optional[str] = typer.Option(None, "--scoring", help="first-token (default: the words' first sub-token) or word (whole-word likelihood of multi-token words).", rich_help_panel="Language model"),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
+    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="ATTRIBUTE=GROUP,GROUP", help=GROUP_HELP),
     metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
     max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
     seed: int = typer.Option(0),
@@ -85,7 +86,7 @@ def run(
         rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
         model = _model_arg(model, prompt, verbalizer, scoring, classes)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
-            table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
+            table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, groups=group_selection(group), max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
             engine=_engine(engine, ray_address, num_workers, quiet), cache=(cache_dir if cache_dir is not None else True) if cache else False,

@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
+from .options import GROUP_HELP, group_selection
 from .output import _fail, console
 
 commands = typer.Typer()
@@ -18,6 +19,7 @@ def expand(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the examples (.jsonl or .parquet)."),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Keep only these attributes."),
+    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="ATTRIBUTE=GROUP,GROUP", help=GROUP_HELP),
     sample: int = typer.Option(8, help="How many example sentences to print."),
     seed: int = typer.Option(0, help="Seed of the printed sample."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
@@ -32,7 +34,8 @@ def expand(
     from ..suites import expansion_counts, find_suite
 
     try:
-        ex = expand_suites([find_suite(s) for s in suites], attributes=attribute, max_examples=max_examples)
+        ex = expand_suites([find_suite(s) for s in suites], attributes=attribute, groups=group_selection(group),
+                           max_examples=max_examples)
     except BiasSuiteError as e:
         _fail(e)
     counts = expansion_counts(ex)

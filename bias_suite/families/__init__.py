@@ -99,10 +99,14 @@ def expand_suite(suite, *, attributes=None, max_examples: int | None = None) -> 
     return _expansion.expand_suite(suite, attributes=attributes, max_examples=max_examples, rows=rows, columns=columns)
 
 
-def expand_suites(suites: Iterable, *, attributes=None, max_examples: int | None = None) -> pd.DataFrame:
-    """Expand suites of one family into one table (names must differ)."""
-    return _expansion.expand_suites([_loaded(s) for s in suites], attributes=attributes, max_examples=max_examples,
-                                    rows_for=_rows_for)
+def expand_suites(suites: Iterable, *, attributes=None, groups=None, max_examples: int | None = None) -> pd.DataFrame:
+    """Expand suites of one family into one table (names must differ);
+    ``groups={attribute: [groups]}`` keeps only those groups
+    (:func:`bias_suite.suites.selection.select_groups`)."""
+    from ..suites.selection import select_groups
+
+    return _expansion.expand_suites(select_groups([_loaded(s) for s in suites], groups), attributes=attributes,
+                                    max_examples=max_examples, rows_for=_rows_for)
 
 
 def validate_suite(suite, *, attributes=None, max_examples: int | None = None) -> int:

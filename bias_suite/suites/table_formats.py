@@ -5,6 +5,7 @@ and ``datasets`` folders (the Arrow files a ``save_to_disk`` writes, read with
 pyarrow). See :mod:`bias_suite.suites.tables`."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,7 @@ class ExamplesTable:
     label_map: dict = field(default_factory=dict)
     read_rows: int = 0           # rows (sentences for CoNLL) read from the file
     skipped: int = 0             # rows left out (empty cell of an attribute column, unmarked sentence)
+    selected: dict | None = None  # {attribute: [groups]} kept by select_groups, in their order
 
     def select(self, attributes) -> "ExamplesTable":
         """Keep only these attributes (all when None); unknown names are an error."""
@@ -107,10 +109,23 @@ class ExamplesTable:
                              self.label_field, self.has_template, self.task, self.label_map, self.read_rows,
                              self.skipped)
 
+    def select_groups(self, groups) -> "ExamplesTable":
+        """Keep only the groups ``{attribute: [groups]}`` of the attributes
+        named (in that order; see :mod:`bias_suite.suites.selection`)."""
+        from .selection import group_mask
+
+        if not groups:
+            return self
+        keep = group_mask(self.frame, groups, where=self.source)
+        return dataclasses.replace(self, frame=self.frame[keep].reset_index(drop=True), rows=self.rows[keep],
+                                   selected={a: list(g) for a, g in groups.items()})
+
     def group_order(self) -> dict:
-        """Groups of each attribute in order of first appearance."""
+        """Groups of each attribute in order of first appearance (the
+        selected groups in the order they were selected)."""
         f = self.frame
-        return {a: list(pd.unique(f.loc[f["attribute"] == a, "group"])) for a in pd.unique(f["attribute"])}
+        order = {a: list(pd.unique(f.loc[f["attribute"] == a, "group"])) for a in pd.unique(f["attribute"])}
+        return {**order, **{a: g for a, g in (self.selected or {}).items() if a in order}}
 
     def describe(self) -> dict:
         """What run.json records about the input."""
