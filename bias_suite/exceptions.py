@@ -10,7 +10,7 @@ import re
 
 __all__ = [
     "BiasSuiteError", "SuiteError", "ScoredFormatError", "MetricError", "ModelError", "OutputError",
-    "ExamplesFormatError", "ProbabilityWarning", "option", "cli_message", "did_you_mean",
+    "ExamplesFormatError", "ProbabilityWarning", "SuiteWarning", "option", "cli_message", "did_you_mean",
 ]
 
 # An option named in both of its forms inside a message: "\ue000python\ue001cli\ue000".
@@ -136,3 +136,9 @@ class ExamplesFormatError(ScoredFormatError):
 class ProbabilityWarning(UserWarning):
     """A model's probability rows missed summing to 1 by a rounding error
     (at most 1e-2) and were renormalised; the warning says how many."""
+
+
+class SuiteWarning(UserWarning):
+    """A suite file is valid but probably not what its author meant (a class
+    name one letter away from the usual ones, say); the warning names the
+    file, line and field."""

@@ -161,6 +161,10 @@ def run(
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
         raise BiasSuiteError("no suites given")
+    if loaded:
+        from .suites.selection import check_attributes
+
+        check_attributes(loaded, attributes)
     if groups:  # a selection of groups, the suite files unchanged
         from .suites.selection import select_groups
 

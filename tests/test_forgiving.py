@@ -290,3 +290,120 @@ def test_cli_run_and_evaluate_take_group(user_module, tmp_path):
     r = runner.invoke(app, ["evaluate", str(tmp_path / "o" / "scored.jsonl"), "--out", str(tmp_path / "e2"),
                             "--group", "gender=female,non_binary", "-q"])
     assert r.exit_code == 2 and "has no group 'non_binary'" in r.output
+
+
+# ---------------------------------------------------------------- 4. did-you-mean, tabs, identity files, validate
+SUITE = """suite: dym
+classes: [negative, positive]
+identity_terms: [{file: gender.yaml, groups: [female, male]}]
+lexicons:
+  place: [home, work]
+templates:
+  - {id: a, text: "The {identity_np} is at {place}.", label: positive}
+  - {id: b, text: "The {identity_np} left {place}.", label: negative}
+"""
+
+
+def _validate(tmp_path, text, name="s.yaml"):
+    (tmp_path / name).write_text(text)
+    r = runner.invoke(app, ["validate", str(tmp_path / name)])
+    return r.exit_code, " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("old,new,expect", [
+    ("{place}.", "{plac}.", "unknown slot {plac}: .*; did you mean 'place'\\?"),
+    ("{identity_np} is", "{identiy_np} is", "unknown slot {identiy_np}: .*; did you mean 'identity_np'"),
+    ("label: positive", "label: postive", "label 'postive' is not among the classes .*; did you mean 'positive'\\?"),
+    ("groups: [female, male]", "groups: [female, mael]", "unknown group\\(s\\) \\['mael'\\]; .*did you mean 'male'"),
+    ("classes: [negative, positive]", "classes: [negative, positive, postive]",
+     "field 'classes\\[2\\]': class 'postive' is the label of no template but close to one; did you mean 'positive'"),
+    ("templates:\n", "group_order: {gendr: [male, female]}\ntemplates:\n",
+     "field 'group_order.gendr': unknown attribute 'gendr' .*; did you mean 'gender'"),
+    ("templates:\n", "materiality: {FNDE: 0.1}\ntemplates:\n", "'FNDE': did you mean 'FNED'"),
+    ("templates:\n", "thresholds:\n  - {metric: FNED, class: postive, max: 0.1}\ntemplates:\n",
+     "thresholds\\[0\\].class': class 'postive' is none of the suite's .*did you mean 'positive'"),
+    ("templates:\n", "thresholds:\n  - {metric: FNED, group: femal, max: 0.1}\ntemplates:\n",
+     "thresholds\\[0\\].group': group 'femal' is none of the suite's .*did you mean 'female'"),
+])
+def test_validate_suggests_the_name_meant(tmp_path, old, new, expect):
+    import re
+
+    assert old in SUITE
+    assert _validate(tmp_path, SUITE)[0] == 0
+    code, out = _validate(tmp_path, SUITE.replace(old, new, 1))
+    assert code == 2 and re.search(expect, out), out
+
+
+def test_a_class_one_typo_from_the_usual_ones_is_a_warning(tmp_path):
+    from bias_suite.exceptions import SuiteWarning
+    from bias_suite.families import load_suite
+    from bias_suite.families.classification.suite import COMMON_CLASSES
+    from bias_suite.suites import bundled_suites
+    from bias_suite.suites.loader import load_suite as read_suite
+
+    bundled = {c for p in bundled_suites() for c in read_suite(p).classes}
+    assert set(COMMON_CLASSES) == bundled  # the list stays the bundled suites' classes
+    text = SUITE.replace("positive", "postive")  # misspelled consistently: valid, but no model has it
+    code, out = _validate(tmp_path, text)
+    assert code == 0 and "warning:" in out and "field 'classes[1]': class 'postive'" in out
+    assert "did you mean 'positive'?" in out
+    (tmp_path / "s.yaml").write_text(text)
+    with pytest.warns(SuiteWarning, match="s.yaml:2: field 'classes\\[1\\]'"):
+        load_suite(tmp_path / "s.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (tmp_path / "ok.yaml").write_text(SUITE)
+        load_suite(tmp_path / "ok.yaml")  # no warning for the usual names
+
+
+def test_a_tab_in_yaml_gets_a_hint_with_its_line(tmp_path):
+    code, out = _validate(tmp_path, SUITE.replace("  - {id: b", "\t- {id: b"))
+    assert code == 2 and "s.yaml:8: invalid YAML" in out
+    assert "YAML does not allow tabs for indentation: replace the tab on line 8 with spaces" in out
+
+
+def test_a_missing_identity_file_says_where_it_was_looked_for(tmp_path):
+    code, out = _validate(tmp_path, SUITE.replace("file: gender.yaml", "file: gendr.yaml"))
+    assert code == 2 and "identity-term file 'gendr.yaml' not found; looked for " in out
+    tried = out.split("looked for ")[1].split("; did you mean")[0].split(", ")
+    assert tried == [str(tmp_path / "gendr.yaml"), str(tmp_path.parent / "identity_terms" / "gendr.yaml"),
+                     tried[2]] and tried[2].endswith("identity_terms/gendr.yaml")
+    assert "did you mean 'gender.yaml'?" in out
+
+
+def test_metric_attribute_and_class_names_get_suggestions(tmp_path):
+    from bias_suite.exceptions import MetricError
+    from bias_suite.metrics import get_metric
+
+    assert get_metric("cfgap").name == "CFGap"  # a case difference alone is accepted
+    with pytest.raises(MetricError, match=r"unknown metric 'CFGapp'; did you mean 'CFGap'"):
+        get_metric("CFGapp")
+    r = runner.invoke(app, ["metrics", "--explain", "FNDE"])
+    assert r.exit_code == 2 and "did you mean 'FNED'" in r.output
+    r = runner.invoke(app, ["expand", "sentiment_gender", "-a", "gendre"])
+    assert r.exit_code == 2 and "--attribute: unknown attribute 'gendre'" in r.output and "'gender'?" in r.output
+
+
+# ---------------------------------------------------------------- 7. the docs' examples validate on their own
+def test_the_suite_format_examples_validate_on_their_own(tmp_path):
+    """docs/suite_format.md: the identity-term example passes validate alone, and the suite example
+    validates against it (not the bundled religion file) when it lies in identity_terms/ beside it."""
+    import yaml
+    from _doc_blocks import collect
+
+    blocks = [b for b in collect() if b.doc == "docs/suite_format.md" and b.lang == "yaml"]
+    ident = next(b for b in blocks if {"attribute", "groups"} <= set(yaml.safe_load(b.text) or {}))
+    suite = next(b for b in blocks if "suite" in (yaml.safe_load(b.text) or {}))
+    (tmp_path / "identity_terms").mkdir()
+    (tmp_path / "identity_terms" / "religion.yaml").write_text(ident.text)
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "example.yaml").write_text(suite.text)
+    r = runner.invoke(app, ["validate", str(tmp_path / "identity_terms" / "religion.yaml")])
+    assert r.exit_code == 0 and "identity terms of 'religion', groups ['christian', 'muslim']" in r.output, r.output
+    r = runner.invoke(app, ["validate", str(tmp_path / "suites" / "example.yaml")])
+    assert r.exit_code == 0, r.output
+    from bias_suite.families import load_suite
+
+    loaded = load_suite(tmp_path / "suites" / "example.yaml")
+    assert loaded.identity["religion"].path == str(tmp_path / "identity_terms" / "religion.yaml")
+    assert loaded.identity["religion"].groups == ["christian", "muslim"]

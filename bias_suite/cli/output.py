@@ -13,7 +13,7 @@ import warnings
 import typer
 from rich.markup import escape
 
-from ..exceptions import BiasSuiteError, ProbabilityWarning, cli_message
+from ..exceptions import BiasSuiteError, ProbabilityWarning, SuiteWarning, cli_message
 from ..report import theme
 
 EXIT_ERROR = 2  # bad input, unwritable output (BiasSuiteError, OSError)
@@ -69,7 +69,7 @@ def _fail(e: Exception, code: int = EXIT_ERROR):
 
 
 @contextlib.contextmanager
-def warning_lines(categories=(ProbabilityWarning,)):
+def warning_lines(categories=(ProbabilityWarning, SuiteWarning)):
     """Warnings of ``categories`` as one plain ``warning:`` line on stderr
     each, instead of Python's ``file:line: Category: ...`` form."""
     shown = warnings.showwarning

@@ -17,7 +17,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..exceptions import BiasSuiteError, ScoredFormatError, SuiteError
+from ..exceptions import BiasSuiteError, ScoredFormatError, SuiteError, did_you_mean
 from ..io.tables import read_table, table_kind, write_jsonl, write_parquet, write_scored
 from ..suites import expansion as _expansion
 from ..suites.loader import Suite, find_suite
@@ -54,7 +54,7 @@ def get_family(name: str, *, suite: Suite | None = None) -> TaskFamily:
     try:
         return FAMILIES[name]
     except (KeyError, TypeError):
-        msg = f"unknown task {name!r}; expected one of {list(FAMILIES)}"
+        msg = f"unknown task {name!r}; expected one of {list(FAMILIES)}{did_you_mean(name, FAMILIES)}"
         if suite is not None:
             raise SuiteError(msg, file=suite.path, line=suite.line_of("task"), field="task") from None
         raise BiasSuiteError(msg) from None

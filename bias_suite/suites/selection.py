@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..exceptions import BiasSuiteError, did_you_mean, option
 
-__all__ = ["check_groups", "select_groups", "group_mask", "available_groups", "frame_groups"]
+__all__ = ["check_groups", "check_attributes", "select_groups", "group_mask", "available_groups", "frame_groups"]
 
 
 def check_groups(groups: Mapping[str, Sequence[str]] | None, available: Mapping[str, Sequence[str]], *,
@@ -49,6 +49,19 @@ def check_groups(groups: Mapping[str, Sequence[str]] | None, available: Mapping[
                                  f"got {wanted}")
         out[attribute] = wanted
     return out
+
+
+def check_attributes(suites: Iterable, attributes) -> None:
+    """Every attribute of ``attributes`` (``--attribute``) is one of the
+    suites'; else an error with a did-you-mean suggestion (an unknown one
+    would silently expand to nothing)."""
+    if not attributes:
+        return
+    have = available_groups(suites)
+    for a in [attributes] if isinstance(attributes, str) else list(attributes):
+        if a not in have:
+            raise BiasSuiteError(f"{option('attributes=', '--attribute')}: unknown attribute {a!r} (the suites have "
+                                 f"{list(have)}){did_you_mean(a, have)}")
 
 
 def available_groups(suites: Iterable) -> dict:

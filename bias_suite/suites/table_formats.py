@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import ExamplesFormatError, option
+from ..exceptions import ExamplesFormatError, did_you_mean, option
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet", "datasets", "conll")
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -103,7 +103,8 @@ class ExamplesTable:
         have = list(pd.unique(self.frame["attribute"]))
         missing = [a for a in wanted if a not in have]
         if missing:
-            raise ExamplesFormatError(f"unknown attribute(s) {missing}; the file has {have}", file=self.source)
+            raise ExamplesFormatError(f"unknown attribute(s) {missing}; the file has {have}{did_you_mean(missing[0], have)}",
+                                      file=self.source)
         keep = self.frame["attribute"].isin(wanted).to_numpy()
         return ExamplesTable(self.frame[keep].reset_index(drop=True), self.source, self.format, self.rows[keep],
                              self.label_field, self.has_template, self.task, self.label_map, self.read_rows,
