@@ -27,7 +27,7 @@ def evaluate(
     significance: bool = typer.Option(True, help="Add Wilcoxon/Friedman rows."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
                                                   help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
-    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
     multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),

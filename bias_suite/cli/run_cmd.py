@@ -55,7 +55,7 @@ def run(
     fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on", "--fail-on-verdict", help="Exit 3 when a value gets this verdict: 'material' (any metric), 'material:FNED' (one metric) or a metric name (its material values); repeatable."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
                                                   help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
-    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
     multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),
