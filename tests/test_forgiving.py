@@ -407,3 +407,25 @@ def test_the_suite_format_examples_validate_on_their_own(tmp_path):
     loaded = load_suite(tmp_path / "suites" / "example.yaml")
     assert loaded.identity["religion"].path == str(tmp_path / "identity_terms" / "religion.yaml")
     assert loaded.identity["religion"].groups == ["christian", "muslim"]
+
+
+# ---------------------------------------------------------------- 8. the registry at 80 columns
+def test_metrics_registry_is_readable_at_80_columns(monkeypatch):
+    from bias_suite.metrics import catalog_frame
+
+    monkeypatch.setenv("COLUMNS", "80")
+    r = runner.invoke(app, ["metrics"])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert max(map(len, lines)) <= 80
+    for header in ("name", "view", "topic", "b", "tau", "phi", "d", "N", "beta", "source"):
+        assert any(header in line.split() for line in lines), header
+    words = " ".join(r.output.split())
+    for m in catalog_frame().itertuples(index=False):
+        rows = [line for line in lines if line.split()[:1] == [m.name]]
+        assert len(rows) == 3, m.name  # whole, once in each table (what it judges, how it is built, source)
+        assert f"{m.name} {m.view} {m.topic}" in " ".join(rows[0].split())
+        assert all(w in words for w in str(m.phi).split()) and m.source.split(",")[0] in words
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = runner.invoke(app, ["metrics"]).output
+    assert "phi" in wide and sum(line.lstrip("│┃ ").startswith("FNED ") for line in wide.splitlines()) == 1
