@@ -429,3 +429,63 @@ def test_metrics_registry_is_readable_at_80_columns(monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     wide = runner.invoke(app, ["metrics"]).output
     assert "phi" in wide and sum(line.lstrip("│┃ ").startswith("FNED ") for line in wide.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- 5. CheckList's Munch objects
+@pytest.fixture(scope="module")
+def editor():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from bias_suite.suites.loader import get_editor
+
+        return get_editor()
+
+
+def test_editor_munch_output_in_and_munch_out(editor, tmp_path):
+    import munch
+
+    from bias_suite.interop.checklist import from_editor, invariance_tests, suite_from_templates
+
+    one = editor.template("The {attr} {prof} was great.", attr=["woman", "man"], prof=["doctor", "nurse"],
+                          meta=True, save=True)
+    two = editor.template("I disliked the {attr} {prof}.", attr=["woman", "man"], prof=["doctor", "nurse"],
+                          meta=True, save=True)
+    both = one + two  # CheckList's MunchWithAdd: data, meta and templates concatenated
+    assert isinstance(both, munch.Munch) and isinstance(both.meta[0], dict) and len(both.templates) == 2
+    groups = munch.Munch(female=["woman"], male=["man"])  # groups as a Munch too
+    ex = from_editor(both, attribute_key="attr", groups=groups, label="positive", template_id="t")
+    assert len(ex) == 8 and set(ex["text"]) == set(both.data) and set(ex["group"]) == {"female", "male"}
+    # a suite from both Editor calls: every template of the sum, not only the first call's
+    suite = suite_from_templates(both, attribute_key="attr", groups=groups, classes=["negative", "positive"],
+                                 labels=["positive", "negative"], out_dir=tmp_path)
+    assert [t.text for t in suite.templates] == ["The {identity_adj} {prof} was great.",
+                                                 "I disliked the {identity_adj} {prof}."]
+    assert suite.lexicons == {"prof": ["doctor", "nurse"]}
+    # the INV tests bias_suite builds carry their settings as a Munch, as CheckList keeps results
+    tests = invariance_tests(ex)
+    info = tests[0].bias_suite
+    assert isinstance(info, munch.Munch) and info.attribute == "attr" and info.groups == ["female", "male"]
+
+
+def test_munch_test_meta_and_saved_suites_are_accepted(editor):
+    import munch
+
+    from bias_suite.interop.checklist import from_checklist, testsuite_from_dict, testsuite_to_dict, to_testsuite
+    from bias_suite.interop.perturb import perturb
+
+    # Perturb's output is a MunchWithAdd of cases; a CheckList test's meta may hold Munch objects
+    Perturb = perturb()
+    cases = Perturb.perturb(["Emma liked the film.", "Emma hated the film."],
+                            lambda s: [s.replace("Emma", "Liam")])
+    assert isinstance(cases, munch.Munch)
+    ex = from_checklist(cases)
+    assert set(ex["group"]) == {"female", "male"} and len(ex) == 4
+    suite = to_testsuite(ex)
+    saved = testsuite_to_dict(suite)
+    for t in saved["tests"]:
+        t["meta"] = [[munch.Munch(m) for m in case] for case in t["meta"]]
+    back = testsuite_from_dict(munch.munchify(saved))  # the saved form read back as Munch objects
+    t = next(iter(back.tests.values()))
+    assert t.bias_suite.attribute == next(iter(suite.tests.values())).bias_suite["attribute"]
+    assert [m["group"] for m in t.meta[0]] == ["female", "male"]
+    json.dumps(testsuite_to_dict(back))  # Munch objects write as JSON
