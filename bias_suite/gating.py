@@ -317,11 +317,12 @@ def rules_from_suite(suite) -> list:
 
 def _check_rule_names(rule: Rule, suite, i: int) -> None:
     identity = getattr(suite, "identity", None) or {}
-    known = {"class": list(getattr(suite, "classes", None) or []) + ["all"],
+    classes = list(getattr(suite, "classes", None) or [])  # (sequence-labelling suites name no classes)
+    known = {"class": classes + ["all"] if classes else [],
              "attribute": list(identity),
              "group": [g for t in identity.values() for g in t.groups]}
     for key, values in (("class", rule.class_), ("attribute", rule.attribute), ("group", rule.group)):
-        if not values or not known[key] or (key == "class" and getattr(suite, "task", "") != "classification"):
+        if not values or not known[key]:
             continue
         for v in (p for value in values for p in (value.split("|") if key == "group" else [value])):
             if v not in known[key]:
