@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 OUT ?= results/demo
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test install venv clean-venv models
+.PHONY: demo test install venv clean-venv models constraints
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,16 +25,32 @@ unexport PYTHONDONTWRITEBYTECODE
 # torch pulls GBs of CUDA packages); checklist 0.0.11 needs notebook<7,
 # ipython<9 and a setuptools that still ships pkg_resources, and installs only
 # without build isolation.
-$(STAMP): $(PY) requirements.txt requirements-dev.txt setup.cfg setup.py
-	$(PIP) install -q --no-compile --upgrade pip
-	$(PIP) install -q --no-compile torch==2.13.0
-	$(PIP) install -q --no-compile "notebook<7" "ipython<9" "setuptools<81" wheel
-	$(PIP) install -q --no-compile --no-build-isolation checklist==0.0.11
-	$(PIP) install -q --no-compile -r requirements.txt -r requirements-dev.txt
-	$(PIP) install -q --no-compile --no-build-isolation --no-deps -e .
+# Every step installs under constraints.txt: the versions of a known-good
+# environment, so that two installs a month apart get the same packages.
+CONSTRAINTS := -c constraints.txt
+$(STAMP): $(PY) requirements.txt requirements-dev.txt setup.cfg setup.py constraints.txt
+	$(PIP) install -q --no-compile $(CONSTRAINTS) --upgrade pip
+	$(PIP) install -q --no-compile $(CONSTRAINTS) torch==2.13.0
+	$(PIP) install -q --no-compile $(CONSTRAINTS) "notebook<7" "ipython<9" "setuptools<81" wheel
+	$(PIP) install -q --no-compile $(CONSTRAINTS) --no-build-isolation checklist==0.0.11
+	$(PIP) install -q --no-compile $(CONSTRAINTS) -r requirements.txt -r requirements-dev.txt
+	$(PIP) install -q --no-compile $(CONSTRAINTS) --no-build-isolation --no-deps -e .
 	touch $(STAMP)
 
 install venv: $(STAMP)
+
+# Refresh constraints.txt from the installed environment (after an upgrade that
+# passed make test): every package at its installed version, the project itself
+# left out, torch without its local build label (+cpu, +cu126: any build of the
+# release satisfies it).
+constraints: $(STAMP)
+	{ printf '%s\n' "# Every package version of a known-good environment (pip freeze --all, the project itself" \
+	    "# left out; torch without its local build label, so that the CPU and CUDA wheels of the" \
+	    "# same release both satisfy it). make install installs with -c constraints.txt; refresh it" \
+	    "# from a working environment with: make constraints"; \
+	  $(PIP) freeze --all --exclude-editable | grep -v -i -e '^bias[-_]suite[=@ ]' -e '^#' \
+	    | sed -E 's/^(torch==[0-9.]+)\+[A-Za-z0-9.]+$$/\1/'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 models: $(STAMP)
 	$(VENV)/bin/bias-suite models build default-sentiment

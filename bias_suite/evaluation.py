@@ -28,6 +28,7 @@ def evaluate(
     *,
     metrics: Iterable | None = None,
     attributes: Iterable[str] | str | None = None,
+    groups: Mapping[str, Sequence[str]] | None = None,
     max_tuples: int | None = 100,
     seed: int = 0,
     group_order_override: Mapping[str, Sequence[str]] | None = None,
@@ -48,6 +49,9 @@ def evaluate(
         Scored examples (docs/formats.md); validated once here.
     metrics : names or :class:`~bias_suite.metrics.MetricSpec` objects, default every named metric.
     attributes : restrict to these attributes (default: all, in order of first appearance).
+    groups : ``{attribute: [group, ...]}``: only these groups of these
+        attributes, in this order (unless ``group_order_override`` orders
+        them); an unknown name is an error with a did-you-mean suggestion.
     max_tuples : int or None, default 100
         Counterfactual tuples per template above which tuples are sampled.
     seed : int, default 0
@@ -95,6 +99,13 @@ def evaluate(
     >>> res.findings("material")  # doctest: +SKIP
     """
     data = as_scored(scored)
+    if groups:  # a selection of groups: the other groups' rows are left out
+        import numpy as np
+
+        from .suites.selection import group_mask
+
+        data = data.take(np.flatnonzero(group_mask(data.frame, groups, where="the scored examples")))
+        group_order_override = {**{a: list(g) for a, g in groups.items()}, **dict(group_order_override or {})}
     fam = family_of(data)
     specs = resolve_metrics(metrics)
     orders = {a: group_order(data.frame, a, group_order_override) for a in select_attributes(data, attributes)}

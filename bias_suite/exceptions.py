@@ -5,6 +5,62 @@ was found, so that one error is enough to fix the input.
 """
 from __future__ import annotations
 
+import difflib
+import re
+
+__all__ = [
+    "BiasSuiteError", "SuiteError", "ScoredFormatError", "MetricError", "ModelError", "OutputError",
+    "ExamplesFormatError", "ProbabilityWarning", "SuiteWarning", "option", "cli_message", "did_you_mean",
+]
+
+# An option named in both of its forms inside a message: "\ue000python\ue001cli\ue000".
+_OPTION = re.compile("\ue000([^\ue000\ue001]*)\ue001([^\ue000]*)\ue000")
+
+
+def option(python: str, cli: str) -> str:
+    """Name an option in an error message in both forms: the Python argument
+    (``class_map=``) and the command-line flag (``--class-map``).
+
+    ``str(err)`` reads the Python form; the command line prints
+    :func:`cli_message`, which reads the flag. One message thus serves both
+    callers without naming a flag to a Python user.
+
+    >>> str(BiasSuiteError("map it with " + option("class_map={...}", "--class-map A=B")))
+    'map it with class_map={...}'
+    >>> cli_message(BiasSuiteError("map it with " + option("class_map={...}", "--class-map A=B")))
+    'map it with --class-map A=B'
+    """
+    return f"\ue000{python}\ue001{cli}\ue000"
+
+
+def _render(text: str, cli: bool) -> str:
+    return _OPTION.sub(lambda m: m.group(2 if cli else 1), text)
+
+
+def cli_message(err: BaseException) -> str:
+    """An error's message as the command line shows it: options named by
+    their flags (see :func:`option`)."""
+    if isinstance(err, BiasSuiteError):
+        return _render(Exception.__str__(err), cli=True)
+    return str(err)
+
+
+def did_you_mean(name, choices, *, n: int = 3, cutoff: float = 0.6) -> str:
+    """``"; did you mean 'positive'?"`` when ``name`` is close to some of
+    ``choices`` (case aside; :func:`difflib.get_close_matches`), else ``""``:
+    a suffix for the error about an unknown name.
+
+    >>> did_you_mean("postive", ["negative", "neutral", "positive"])
+    "; did you mean 'positive'?"
+    """
+    by_lower: dict = {}
+    for c in choices:
+        by_lower.setdefault(str(c).lower(), c)
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=n, cutoff=cutoff)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
+
 
 def _located(where: str, line, field, message: str) -> str:
     """``WHERE:LINE: field 'FIELD': message`` (line and field when given)."""
@@ -15,7 +71,12 @@ def _located(where: str, line, field, message: str) -> str:
 
 
 class BiasSuiteError(Exception):
-    """Base class of bias_suite's own errors."""
+    """Base class of bias_suite's own errors. A message may name an option in
+    both forms (:func:`option`): ``str(err)`` gives the Python argument,
+    :func:`cli_message` the command-line flag."""
+
+    def __str__(self) -> str:
+        return _render(super().__str__(), cli=False)
 
 
 class SuiteError(BiasSuiteError, ValueError):
@@ -83,3 +144,14 @@ class DillWarning(UserWarning):
 
 class CacheWarning(UserWarning):
     """A cache entry or file was unusable and has been recomputed/replaced."""
+
+
+class ProbabilityWarning(UserWarning):
+    """A model's probability rows missed summing to 1 by a rounding error
+    (at most 1e-2) and were renormalised; the warning says how many."""
+
+
+class SuiteWarning(UserWarning):
+    """A suite file is valid but probably not what its author meant (a class
+    name one letter away from the usual ones, say); the warning names the
+    file, line and field."""

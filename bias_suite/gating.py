@@ -54,7 +54,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from .exceptions import SuiteError, ThresholdError
+from .exceptions import SuiteError, ThresholdError, did_you_mean
 
 EXIT_VIOLATIONS = 3
 DEFAULT_VERDICT = "material"
@@ -193,7 +193,8 @@ def rule_from_dict(d: dict, *, source: str | None = None) -> Rule:
         raise ThresholdError(f"{where}: a threshold must be a mapping like {{metric: BPSN, min: 0.9}}, got {d!r}")
     unknown = [k for k in d if k not in RULE_KEYS]
     if unknown:
-        raise ThresholdError(f"{where}: unknown key(s) {unknown}; allowed: {list(RULE_KEYS)}")
+        raise ThresholdError(f"{where}: unknown key(s) {unknown}; allowed: {list(RULE_KEYS)}"
+                             f"{did_you_mean(unknown[0], RULE_KEYS)}")
     metric = d.get("metric")
     if not isinstance(metric, str) or not metric.strip():
         raise ThresholdError(f"{where}: 'metric' is required (a metric name or '*'), got {metric!r}")
@@ -239,7 +240,8 @@ def _filters(text: str | None, spec: str) -> dict:
             raise ThresholdError(f"{spec!r}: filters are key=value (attribute, class, group, scope), got {part.strip()!r}")
         k, v = (x.strip() for x in part.split("=", 1))
         if k not in ("attribute", "class", "group", "scope"):
-            raise ThresholdError(f"{spec!r}: unknown filter {k!r}; use attribute, class, group or scope")
+            raise ThresholdError(f"{spec!r}: unknown filter {k!r}; use attribute, class, group or scope"
+                                 f"{did_you_mean(k, ('attribute', 'class', 'group', 'scope'))}")
         if k == "scope":
             out[k] = v
         else:
@@ -294,14 +296,36 @@ def as_rules(specs, *, source: str | None = None) -> list:
 
 
 def rules_from_suite(suite) -> list:
-    """The ``thresholds:`` of a loaded suite as rules (errors name the file)."""
+    """The ``thresholds:`` of a loaded suite as rules (errors name the file).
+    A rule whose ``class``, ``attribute`` or ``group`` names none of the
+    suite's would never match a row: it is an error with a did-you-mean
+    suggestion."""
     out = []
     for i, d in enumerate(getattr(suite, "thresholds", None) or []):
         try:
-            out.append(rule_from_dict(d, source=f"{suite.path or suite.name} thresholds[{i}]"))
+            rule = rule_from_dict(d, source=f"{suite.path or suite.name} thresholds[{i}]")
         except ThresholdError as e:
             raise SuiteError(str(e).split(": ", 1)[-1], file=suite.path or suite.name, field=f"thresholds[{i}]") from None
+        _check_rule_names(rule, suite, i)
+        out.append(rule)
     return out
+
+
+def _check_rule_names(rule: Rule, suite, i: int) -> None:
+    identity = getattr(suite, "identity", None) or {}
+    classes = list(getattr(suite, "classes", None) or [])  # (sequence-labelling suites name no classes)
+    known = {"class": classes + ["all"] if classes else [],
+             "attribute": list(identity),
+             "group": [g for t in identity.values() for g in t.groups]}
+    for key, values in (("class", rule.class_), ("attribute", rule.attribute), ("group", rule.group)):
+        if not values or not known[key]:
+            continue
+        for v in (p for value in values for p in (value.split("|") if key == "group" else [value])):
+            if v not in known[key]:
+                line = suite.line_of("thresholds", i, key) if hasattr(suite, "line_of") else None
+                raise SuiteError(f"{key} {v!r} is none of the suite's ({known[key]}), so the rule would match no "
+                                 f"row{did_you_mean(v, known[key])}", file=suite.path or suite.name, line=line,
+                                 field=f"thresholds[{i}].{key}")
 
 
 def rules_from_suites(suites: Iterable) -> list:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import __version__
 from .evaluation import evaluate
-from .exceptions import BiasSuiteError
+from .exceptions import BiasSuiteError, option
 from .families import FAMILIES, TaskFamily, expand_suites, families_of, get_family, load_suite, write_scored
 from .suites.loader import Suite, find_suite
 
@@ -92,6 +92,7 @@ def run(
     *,
     metrics=None,
     attributes=None,
+    groups: dict | None = None,
     max_tuples: int | None = 100,
     seed: int = 0,
     device: str = "auto",
@@ -127,6 +128,9 @@ def run(
         id, a predictor object or a callable (with ``class_names``).
     out_dir : folder for ``examples.*``, ``scored.*``, ``results.*`` and
         ``run.json``; nothing is written when None.
+    groups : ``{attribute: [group, ...]}``: only these groups of these
+        attributes, in this order (``--group ATTR=g1,g2``); an unknown name
+        is an error with a did-you-mean suggestion.
     bootstrap : template resamples of the cluster bootstrap (0: no intervals);
         with ``confidence`` the intervals behind the ``verdict`` column.
     bernstein : add the Bernstein-bounded disparity rows (classification).
@@ -157,6 +161,14 @@ def run(
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
         raise BiasSuiteError("no suites given")
+    if loaded:
+        from .suites.selection import check_attributes
+
+        check_attributes(loaded, attributes)
+    if groups:  # a selection of groups, the suite files unchanged
+        from .suites.selection import select_groups
+
+        table, loaded = (table.select_groups(groups), loaded) if table is not None else (None, select_groups(loaded, groups))
     thresholds = suite_thresholds(loaded, thresholds, metrics)
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .io.results import prepare_run_folder
@@ -171,7 +183,8 @@ def run(
     if len(parts) > 1 and not (isinstance(model, str) and all(model in get_family(k).default_names for k in parts)):
         raise BiasSuiteError(
             "this run mixes task families (" + "; ".join(f"{k}: {[s.name for s in v]}" for k, v in parts.items())
-            + f"); with model {model!r} run them separately (one model serves one task), or use --model default "
+            + f"); with model {model!r} run them separately (one model serves one task), or use "
+            + option("model='default'", "--model default") + " "
             "(each family's default model: " + ", ".join(get_family(k).default_model for k in parts) + ")")
     order = sorted(parts, key=list(FAMILIES).index)  # the first family's files go to out_dir
     options = dict(metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed, device=device,
@@ -202,7 +215,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
     """One family's part of a run: expand, load the model, predict, judge, write."""
     examples = expand_suites(suites, attributes=attributes) if table is None else table.frame
     if examples.empty:
-        raise BiasSuiteError("the suites expand to no examples (check --attribute)")
+        raise BiasSuiteError(f"the suites expand to no examples (check {option('attributes=', '--attribute')})")
     predictor, model_name = fam.load_model(model, device=device, batch_size=batch_size, progress=progress,
                                            trust_remote_code=trust_remote_code, dtype=dtype)
     fam.check_model(suites, predictor, class_map, table=table)
@@ -295,7 +308,7 @@ def suite_thresholds(suites: Sequence[Suite], thresholds=None, metrics=None) -> 
                 raise SuiteError(str(e), **where) from None
             if key in merged and merged[key] != tau and key not in (thresholds or {}):
                 raise SuiteError(f"{origin[key]} sets {key}={merged[key]}; one run takes one threshold per metric "
-                                 "or topic (give it with --threshold to decide)", **where)
+                                 f"or topic (give it with {option('thresholds=', '--threshold')} to decide)", **where)
             merged[key], origin[key] = tau, s.path
     merged.update(check_thresholds(thresholds, specs))
     return merged or None
@@ -342,5 +355,6 @@ def _group_view_only(metrics):
     kept = [m for m in specs if m.view == "group"]
     if not kept:
         raise BiasSuiteError(f"{[m.name for m in specs]} need counterfactual templates and the examples table has "
-                             "no template column (--template-column); ask for group metrics")
+                             f"no template column ({option('columns=Columns(template=...)', '--template-column')}); "
+                             "ask for group metrics")
     return kept

@@ -437,9 +437,16 @@ def test_cli_export_predict_import(toy_suite, tmp_path):
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["checklist", "import", str(exp), str(tmp_path / "p.txt"), "--out", str(tmp_path / "imp")])
     assert r.exit_code == 0, r.output
-    assert "invariance" in r.output and (tmp_path / "imp" / "results.jsonl").exists()
+    # the judged headline, as run prints it (not the old per-group tables)
+    assert "Overview: worst verdict" in r.output and "error control:" in r.output
+    assert (tmp_path / "imp" / "results.jsonl").exists()
     res = pd.read_json(tmp_path / "imp" / "results.jsonl", lines=True)
     assert (res["family"] == "invariance").sum() == 4
+    judged = res[res["verdict"].notna()]  # one verdict stage over the metrics, tests and INV rows, as run judges
+    assert len(judged) > 100 and set(judged["verdict"]) <= {"material", "small", "negligible", "inconclusive", "undefined"}
+    assert res["ci_low"].notna().any()  # intervals (B = 200 by default)
+    # the export's default rule is CheckList's own, as in Python (docs/checklist.md)
+    assert {t["criterion"] for t in json.loads((exp / "testsuite.json").read_text())["tests"]} == {"checklist"}
     r = runner.invoke(app, ["checklist", "import", str(tmp_path), str(tmp_path / "p.txt"), "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "not a CheckList export" in r.output
 

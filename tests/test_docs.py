@@ -105,10 +105,10 @@ def test_doc_block(block, doc_env, tmp_path_factory, monkeypatch):
         name = block.file or ("_doc_suite.yaml" if "suite" in data else "identity_terms/_doc_terms.yaml")
         if not block.file:
             (work / name).write_text(block.text, encoding="utf-8")
-        if "suite" in data:
-            proc = subprocess.run(["bias-suite", "validate", name], cwd=work, env=doc_env, capture_output=True,
-                                  text=True, timeout=TIMEOUT)
-            assert proc.returncode == 0, f"{block.id}: the suite does not validate:\n{proc.stdout}{proc.stderr}"
+        # a suite, or an identity-term file on its own: each must pass validate
+        proc = subprocess.run(["bias-suite", "validate", name], cwd=work, env=doc_env, capture_output=True,
+                              text=True, timeout=TIMEOUT)
+        assert proc.returncode == 0, f"{block.id}: the file does not validate:\n{proc.stdout}{proc.stderr}"
 
 
 def test_blocks_are_collected():

@@ -193,8 +193,14 @@ def test_pytest_helper_on_a_run(run_dir, tmp_path):
     assert_no_bias(res)  # the suite's own thresholds
     with pytest.raises(AssertionError, match="SubgroupAUC"):
         assert_no_bias(res, [{"metric": "SubgroupAUC", "min": 1.01}])
-    assert isinstance(check_thresholds(run_dir, ["BPSN<0"]), list)  # a results folder works too
-    assert isinstance(pd.DataFrame([v.as_dict() for v in check_thresholds(run_dir, ["BPSN<1"])]), pd.DataFrame)
+    # a results folder works too: BPSN is an AUC, never below 0; "BPSN<1" fails exactly the rows below 1
+    assert check_thresholds(run_dir, ["BPSN<0"]) == []
+    rows = pd.read_json(run_dir / "results.jsonl", lines=True)
+    below = rows[(rows["metric"] == "BPSN") & (rows["value"] < 1)]
+    got = pd.DataFrame([v.as_dict() for v in check_thresholds(run_dir, ["BPSN<1"])])
+    assert len(below) > 0 and len(got) == len(below)
+    assert set(got["metric"]) == {"BPSN"} and (got["value"] < 1).all()
+    assert sorted(got["value"]) == pytest.approx(sorted(below["value"]))
 
 
 def test_suite_materiality_sets_tau(run_dir, tmp_path):

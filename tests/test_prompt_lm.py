@@ -281,7 +281,7 @@ def test_python_run_of_a_sentiment_suite(lms, tmp_path):
     np.testing.assert_allclose(np.asarray(res.scored.probs[:5]), direct, atol=FLOAT32_ATOL, rtol=0)
     assert res.metadata["model_fingerprint"]["prompt"] == MASKED and len(res.results) > 50
     clf = PromptClassifier(lms["gpt2"], CAUSAL, {"negative": "bad", "positive": "good"}, progress=False)
-    with pytest.raises(ModelError, match=r"\['neutral'\] are unknown to the model .*--class-map.*--verbalizer"):
+    with pytest.raises(ModelError, match=r"\['neutral'\] are unknown to the model .*class_map=.*verbalizer"):
         run(["sentiment_gender"], clf, None, bootstrap=0, cache=False, progress=False)
     binary = run(["sentiment_gender"], clf, None, bootstrap=0, cache=False, progress=False,
                  class_map={"neutral": "positive"})

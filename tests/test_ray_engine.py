@@ -174,7 +174,7 @@ def test_worker_error_surfaces_with_its_message(ray_local):
 def test_more_workers_than_the_cluster_holds_is_one_clear_error(ray_local):
     """--num-workers past what the cluster can hold would start only some
     actors and stall: it is refused before any actor starts, naming the room."""
-    with pytest.raises(ModelError, match=r"--num-workers 4: each worker needs 1 CPU\(s\) and the Ray cluster "
+    with pytest.raises(ModelError, match=r"num_workers=4: each worker needs 1 CPU\(s\) and the Ray cluster "
                                          r"has 2 CPU\(s\), room for 2 worker\(s\)"):
         predict(LengthModel(), _texts(40), cache=False, engine=RayEngine(num_workers=4), chunk_size=4)
 

@@ -35,7 +35,7 @@ from . import evaluate_cmd, metrics_cmds, results_cmds, run_cmd, suite_cmds
 from .checklist_cmds import checklist_app
 from .models_cmds import cache_app, models_app
 from .options import _HELP
-from .output import _DEBUG, EXIT_BUG, EXIT_ERROR, _report_exception, console, err_console
+from .output import _DEBUG, EXIT_BUG, EXIT_ERROR, _report_exception, console, err_console, warning_lines
 
 __all__ = ["app", "main", "console", "err_console", "EXIT_ERROR", "EXIT_BUG"]
 
@@ -54,7 +54,8 @@ class _Group(typer.core.TyperGroup):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with warning_lines():  # bias_suite's warnings as plain "warning:" lines
+                return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException, KeyboardInterrupt):  # exits, usage errors
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly, like other tools

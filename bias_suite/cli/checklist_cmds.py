@@ -32,7 +32,7 @@ def export_cmd(
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Keep only these attributes."),
     mode: str = typer.Option("all_terms", help="all_terms (every example) or per_group (one variant per group)."),
     threshold: float = typer.Option(0.1, help="INV probability threshold."),
-    criterion: str = typer.Option("prob", help="prob (any class probability) or checklist (Expect.inv)."),
+    criterion: Optional[str] = typer.Option(None, help="INV rule: checklist (CheckList's Expect.inv, the default for classification), prob (any class probability moves by more than --threshold) or tags (sequence labelling, its default)."),
     seed: int = typer.Option(0, help="Seed of the per-group variant choice."),
 ):
     """Export suites as a CheckList TestSuite in CheckList's raw-file format (one sentence per line).
@@ -92,9 +92,12 @@ def import_cmd(
     metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
     max_tuples: int = typer.Option(100),
     seed: int = typer.Option(0),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
+    confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
+    lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ):
-    """Read predictions back (TestSuite.run_from_file) into scored examples, metrics and INV fail rates.
+    """Read predictions back (TestSuite.run_from_file) into scored examples, metrics and INV fail rates, judged as run judges them.
 
     Example: bias-suite checklist import exp preds.txt --out results/imported
 
@@ -124,6 +127,8 @@ def import_cmd(
             res = import_raw_file(export_dir, predictions, ts, class_names=names, file_format=file_format,
                                   ignore_header=ignore_header, groups=groups, attribute=attribute, metrics=metrics,
                                   max_tuples=max_tuples, seed=seed)
+        results, data = _judged(res, metrics=metrics, max_tuples=max_tuples, seed=seed, bootstrap=bootstrap,
+                          confidence=confidence)
         folder = prepare_run_folder(out)  # ".." resolved
         if hasattr(res.scored, "to_frame"):
             files = list(write_scored(res.scored, folder).values())
@@ -133,12 +138,35 @@ def import_cmd(
             files.append(write_jsonl(res.failures, folder / "inv_failures.jsonl"))
         source = {"checklist_export": str(export_dir)} if export_dir.is_dir() else {"raw_file": str(export_dir),
                                                                                     "suite": str(suite)}
-        write_results(res.results, folder, metadata={**source, "predictions": str(predictions)},
+        intervals = dict(results.attrs.get("intervals") or {}, bootstrap=bootstrap)
+        write_results(results, folder, metadata={**source, "predictions": str(predictions), "bootstrap": bootstrap,
+                                                 "confidence": confidence, "intervals": intervals},
                       files=files)  # run.json last, listing every file
     except BiasSuiteError as e:
         _fail(e)
-    if not quiet:
-        from ..report.terminal import print_summary
+    from .summary import print_results
 
-        print_summary(res.results, res.scored if hasattr(res.scored, "probs") else None, console=console)
-    console.print(f"{len(res.results)} result rows, {len(res.failures)} failing INV cases → {out}", soft_wrap=True)
+    title = f"CheckList import: {len(results)} result rows, {len(res.failures)} failing INV cases"
+    print_results([(results, data, "")], title=title, files=[f"{out}/results.csv", f"bias-suite report {out}"],
+                  intervals=intervals, quiet=quiet, lines=lines)
+
+
+def _judged(res, *, metrics, max_tuples, seed, bootstrap, confidence):
+    """The import's metric values, intervals, tests and INV rows judged in one
+    verdict stage, as ``run`` judges its own (the INV rows as they came from
+    CheckList; group orders those of the INV tests)."""
+    from ..evaluation import evaluate
+
+    inv = res.results[res.results["family"] == "invariance"]
+    orders = {t.bias_suite["attribute"]: list(t.bias_suite["groups"]) for t in res.suite.tests.values()
+              if isinstance(getattr(t, "bias_suite", None), dict) and t.bias_suite.get("attribute")
+              and t.bias_suite.get("groups")}
+    from ..families import as_scored
+
+    data = as_scored(res.scored)
+    present = set(data.frame["attribute"])
+    results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=seed, bootstrap=bootstrap,
+                       confidence=confidence,
+                       group_order_override={a: g for a, g in orders.items() if a in present} or None,
+                       extra_rows=[inv] if len(inv) else [])
+    return results, data

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import _name_lists, _thresholds
+from .options import GROUP_HELP, _name_lists, _thresholds, group_selection
 from .output import _fail
 from .summary import _print_results
 
@@ -19,6 +19,7 @@ def evaluate(
     scored: Path = typer.Argument(..., help="Scored examples (.jsonl or .parquet)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder for results.jsonl/results.csv."),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
+    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="ATTRIBUTE=GROUP,GROUP", help=GROUP_HELP),
     metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
     max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
     seed: int = typer.Option(0),
@@ -26,7 +27,7 @@ def evaluate(
     significance: bool = typer.Option(True, help="Add Wilcoxon/Friedman rows."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
                                                   help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
-    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
     multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),
@@ -45,7 +46,14 @@ def evaluate(
 
     try:
         data = read_scored(scored)
-        res = evaluate_(data, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, group_order_override=_name_lists(group_order),
+        groups = group_selection(group)
+        if groups:  # the summary's counts and example pairs from the selected groups too
+            import numpy as np
+
+            from ..suites.selection import group_mask
+
+            data = data.take(np.flatnonzero(group_mask(data.frame, groups, where=str(scored))))
+        res = evaluate_(data, metrics=metrics, attributes=attribute, groups=groups, max_tuples=max_tuples, seed=seed, group_order_override=_name_lists(group_order),
                         bootstrap=bootstrap, confidence=confidence, thresholds=_thresholds(threshold),
                         significance=None if significance else False, bernstein=None if bernstein else False,
                         multiplicity=multiplicity, weighting=weighting)

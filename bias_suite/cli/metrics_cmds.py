@@ -13,6 +13,22 @@ from .output import _fail, console
 commands = typer.Typer()
 
 
+#: Terminal width from which the registry is one table (narrower: two tables).
+WIDE = 160
+
+
+def _table(title, cells, columns, **kw):
+    from rich.table import Table
+
+    t = Table(title=title, **({"pad_edge": False, "collapse_padding": True, **kw} if kw else {}))
+    for c in columns:  # only phi and source may wrap (at spaces)
+        t.add_column("gen." if c == "generalized" and "phi" in columns and kw else c, overflow="fold",
+                     no_wrap=c not in ("phi", "source"))
+    for row in cells.values():
+        t.add_row(*(escape(str(row[c])) for c in columns))
+    return t
+
+
 @commands.command("metrics", short_help="List the registered metrics.")
 def metrics_cmd(
     markdown: bool = typer.Option(False, help="Print as a Markdown table."),
@@ -26,8 +42,6 @@ def metrics_cmd(
 
     Example: bias-suite metrics --explain FNED
     """
-    from rich.table import Table
-
     from ..metrics import catalog_frame
     from ..metrics import explain as explain_
 
@@ -41,13 +55,21 @@ def metrics_cmd(
     if markdown:
         console.print(df.to_markdown(index=False) if hasattr(df, "to_markdown") else df.to_string(index=False))
         return
-    t = Table(title=f"{len(df)} registered metrics (bias-suite metrics --explain NAME for one in plain words)")
-    for c in ("name", "view", "generalized", "phi", "d", "N", "beta", "b", "tau", "topic", "source"):
-        t.add_column(c, overflow="fold", no_wrap=c in ("name", "generalized", "view", "d", "N", "beta", "tau"))
-    for r in df.itertuples(index=False):
-        t.add_row(*(escape(str(x)) for x in (r.name, r.view, r.generalized, r.phi, r.d, r.N, r.beta, r.b, f"{r.tau:g}",
-                                              r.topic, r.source.split(",")[0])))
-    console.print(t)
+    title = f"{len(df)} registered metrics (bias-suite metrics --explain NAME for one in plain words)"
+    cells = {r.name: dict(name=r.name, view=r.view, generalized=r.generalized, phi=r.phi, d=r.d, N=r.N, beta=r.beta,
+                          b=r.b, tau=f"{r.tau:g}", topic=r.topic, source=r.source.split(",")[0])
+             for r in df.itertuples(index=False)}
+    if console.width >= WIDE:
+        console.print(_table(title, cells, ("name", "view", "generalized", "phi", "d", "N", "beta", "b", "tau",
+                                            "topic", "source")))
+    else:  # two narrower tables: what each metric judges, then how it is built
+        from rich import box
+
+        console.print(_table(title, cells, ("name", "view", "topic", "b", "tau"), box=box.SIMPLE_HEAD))
+        console.print(_table("how each is built (docs/metrics.md)", cells, ("name", "generalized", "phi", "d", "N",
+                                                                            "beta"), box=box.SIMPLE_HEAD))
+        full = {n: dict(row, source=df.set_index("name").at[n, "source"]) for n, row in cells.items()}
+        console.print(_table("sources", full, ("name", "source"), box=box.SIMPLE_HEAD))
     console.print("definitions: docs/metrics.md · intervals and tests: docs/statistics.md · "
                   "verdicts: docs/verdicts.md", highlight=False)
 

@@ -71,3 +71,19 @@ def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
 def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
     """--class-map SUITE_CLASS=MODEL_CLASS -> {suite class: model class}."""
     return _name_values(specs, "--class-map", "SUITE_CLASS=MODEL_CLASS")
+
+
+GROUP_HELP = ("Only these groups of an attribute, in this order (first minus second in two-group metrics), "
+              "e.g. gender=female,male; repeatable, one attribute each. The suite files stay as they are.")
+
+
+def group_selection(specs: Optional[List[str]]) -> Optional[dict]:
+    """--group ATTRIBUTE=g1,g2 (repeatable) -> {attribute: [groups]}; an
+    attribute given twice is an error (None when none given)."""
+    if not specs:
+        return None
+    seen = [s.split("=", 1)[0].strip() for s in specs if "=" in s]
+    twice = sorted({a for a in seen if seen.count(a) > 1})
+    if twice:
+        raise BiasSuiteError(f"--group names attribute(s) {twice} twice; give each attribute's groups in one --group")
+    return _name_lists(specs, "--group", "ATTRIBUTE=GROUP,GROUP,...")

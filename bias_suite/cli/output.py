@@ -7,10 +7,13 @@ input or an unwritable output, 1 for an unexpected exception (a bug);
 """
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import typer
 from rich.markup import escape
 
-from ..exceptions import BiasSuiteError
+from ..exceptions import BiasSuiteError, ProbabilityWarning, SuiteWarning, cli_message
 from ..report import theme
 
 EXIT_ERROR = 2  # bad input, unwritable output (BiasSuiteError, OSError)
@@ -25,7 +28,7 @@ def _one_line(text: str) -> str:
 def _report_exception(e: BaseException) -> int:
     """Print ``e`` as one line on stderr; return the exit code."""
     if isinstance(e, (BiasSuiteError, OSError)):
-        msg, code = _one_line(e), EXIT_ERROR
+        msg, code = _one_line(cli_message(e)), EXIT_ERROR
         if not isinstance(e, BiasSuiteError):
             msg += " (rerun with --debug for the traceback)"
     else:
@@ -61,5 +64,24 @@ def _fail(e: Exception, code: int = EXIT_ERROR):
     """Print a BiasSuiteError as one error line and exit (with --debug: raise it)."""
     if _DEBUG["on"]:
         raise e
-    _error_line(str(e))
+    _error_line(cli_message(e))  # options named by their flags
     raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def warning_lines(categories=(ProbabilityWarning, SuiteWarning)):
+    """Warnings of ``categories`` as one plain ``warning:`` line on stderr
+    each, instead of Python's ``file:line: Category: ...`` form."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, categories):
+            err_console.print(f"[{theme.WARN}]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown

@@ -9,7 +9,7 @@ import typer
 
 from ..exceptions import BiasSuiteError
 from ..report import theme
-from .options import _class_map, _Command, _thresholds
+from .options import GROUP_HELP, _class_map, _Command, _thresholds, group_selection
 from .output import _fail, console
 from .summary import _gate, _gate_rules, _print_results
 
@@ -19,7 +19,8 @@ commands = typer.Typer()
 @commands.command(cls=_Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
 def run(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
-    model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder, a hub id, or a model spec file (YAML: model, prompt, verbalizer) of a language model."),
+    model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder, a hub id, a model spec file (YAML: model, prompt, verbalizer) of a language model, or a Python model: module:attribute or path/to/file.py:attribute (a predict function, a predictor object or a tagger)."),
+    classes: Optional[str] = typer.Option(None, "--classes", metavar="NAME,NAME,...", help="Class names of a Python predict function, in the column order of its probabilities (when it has no class_names of its own)."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Examples table format: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension).", rich_help_panel="Examples table"),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="Table column of the sentences (default text).", rich_help_panel="Examples table"),
@@ -38,6 +39,7 @@ def run(
     verbalizer: Optional[List[str]] = typer.Option(None, "--verbalizer", metavar="CLASS=WORD[,WORD]", help="Answer words of a class (repeatable, one per class): a class's probability is the sum of its words' probabilities at the answer position.", rich_help_panel="Language model"),
     scoring: Optional[str] = typer.Option(None, "--scoring", help="first-token (default: the words' first sub-token) or word (whole-word likelihood of multi-token words).", rich_help_panel="Language model"),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
+    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="ATTRIBUTE=GROUP,GROUP", help=GROUP_HELP),
     metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
     max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
     seed: int = typer.Option(0),
@@ -53,7 +55,7 @@ def run(
     fail_on_verdict: Optional[List[str]] = typer.Option(None, "--fail-on", "--fail-on-verdict", help="Exit 3 when a value gets this verdict: 'material' (any metric), 'material:FNED' (one metric) or a metric name (its material values); repeatable."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
                                                   help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
-    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: off)."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
     multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),
@@ -82,9 +84,9 @@ def run(
         table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
         rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
-        model = _model_arg(model, prompt, verbalizer, scoring)
+        model = _model_arg(model, prompt, verbalizer, scoring, classes)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
-            table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
+            table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, groups=group_selection(group), max_tuples=max_tuples, seed=seed, device=device,
             batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
             engine=_engine(engine, ray_address, num_workers, quiet), cache=(cache_dir if cache_dir is not None else True) if cache else False,
@@ -130,12 +132,22 @@ def run(
         _gate(pd.concat([p.results for p in res.parts()], ignore_index=True), rules)
 
 
-def _model_arg(model: str, prompt, verbalizer, scoring):
-    """``--model`` as the run takes it: the name itself, or a language model
-    with its prompt and verbalizer (--prompt/--verbalizer/--scoring, or a
-    model spec file, whose fields those options override)."""
+def _model_arg(model: str, prompt, verbalizer, scoring, classes=None):
+    """``--model`` as the run takes it: the name itself, a Python model
+    (``module:attribute``, with ``--classes``), or a language model with its
+    prompt and verbalizer (--prompt/--verbalizer/--scoring, or a model spec
+    file, whose fields those options override)."""
     from ..models.prompt_spec import PromptSpec, is_prompt_spec_file, parse_verbalizer, read_prompt_spec
+    from ..models.python_ref import is_python_ref, load_python_model
 
+    if is_python_ref(model):
+        if prompt is not None or verbalizer or scoring is not None:
+            raise BiasSuiteError("--prompt, --verbalizer and --scoring are for a language model, not a Python model")
+        names = None if classes is None else [c.strip() for c in classes.split(",") if c.strip()]
+        return load_python_model(model, class_names=names)
+    if classes is not None:
+        raise BiasSuiteError(f"--classes names the classes of a Python model (--model module:attribute); {model!r} "
+                             "has its own")
     if not is_prompt_spec_file(model):
         if prompt is None and not verbalizer and scoring is None:
             return model

@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
+from .options import GROUP_HELP, group_selection
 from .output import _fail, console
 
 commands = typer.Typer()
@@ -18,6 +19,7 @@ def expand(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the examples (.jsonl or .parquet)."),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Keep only these attributes."),
+    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="ATTRIBUTE=GROUP,GROUP", help=GROUP_HELP),
     sample: int = typer.Option(8, help="How many example sentences to print."),
     seed: int = typer.Option(0, help="Seed of the printed sample."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
@@ -31,8 +33,13 @@ def expand(
     from ..families import expand_suites, write_jsonl, write_parquet
     from ..suites import expansion_counts, find_suite
 
+    from ..families import load_suite
+    from ..suites.selection import check_attributes
+
     try:
-        ex = expand_suites([find_suite(s) for s in suites], attributes=attribute, max_examples=max_examples)
+        loaded = [load_suite(find_suite(s)) for s in suites]
+        check_attributes(loaded, attribute)
+        ex = expand_suites(loaded, attributes=attribute, groups=group_selection(group), max_examples=max_examples)
     except BiasSuiteError as e:
         _fail(e)
     counts = expansion_counts(ex)
@@ -64,26 +71,39 @@ def expand(
         console.print(f"wrote {len(ex)} examples to {escape(str(out))}", highlight=False)
 
 
-@commands.command(short_help="Check suite files and the identity-term files they use.")
+@commands.command(short_help="Check suite files, the identity-term files they use, or identity-term files alone.")
 def validate(
-    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or identity-term files."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
 ):
-    """Check suite files (and the identity-term files they use): every check that expansion makes, and the size.
+    """Check suite files (and the identity-term files they use): every check that expansion makes, the size,
+    and the class names, metrics, attributes and groups the file names. An identity-term file (attribute,
+    groups) is checked on its own.
 
     Example: bias-suite validate templates/sentiment_gender.yaml
     """
     from ..families import load_suite, validate_suite
     from ..suites import find_suite
+    from ..suites.loader import is_identity_file, load_identity_terms
 
     for s in suites:
         try:
-            suite = load_suite(find_suite(s))
+            path = find_suite(s)
+            if is_identity_file(path):
+                terms = load_identity_terms(path)
+                console.print(escape(f"ok  {path}: identity terms of {terms.attribute!r}, groups {terms.groups}, "
+                                     f"slot kinds {terms.kinds}"), highlight=False)
+                continue
+            suite = load_suite(path)
             n = validate_suite(suite, max_examples=max_examples)
             if suite.materiality:  # tau keys name metrics or topics (checked against the metric registry)
                 from ..run import suite_thresholds
 
                 suite_thresholds([suite])
+            if suite.thresholds:  # the rules' syntax, and the classes, attributes and groups they name
+                from ..gating import rules_from_suite
+
+                rules_from_suite(suite)
         except BiasSuiteError as e:
             _fail(e)
         console.print(escape(f"ok  {suite.path}: {len(suite.templates)} templates, {n:,} examples, attributes {list(suite.identity)}"),

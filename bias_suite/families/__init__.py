@@ -17,7 +17,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..exceptions import BiasSuiteError, ScoredFormatError, SuiteError
+from ..exceptions import BiasSuiteError, ScoredFormatError, SuiteError, did_you_mean
 from ..io.tables import read_table, table_kind, write_jsonl, write_parquet, write_scored
 from ..suites import expansion as _expansion
 from ..suites.loader import Suite, find_suite
@@ -54,7 +54,7 @@ def get_family(name: str, *, suite: Suite | None = None) -> TaskFamily:
     try:
         return FAMILIES[name]
     except (KeyError, TypeError):
-        msg = f"unknown task {name!r}; expected one of {list(FAMILIES)}"
+        msg = f"unknown task {name!r}; expected one of {list(FAMILIES)}{did_you_mean(name, FAMILIES)}"
         if suite is not None:
             raise SuiteError(msg, file=suite.path, line=suite.line_of("task"), field="task") from None
         raise BiasSuiteError(msg) from None
@@ -99,10 +99,14 @@ def expand_suite(suite, *, attributes=None, max_examples: int | None = None) -> 
     return _expansion.expand_suite(suite, attributes=attributes, max_examples=max_examples, rows=rows, columns=columns)
 
 
-def expand_suites(suites: Iterable, *, attributes=None, max_examples: int | None = None) -> pd.DataFrame:
-    """Expand suites of one family into one table (names must differ)."""
-    return _expansion.expand_suites([_loaded(s) for s in suites], attributes=attributes, max_examples=max_examples,
-                                    rows_for=_rows_for)
+def expand_suites(suites: Iterable, *, attributes=None, groups=None, max_examples: int | None = None) -> pd.DataFrame:
+    """Expand suites of one family into one table (names must differ);
+    ``groups={attribute: [groups]}`` keeps only those groups
+    (:func:`bias_suite.suites.selection.select_groups`)."""
+    from ..suites.selection import select_groups
+
+    return _expansion.expand_suites(select_groups([_loaded(s) for s in suites], groups), attributes=attributes,
+                                    max_examples=max_examples, rows_for=_rows_for)
 
 
 def validate_suite(suite, *, attributes=None, max_examples: int | None = None) -> int:

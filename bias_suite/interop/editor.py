@@ -73,8 +73,9 @@ def from_editor(ret, *, attribute_key, groups: Mapping[str, Sequence[str]] | Non
 
     Parameters
     ----------
-    ret : the Editor's output (``ret.data``, ``ret.meta``; ``ret.labels`` when
-        given to the Editor). Several templates in one call (lists in
+    ret : the Editor's output, CheckList's Munch (``ret.data``, ``ret.meta``;
+        ``ret.labels`` when given to the Editor), also several outputs added
+        with ``+``, or a plain dict of the same keys. Several templates in one call (lists in
         ``ret.data``) become one template family each.
     attribute_key : the template key holding the identity term (``"{attr}"`` ->
         ``"attr"``); ``meta[attribute_key]`` is the term. With one lexicon per
@@ -159,7 +160,8 @@ def suite_from_templates(templates, *, attribute_key: str, groups: Mapping[str, 
     CheckList-style templates and lexicons.
 
     ``templates``: a template string, a list of them, or an Editor output made
-    with ``save=True`` (its template strings and fill-ins are used). The
+    with ``save=True`` (CheckList's Munch; its template strings and fill-ins
+    are used, those of every output when several were added with ``+``). The
     identity key (``{attr}``/``{a:attr}``) becomes the slot ``{<kind>}``;
     other keys become the suite's lexicons (``lexicons``, else the Editor's
     fill-ins). ``labels``: one class name (or index into ``classes``) per
@@ -173,12 +175,15 @@ def suite_from_templates(templates, *, attribute_key: str, groups: Mapping[str, 
 
     lexicons = dict(lexicons or {})
     saved = templates.get("templates") if isinstance(templates, Mapping) and "data" in templates else None
-    if saved is not None:
-        params, items = saved[0]
-        templates = params["templates"]
-        for k, v in items.items():
-            if k != attribute_key:
-                lexicons.setdefault(re.sub(r"\d+$", "", k), list(v) if isinstance(v, (list, tuple)) else [v])
+    if saved is not None:  # an Editor output (a Munch); outputs added together keep one entry per template call
+        strings = []
+        for params, items in saved:
+            ts = params["templates"]
+            strings.extend([ts] if isinstance(ts, str) else list(ts))
+            for k, v in items.items():
+                if k != attribute_key:
+                    lexicons.setdefault(re.sub(r"\d+$", "", k), list(v) if isinstance(v, (list, tuple)) else [v])
+        templates = strings
     elif isinstance(templates, Mapping):
         raise BiasSuiteError("an Editor output needs save=True to carry its templates; or pass the template strings")
     tpl_list = [templates] if isinstance(templates, str) else list(templates)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import pandas as pd
+from munch import Munch
 
 from ..exceptions import BiasSuiteError
 
@@ -206,6 +207,6 @@ def adopt_inv(test, *, groups: Mapping[str, Sequence[str]] | None = None, attrib
     a = attribute or pd.Series([m["attribute"] for m in found]).value_counts().index[0]
     order = list(dict.fromkeys(m["group"] for m in found if m["attribute"] == a))
     case_meta_ = [[m if m is not None and m["attribute"] == a else {} for m in case] for case in metas]
-    test.bias_suite = {"kind": "invariance", "attribute": a, "groups": order, "threshold": float(threshold),
-                       "criterion": "checklist", "mode": "checklist", "seed": 0, "task": "classification",
-                       "class_names": None, "dropped_templates": 0, "case_meta": case_meta_, "adopted": True}
+    test.bias_suite = Munch({"kind": "invariance", "attribute": a, "groups": order, "threshold": float(threshold),
+                             "criterion": "checklist", "mode": "checklist", "seed": 0, "task": "classification",
+                             "class_names": None, "dropped_templates": 0, "case_meta": case_meta_, "adopted": True})

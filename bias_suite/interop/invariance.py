@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from munch import Munch
 
 with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resources / IPython
     warnings.simplefilter("ignore")
@@ -328,11 +329,11 @@ def _make_inv(attribute, groups, data, meta, *, threshold, criterion, mode, seed
         name=name or f"INV {attribute}", capability=capability,
         description=description or _describe(attribute, groups, threshold, criterion, mode),
     )
-    inv.bias_suite = {
-        "kind": "invariance", "attribute": attribute, "groups": list(groups), "threshold": float(threshold),
-        "criterion": criterion, "mode": mode, "seed": int(seed), "task": task,
-        "class_names": list(class_names) if class_names else None, "dropped_templates": int(dropped),
-    }
+    inv.bias_suite = Munch(  # a Munch, as CheckList keeps a test's results: inv.bias_suite.attribute reads too
+        kind="invariance", attribute=attribute, groups=list(groups), threshold=float(threshold),
+        criterion=criterion, mode=mode, seed=int(seed), task=task,
+        class_names=list(class_names) if class_names else None, dropped_templates=int(dropped),
+    )
     return inv
 
 

@@ -30,6 +30,7 @@ def checklist_predict_fn(model, class_names: Sequence[str] | None = None, *, cac
     (the tests of one TestSuite share sentences).
     """
     from ..models.base import as_predictor
+    from ..models.checks import renormalise_rows
 
     if class_names is None and getattr(model, "class_names", None) is not None:
         class_names = list(model.class_names)
@@ -44,6 +45,14 @@ def checklist_predict_fn(model, class_names: Sequence[str] | None = None, *, cac
             P = np.asarray(pred.predict_proba(missing), dtype=np.float64)
             if P.shape != (len(missing), len(names)):
                 raise ModelError(f"model returned probabilities of shape {P.shape}, expected {(len(missing), len(names))}")
+            P, fixed = renormalise_rows(P)  # rounded probabilities (within 1e-2 of 1)
+            if fixed:
+                import warnings
+
+                from ..exceptions import ProbabilityWarning
+
+                warnings.warn(f"{fixed} of {len(missing)} probability rows did not sum to 1 (off by at most 0.01) "
+                              "and were renormalised", ProbabilityWarning, stacklevel=2)
             store.update(zip(missing, P))
         confs = np.stack([store[t] for t in texts]) if texts else np.zeros((0, len(names)))
         if not cache:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..exceptions import MetricError
+from ..exceptions import MetricError, did_you_mean
 from .comparisons import get_comparison
 from .generalized import GENERALIZED
 from .scores import get_score
@@ -210,7 +210,7 @@ def get_metric(m) -> MetricSpec:
         low = {k.lower(): v for k, v in REGISTRY.items()}
         if m.lower() in low:
             return low[m.lower()]
-        raise MetricError(f"unknown metric {m!r}; known: {', '.join(REGISTRY)}")
+        raise MetricError(f"unknown metric {m!r}{did_you_mean(m, REGISTRY)} (known: {', '.join(REGISTRY)})")
     raise MetricError(f"metric must be a name or a MetricSpec, got {m!r}")
 
 

@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MetricError
+from ..exceptions import MetricError, did_you_mean
 from ..families import as_scored, family_of
 from ..io.results import OPTIONAL_COLUMNS, RESULT_COLUMNS, empty_results, results_frame  # noqa: F401 (re-exported)
 from ..suites.views import counterfactual_view, group_order
@@ -101,7 +101,8 @@ def select_attributes(data, attributes) -> list[str]:
     wanted = [attributes] if isinstance(attributes, str) else list(attributes)
     missing = [a for a in wanted if a not in all_attrs]
     if missing:
-        raise MetricError(f"unknown attribute(s) {missing}; the data has {all_attrs}")
+        raise MetricError(f"unknown attribute(s) {missing} (the data has {all_attrs})"
+                          f"{did_you_mean(missing[0], all_attrs)}")
     return wanted
 
 

@@ -15,13 +15,15 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from bias_suite.exceptions import ModelError
-from bias_suite.models.checks import ROW_SUM_ATOL, check_class_names, check_texts, validate_probs
+from bias_suite.exceptions import ModelError, option
+from bias_suite.models.checks import (RENORMALISE_ATOL, ROW_SUM_ATOL, check_class_names, check_texts,
+                                      validate_probs)
 
 __all__ = [
     "Predictor",
     "CallablePredictor",
     "as_predictor",
+    "model_name",
     "check_texts",
     "check_class_names",
     "validate_probs",
@@ -79,6 +81,10 @@ class CallablePredictor:
         ``"my-model-v3"``). With it, runs cache the predictions (see
         :mod:`bias_suite.predict.cache`); without it, nothing is cached, since
         nothing tells two versions of a function apart.
+    name : str, optional
+        How summaries and ``run.json`` name the model; default the
+        fingerprint (its ``name`` or ``id`` for a dict), else the function's
+        name.
 
     Examples
     --------
@@ -88,14 +94,30 @@ class CallablePredictor:
     """
 
     def __init__(self, fn: Callable[[list[str]], Any], class_names: Sequence[str], *,
-                 fingerprint: str | dict | None = None):
+                 fingerprint: str | dict | None = None, name: str | None = None):
         if not callable(fn):
             raise ModelError(f"fn must be callable, got {type(fn).__name__}")
         if fingerprint is not None and not isinstance(fingerprint, (str, dict)):
             raise ModelError(f"fingerprint must be a string or a dict, got {type(fingerprint).__name__}")
+        if name is not None and not (isinstance(name, str) and name.strip()):
+            raise ModelError(f"name must be a non-empty string, got {name!r}")
         self.fn = fn
         self.class_names = check_class_names(class_names)
         self._fingerprint = fingerprint
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """The model's name in summaries and ``run.json``: ``name``, else the
+        fingerprint, else the function's name."""
+        if self._name:
+            return self._name
+        fp = self._fingerprint
+        if isinstance(fp, dict):
+            fp = fp.get("name") or fp.get("id")
+        if isinstance(fp, str) and fp:
+            return fp
+        return getattr(self.fn, "__name__", None) or type(self.fn).__name__
 
     def fingerprint(self) -> dict | None:
         """The user's ``fingerprint`` with the class names; None without one."""
@@ -121,8 +143,10 @@ class CallablePredictor:
             return np.zeros((0, len(self.class_names)), dtype=np.float64)
         out = _unpack_output(self.fn(texts))
         name = getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
+        # rows within RENORMALISE_ATOL of 1 pass as the function gave them; a run renormalises them
+        # (bias_suite.predict.predict, one warning for the run)
         return validate_probs(out, len(texts), self.class_names,
-                              source=f"predict function {name!r}")
+                              source=f"predict function {name!r}", atol=RENORMALISE_ATOL)
 
     __call__ = predict_proba
 
@@ -176,15 +200,15 @@ def as_predictor(obj: Any, class_names: Sequence[str] | None = None) -> Predicto
         if names is None:
             raise ModelError(
                 f"cannot tell the class names of {type(obj).__name__}: pass "
-                "class_names=[...] in the column order of its predict_proba"
+                + option("class_names=[...]", "--classes NAME,NAME,...") + " in the column order of its predict_proba"
             )
-        return CallablePredictor(obj.predict_proba, names)
+        return CallablePredictor(obj.predict_proba, names, name=model_name(obj))
     if callable(obj):
         names = class_names if class_names is not None else getattr(obj, "class_names", None)
         if names is None:
             raise ModelError(
-                "a predict function needs class_names=[...] (the column order of "
-                "the probabilities it returns)"
+                "a predict function needs " + option("class_names=[...]", "--classes NAME,NAME,...")
+                + " (the column order of the probabilities it returns)"
             )
         return CallablePredictor(obj, names)
     raise ModelError(
@@ -193,9 +217,20 @@ def as_predictor(obj: Any, class_names: Sequence[str] | None = None) -> Predicto
     )
 
 
+def model_name(model: Any) -> str:
+    """How summaries and ``run.json`` name a model object: its ``name``
+    (:class:`CallablePredictor`: the name or fingerprint it was given), else
+    its ``model_id`` (a hub id or folder), else its class name."""
+    for attr in ("name", "model_id"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
 def _check_same_names(have: Sequence[str], want: Sequence[str] | None, obj: Any) -> None:
     if want is not None and list(have) != check_class_names(want):
         raise ModelError(
-            f"model {obj!r} has classes {list(have)}, but class_names="
-            f"{list(want)} was given"
+            f"model {obj!r} has classes {list(have)}, but "
+            + option(f"class_names={list(want)}", f"--classes {','.join(map(str, want))}") + " was given"
         )

@@ -13,10 +13,16 @@ import numpy as np
 
 from bias_suite.exceptions import ModelError
 
-__all__ = ["ROW_SUM_ATOL", "check_texts", "check_class_names", "validate_probs"]
+__all__ = ["ROW_SUM_ATOL", "RENORMALISE_ATOL", "check_texts", "check_class_names", "validate_probs",
+           "renormalise_rows"]
 
 #: Absolute tolerance on ``sum(row) == 1``.
 ROW_SUM_ATOL = 1e-3
+#: Rows off by more than ROW_SUM_ATOL but at most this (probabilities rounded
+#: to 2 or 3 decimals, say) are renormalised by the prediction runner, with one
+#: warning saying how many (:func:`renormalise_rows`); beyond it they are an error.
+RENORMALISE_ATOL = 1e-2
+_EPS = 1e-12  # floating-point slack on the tolerances (0.01 + 0.98 sums to 0.9900000000000001 - 1e-16)
 
 
 def check_texts(texts: Any) -> list[str]:
@@ -80,7 +86,7 @@ def check_class_names(class_names: Any) -> list[str]:
 
 
 def validate_probs(probs: Any, n: int, class_names: Sequence[str],
-                   *, source: str = "model") -> np.ndarray:
+                   *, source: str = "model", atol: float = ROW_SUM_ATOL) -> np.ndarray:
     """Check that ``probs`` is an ``(n, C)`` probability matrix.
 
     Parameters
@@ -93,6 +99,9 @@ def validate_probs(probs: Any, n: int, class_names: Sequence[str],
         Expected columns.
     source : str
         Name used in error messages.
+    atol : float
+        Tolerance on the row sums: ``ROW_SUM_ATOL``, or ``RENORMALISE_ATOL``
+        where the caller renormalises the rows (:func:`renormalise_rows`).
 
     Returns
     -------
@@ -103,7 +112,8 @@ def validate_probs(probs: Any, n: int, class_names: Sequence[str],
     ------
     ModelError
         On a wrong shape, non-finite or negative values, or rows that do not
-        sum to 1 (within ``ROW_SUM_ATOL``).
+        sum to 1 (within ``atol``). The advice to apply a softmax is given
+        only when some value lies outside [0, 1] (scores or logits).
     """
     c = len(class_names)
     try:
@@ -126,15 +136,35 @@ def validate_probs(probs: Any, n: int, class_names: Sequence[str],
         raise ModelError(f"{source} returned non-finite probabilities in rows {rows}")
     if (arr < -ROW_SUM_ATOL).any():
         rows = np.where((arr < -ROW_SUM_ATOL).any(axis=1))[0][:5].tolist()
-        raise ModelError(f"{source} returned negative probabilities in rows {rows}")
+        raise ModelError(f"{source} returned negative probabilities in rows {rows}; return probabilities "
+                         "(apply a softmax to logits), not scores")
     if n:
         sums = arr.sum(axis=1)
-        off = np.abs(sums - 1.0) > ROW_SUM_ATOL
+        off = np.abs(sums - 1.0) > atol + _EPS  # a sum of 0.99 is 0.99 and change in floating point
         if off.any():
             i = int(np.argmax(off))
-            raise ModelError(
-                f"{source} returned rows that do not sum to 1 "
-                f"({int(off.sum())} of {n}; e.g. row {i} sums to {sums[i]:.6g}). "
-                "Return probabilities (apply softmax to logits), not scores"
-            )
+            msg = (f"{source} returned rows that do not sum to 1 "
+                   f"({int(off.sum())} of {n}; e.g. row {i} sums to {sums[i]:.6g}; rows within "
+                   f"{RENORMALISE_ATOL:g} of 1 are renormalised)")
+            if (arr > 1 + ROW_SUM_ATOL).any():  # scores or logits, not probabilities
+                msg += ". Return probabilities (apply a softmax to logits), not scores"
+            raise ModelError(msg)
     return arr
+
+
+def renormalise_rows(arr: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(rows divided by their sums, how many rows that changed)``: the rows
+    whose sum is off by more than ``ROW_SUM_ATOL`` (the others are returned
+    as they are, bit for bit). Rows are expected to have passed
+    :func:`validate_probs` with ``atol=RENORMALISE_ATOL``."""
+    arr = np.asarray(arr, dtype=np.float64)
+    if not arr.size:
+        return arr, 0
+    sums = arr.sum(axis=1)
+    off = np.abs(sums - 1.0) > ROW_SUM_ATOL
+    n = int(off.sum())
+    if not n:
+        return arr, 0
+    out = arr.copy()
+    out[off] /= sums[off, None]
+    return out, n

@@ -22,6 +22,7 @@ import numpy as np
 
 from bias_suite.exceptions import ModelError
 from bias_suite.models.base import check_texts, validate_probs
+from bias_suite.models.checks import RENORMALISE_ATOL, renormalise_rows
 
 __all__ = ["Outputs", "ClassifierTask", "TaggerTask", "make_task", "KEY_BYTES"]
 
@@ -120,7 +121,8 @@ class ClassifierTask:
 
     def compute(self, items: Sequence[str]) -> Outputs:
         probs = self.predictor.predict_proba(list(items))
-        probs = validate_probs(probs, len(items), self.names, source=f"model {type(self.predictor).__name__}")
+        probs = validate_probs(probs, len(items), self.names, source=f"model {type(self.predictor).__name__}",
+                               atol=RENORMALISE_ATOL)
         return Outputs(probs, np.arange(len(items) + 1, dtype=np.int64))
 
     def compute_iter(self, items: Sequence[str]):
@@ -133,8 +135,15 @@ class ClassifierTask:
         for positions, probs in it(list(items)):
             positions = np.asarray(positions, dtype=np.int64)
             probs = validate_probs(probs, len(positions), self.names,
-                                   source=f"model {type(self.predictor).__name__}")
+                                   source=f"model {type(self.predictor).__name__}", atol=RENORMALISE_ATOL)
             yield positions, Outputs(probs, np.arange(len(positions) + 1, dtype=np.int64))
+
+    @staticmethod
+    def renormalise(out: Outputs) -> tuple[Outputs, int]:
+        """Rows within ``RENORMALISE_ATOL`` of summing to 1 divided by their
+        sums (the runner counts them for its one warning)."""
+        values, n = renormalise_rows(out.values)
+        return (Outputs(values, out.offsets, out.tags) if n else out), n
 
     def finish(self, out: Outputs) -> np.ndarray:
         """``(n, C)`` probabilities."""
@@ -190,6 +199,11 @@ class TaggerTask:
             if len(values) != offsets[-1]:
                 raise ModelError("tagger returned probabilities whose rows do not match the words")
         return Outputs(values, offsets, tag_ids)
+
+    @staticmethod
+    def renormalise(out: Outputs) -> tuple[Outputs, int]:
+        """Tag probabilities are kept as the tagger gave them."""
+        return out, 0
 
     def compute_iter(self, items):
         """Taggers answer a chunk at once: one ``(positions, Outputs)``."""

@@ -51,7 +51,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from bias_suite.exceptions import BiasSuiteError, ModelError
+from bias_suite.exceptions import BiasSuiteError, ModelError, option
 from bias_suite.predict.outputs import Outputs
 
 __all__ = ["RayEngine"]
@@ -307,8 +307,10 @@ class RayEngine:
             # warnings, and a progress bar that stalls): say so instead
             need = (f"{per_gpu:g} GPU(s)" if per_gpu > 0 else f"{self.num_cpus_per_worker:g} CPU(s)")
             have = f"{gpus:g} GPU(s)" if per_gpu > 0 else f"{cpus:g} CPU(s)"
-            raise ModelError(f"--num-workers {self.num_workers}: each worker needs {need} and the Ray cluster has "
-                             f"{have}, room for {fits} worker(s); use --num-workers {max(fits, 1)} or fewer, "
+            ask = max(fits, 1)
+            raise ModelError(f"{option('num_workers=', '--num-workers ')}{self.num_workers}: each worker needs {need} "
+                             f"and the Ray cluster has {have}, room for {fits} worker(s); use "
+                             f"{option(f'num_workers={ask}', f'--num-workers {ask}')} or fewer, "
                              "or leave it out to use what the cluster has")
         size = self.num_workers if self.num_workers is not None else fits
         return max(1, min(size, n_chunks)), float(per_gpu)

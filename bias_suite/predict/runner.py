@@ -26,11 +26,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bias_suite.exceptions import BiasSuiteError, ModelError
+from bias_suite.exceptions import BiasSuiteError, ModelError, ProbabilityWarning
+from bias_suite.models.base import model_name
 from bias_suite.predict.outputs import Outputs, make_task
 
 __all__ = ["predict", "PredictionStats", "resolve_cache", "fingerprint_of"]
@@ -135,6 +137,12 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
     result : ``(n, C)`` probabilities (classifier) or ``(tags, probs)`` (tagger),
         in the order of ``items``.
     stats : :class:`PredictionStats`.
+
+    Probability rows that miss summing to 1 by more than 1e-3 but at most
+    1e-2 (probabilities rounded to a few decimals) are divided by their sums
+    before they are stored or returned, with one :class:`ProbabilityWarning`
+    saying how many (``stats.extra["renormalised"]``); rows further off are
+    an error.
     """
     from bias_suite.predict.engines import get_engine
 
@@ -162,7 +170,7 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
     else:
         fp = fingerprint_of(predictor)
         if fp is None:
-            stats.cache_note = f"cache not used: {type(predictor).__name__} has no fingerprint()"
+            stats.cache_note = f"cache not used: {model_name(predictor)} has no fingerprint()"
         else:
             store = store_cache.store(fp, task.kind, task.width, task.with_tags)
             stats.cache = str(store.path)
@@ -180,6 +188,7 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
         stats.chunks = len(chunks)
         parts: list[list] = [[] for _ in chunks]   # per chunk: (positions, Outputs) as they arrive
         got = np.zeros(len(chunks), dtype=np.int64)
+        renormalised = 0
         if chunks:
             t1 = time.perf_counter()
             with _quiet(predictor), _bar(progress, len(miss)) as bar:
@@ -194,6 +203,8 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
                         if out.values.shape[1] != task.width:
                             raise ModelError(f"engine {eng.name} returned {out.values.shape[1]} columns, "
                                              f"expected {task.width}")
+                        out, fixed = task.renormalise(out)
+                        renormalised += fixed
                         if store is not None:  # committed at once: an interruption keeps it
                             store.put(ukeys[chunks[ci][positions]], out)
                         parts[ci].append((positions, out))
@@ -206,6 +217,12 @@ def predict(predictor, items, *, cache=True, engine="local", chunk_size: int | N
                                     stats.cached + stats.computed, stats.distinct, store.path)
                     raise
             stats.predict_seconds = time.perf_counter() - t1
+            if renormalised:
+                stats.extra["renormalised"] = renormalised
+                warnings.warn(f"{renormalised} of {stats.computed} probability rows of "
+                              f"{model_name(predictor)} did not sum to 1 "
+                              "(off by at most 0.01, as rounded probabilities are) and were renormalised",
+                              ProbabilityWarning, stacklevel=2)
             short = [i for i, c in enumerate(chunks) if got[i] != len(c)]
             if short:
                 raise ModelError(f"engine {eng.name} returned incomplete predictions for {len(short)} chunk(s)")

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from bias_suite.exceptions import MetricError, ScoredFormatError
+from bias_suite.exceptions import MetricError, ScoredFormatError, did_you_mean
 
 from ..io.results import RESULT_COLUMNS
 
@@ -71,7 +71,7 @@ def select_attributes(scored: pd.DataFrame, attributes) -> list:
         attributes = [attributes]
     unknown = [a for a in attributes if a not in present]
     if unknown:
-        raise MetricError(f"unknown attribute(s) {unknown}; present: {present}")
+        raise MetricError(f"unknown attribute(s) {unknown} (present: {present}){did_you_mean(unknown[0], present)}")
     return list(attributes)
 
 

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bias_suite.exceptions import MetricError
+from bias_suite.exceptions import MetricError, did_you_mean
 
 from ..families import family_of
 from ..metrics.comparisons import ROUND_OFF
@@ -117,7 +117,7 @@ def template_group_scores(scored: pd.DataFrame, attribute, cls: str | None = Non
     data = scored_data(scored)
     classes = list(data.classes)
     if cls is not None and cls not in classes:
-        raise MetricError(f"unknown class {cls!r}; classes: {classes}")
+        raise MetricError(f"unknown class {cls!r} (classes: {classes}){did_you_mean(cls, classes)}")
     if not (data.frame["attribute"] == attribute).any():
         raise MetricError(f"no rows for attribute {attribute!r}")
     tables = family_of(data).block_scores(data, attribute, None, complete_only)

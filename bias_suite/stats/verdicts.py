@@ -66,7 +66,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MetricError
+from ..exceptions import MetricError, did_you_mean
 from ..metrics.catalog import REGISTRY, get_metric
 from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
@@ -404,8 +404,9 @@ def check_thresholds(thresholds: Mapping[str, float] | None, metrics=None) -> di
     known = threshold_names(metrics)
     bad = [k for k in thresholds if k not in known]
     if bad:
-        raise MetricError(f"thresholds for unknown metric or topic {bad}: give a metric name (bias-suite metrics) "
-                          f"or a topic ({', '.join(TOPICS)})")
+        close = "".join(did_you_mean(b, known).replace("; did you mean", f"; {b!r}: did you mean") for b in bad)
+        raise MetricError(f"thresholds for unknown metric or topic {bad}: give a metric name "
+                          f"(bias-suite metrics) or a topic ({', '.join(TOPICS)}){close}")
     for k, v in thresholds.items():
         if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
             raise MetricError(f"the threshold of {k!r} must be a positive number, got {v!r}")

@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from ..exceptions import ExamplesFormatError
+from ..exceptions import ExamplesFormatError, option
 from .table_formats import CHUNK_ROWS, Columns, ExamplesTable, read_chunks, as_strings, token_index, detect_format
 
 _NO_GROUP = ("", "O", "-", "_")  # group column: tokens outside the identity span
@@ -21,7 +21,7 @@ def _conll_sentences(path: Path, encoding: str) -> Iterator[tuple[int, list[list
                 s = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
                 raise ExamplesFormatError(f"cannot decode the line: byte 0x{raw[e.start]:02x} at column {e.start + 1} "
-                                          f"is not valid {encoding}; convert the file, or pass --encoding",
+                                          f"is not valid {encoding}; convert the file, or pass {option('encoding=', '--encoding')}",
                                           file=path, row=lineno) from None
             if lineno == 1:
                 s = s.lstrip("\ufeff")
@@ -79,7 +79,7 @@ def read_conll(path, *, side=None, columns: Columns | None = None, group_column:
             gc = group_column if group_column is not None else len(sent[0]) - 1
             if len(sent[0]) < 3:
                 raise ExamplesFormatError("no group column: lines have only a token and a tag; give a side file "
-                                          "(--side) marking the identity spans", file=path, row=line)
+                                          f"({option('side=', '--side')}) marking the identity spans", file=path, row=line)
             tag_col = gc - 1  # the NER tag is the column before the group column
             g = [p[gc] if len(p) > gc else "O" for p in sent]
             marked = [i for i, v in enumerate(g) if v not in _NO_GROUP]

@@ -32,7 +32,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..exceptions import SuiteError
+from ..exceptions import SuiteError, option
 from .grammar import article, capitalize_first, tidy
 from .loader import Suite, Template, get_editor, load_suite, slot_base  # noqa: F401 (get_editor re-exported)
 
@@ -129,8 +129,8 @@ def check_size(suites: Iterable, *, attributes=None, max_examples: int | None = 
         listed = ", ".join(f"{s.name}/{t.id}: {n:,}" for s, t, n in top)
         more = f" (and {len(per) - len(top)} more templates)" if len(per) > len(top) else ""
         raise SuiteError(
-            f"expands to {total:,} examples, more than the limit of {limit:,} (--max-examples, or max_examples= in "
-            f"Python, raises it); per template: {listed}{more}",
+            f"expands to {total:,} examples, more than the limit of {limit:,} "
+            f"({option('max_examples=', '--max-examples')} raises it); per template: {listed}{more}",
             file=s0.path, line=t0.line, field=f"templates[{t0.index}]",
         )
     return total

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import re
 import string
@@ -20,7 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..exceptions import SuiteError
+from ..exceptions import SuiteError, did_you_mean
 from ..paths import data_dir
 
 IDENTITY_KINDS = ("identity_adj", "identity_np", "identity_plural", "person", "country")
@@ -144,7 +145,8 @@ def read_yaml(path: Path) -> tuple[Any, dict]:
         _check_yaml_shape(text, path)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        raise SuiteError(f"invalid YAML: {e.problem or e.context}", file=path, line=mark.line + 1 if mark else None) from None
+        raise SuiteError(f"invalid YAML: {e.problem or e.context}{_tab_hint(text, mark)}", file=path,
+                         line=mark.line + 1 if mark else None) from None
     except yaml.YAMLError as e:
         raise SuiteError(f"invalid YAML: {e}", file=path) from None
     try:
@@ -157,7 +159,7 @@ def read_yaml(path: Path) -> tuple[Any, dict]:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else None
-        raise SuiteError(f"invalid YAML: {e.problem or e.context}", file=path, line=line) from None
+        raise SuiteError(f"invalid YAML: {e.problem or e.context}{_tab_hint(text, mark)}", file=path, line=line) from None
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as e:  # e.g. unhashable keys, out-of-range timestamps
         raise SuiteError(f"invalid YAML: {e}", file=path) from None
     if node is None:
@@ -167,6 +169,19 @@ def read_yaml(path: Path) -> tuple[Any, dict]:
     lines = _line_index(node)
     _check_text(data, path, lines)
     return data, lines
+
+
+def _tab_hint(text: str, mark) -> str:
+    """A hint when a tab in the indentation is what YAML stumbled on (its own
+    message only says that a tab cannot start a token)."""
+    lines = text.splitlines()
+    at = mark.line if mark is not None else None
+    order = ([at] if at is not None and at < len(lines) else []) + list(range(len(lines)))
+    for i in order:
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip(" \t"))]
+        if "\t" in indent:
+            return f"; YAML does not allow tabs for indentation: replace the tab on line {i + 1} with spaces"
+    return ""
 
 
 def _check_text(data, path, lines) -> None:
@@ -266,6 +281,17 @@ def _check_term(term, path, line, fld):
         raise SuiteError(f"braces are not allowed in terms: {term!r}", file=path, line=line, field=fld)
 
 
+def is_identity_file(path) -> bool:
+    """Whether a YAML file is an identity-term file (``attribute`` and
+    ``groups`` at the top level, no ``suite``) rather than a suite; a file
+    that cannot be read is neither (loading it says why)."""
+    try:
+        data, _ = read_yaml(Path(path))
+    except SuiteError:
+        return False
+    return isinstance(data, dict) and "suite" not in data and {"attribute", "groups"} <= set(data)
+
+
 def load_identity_terms(path) -> IdentityTerms:
     """Load and validate an identity-term file."""
     path = Path(path)
@@ -283,7 +309,8 @@ def load_identity_terms(path) -> IdentityTerms:
             fl = f"groups.{g}.{kind}"
             kl = _line_for(lines, ("groups", g, kind))
             if kind not in IDENTITY_KINDS:
-                raise SuiteError(f"unknown slot kind {kind!r}; expected one of {list(IDENTITY_KINDS)}", file=path, line=kl, field=fl)
+                raise SuiteError(f"unknown slot kind {kind!r}; expected one of {list(IDENTITY_KINDS)}{did_you_mean(kind, IDENTITY_KINDS)}",
+                                 file=path, line=kl, field=fl)
             if not terms:
                 raise SuiteError(f"empty group: no {kind} terms for group {g!r}", file=path, line=kl, field=fl)
             local = set()
@@ -420,16 +447,30 @@ def slot_base(name: str) -> str:
     return name[0].lower() + name[1:] if name else name
 
 
-def resolve_identity_file(ref: str, suite_path: Path) -> Path:
-    """Identity-term files: relative to the suite file, then the suite
-    folder's sibling ``identity_terms/``, then the bundled folder."""
+def identity_file_candidates(ref: str, suite_path: Path) -> list[Path]:
+    """Where an identity-term file is looked for, in order: relative to the
+    suite file, then the suite folder's sibling ``identity_terms/``, then the
+    bundled folder (an absolute path only where it says)."""
     p = Path(ref)
     if p.is_absolute():
-        return p
-    for cand in (suite_path.parent / p, suite_path.parent.parent / "identity_terms" / p, data_dir("identity_terms") / p):
-        if cand.exists():
-            return cand
-    return suite_path.parent / p
+        return [p]
+    return [suite_path.parent / p, suite_path.parent.parent / "identity_terms" / p, data_dir("identity_terms") / p]
+
+
+def resolve_identity_file(ref: str, suite_path: Path) -> Path:
+    """The first of :func:`identity_file_candidates` that exists (else the
+    first candidate)."""
+    cands = identity_file_candidates(ref, suite_path)
+    return next((c for c in cands if c.exists()), cands[0])
+
+
+def _missing_identity_file(ref: str, suite_path: Path) -> str:
+    """The error text of an identity-term file that is nowhere: each path
+    tried, and a close file name from those folders."""
+    cands = identity_file_candidates(ref, suite_path)
+    near = sorted({str(Path(ref).parent / f.name) for c in cands if c.parent.is_dir() for f in c.parent.glob("*.yaml")})
+    return (f"identity-term file {ref!r} not found; looked for " + ", ".join(os.path.abspath(c) for c in cands)
+            + did_you_mean(ref, near, cutoff=0.8))
 
 
 def load_suite(path) -> Suite:
@@ -448,7 +489,7 @@ def load_suite(path) -> Suite:
         file, groups = (ref, None) if isinstance(ref, str) else (ref.file, ref.groups)
         ipath = resolve_identity_file(file, path)
         if not ipath.exists():
-            raise SuiteError(f"identity-term file {file!r} not found", file=path, line=fl, field=f"identity_terms[{i}]")
+            raise SuiteError(_missing_identity_file(file, path), file=path, line=fl, field=f"identity_terms[{i}]")
         if ipath.is_dir():
             raise SuiteError(f"identity-term file {file!r} is a folder", file=path, line=fl, field=f"identity_terms[{i}]")
         terms = load_identity_terms(ipath)
@@ -458,7 +499,8 @@ def load_suite(path) -> Suite:
                 raise SuiteError(f"group(s) {dup} listed twice", file=path, line=fl, field=f"identity_terms[{i}].groups")
             unknown = [g for g in groups if g not in terms.groups]
             if unknown:
-                raise SuiteError(f"unknown group(s) {unknown}; {file} has {terms.groups}", file=path, line=fl, field=f"identity_terms[{i}].groups")
+                raise SuiteError(f"unknown group(s) {unknown}; {file} has {terms.groups}{did_you_mean(unknown[0], terms.groups)}",
+                                 file=path, line=fl, field=f"identity_terms[{i}].groups")
             if not groups:
                 raise SuiteError("empty group list", file=path, line=fl, field=f"identity_terms[{i}].groups")
             terms = terms.restrict(groups)
@@ -469,9 +511,13 @@ def load_suite(path) -> Suite:
         for a, order in m.group_order.items():
             gl = _line_for(lines, ("group_order", a))
             if a not in identity:
-                raise SuiteError(f"unknown attribute {a!r}", file=path, line=gl, field=f"group_order.{a}")
+                raise SuiteError(f"unknown attribute {a!r} (the suite has {list(identity)}){did_you_mean(a, identity)}",
+                                 file=path, line=gl, field=f"group_order.{a}")
             if sorted(order) != sorted(identity[a].groups):
-                raise SuiteError(f"must list exactly the groups {identity[a].groups}", file=path, line=gl, field=f"group_order.{a}")
+                odd = [g for g in order if g not in identity[a].groups]
+                raise SuiteError(f"must list exactly the groups {identity[a].groups}"
+                                 + (did_you_mean(odd[0], identity[a].groups) if odd else ""),
+                                 file=path, line=gl, field=f"group_order.{a}")
             identity[a] = identity[a].restrict(order)
     for name, values in m.lexicons.items():
         ll = _line_for(lines, ("lexicons", name))
@@ -519,7 +565,8 @@ def load_suite(path) -> Suite:
                 lex.append(base + num)
             else:
                 raise SuiteError(
-                    f"unknown slot {{{raw}}}: not an identity kind of this suite ({sorted(all_kinds)}) nor a lexicon ({sorted(m.lexicons)})",
+                    f"unknown slot {{{raw}}}: not an identity kind of this suite ({sorted(all_kinds)}) nor a lexicon "
+                    f"({sorted(m.lexicons)}){did_you_mean(base, sorted(all_kinds | set(m.lexicons)))}",
                     file=path, line=_line_for(lines, ("templates", i, "text")), field=f"{fl}.text",
                 )
         kinds = list(dict.fromkeys(kinds))
@@ -529,7 +576,8 @@ def load_suite(path) -> Suite:
         if t.attributes is not None:
             unknown = [a for a in t.attributes if a not in identity]
             if unknown:
-                raise SuiteError(f"unknown attribute(s) {unknown}; the suite has {list(identity)}", file=path, line=_line_for(lines, ("templates", i, "attributes")), field=f"{fl}.attributes")
+                raise SuiteError(f"unknown attribute(s) {unknown}; the suite has {list(identity)}{did_you_mean(unknown[0], identity)}",
+                                 file=path, line=_line_for(lines, ("templates", i, "attributes")), field=f"{fl}.attributes")
         tpl = Template(t.id, t.text, t.label, kinds[0], list(dict.fromkeys(lex)), t.attributes, tl, t.tags, i)
         templates.append(tpl)
     suite = Suite(m.suite, m.task, classes, identity, dict(m.lexicons), templates, m.description, str(path), dict(m.slot_tags), list(m.thresholds or []), lines,

@@ -5,6 +5,7 @@ and ``datasets`` folders (the Arrow files a ``save_to_disk`` writes, read with
 pyarrow). See :mod:`bias_suite.suites.tables`."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import ExamplesFormatError
+from ..exceptions import ExamplesFormatError, did_you_mean, option
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet", "datasets", "conll")
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -92,6 +93,7 @@ class ExamplesTable:
     label_map: dict = field(default_factory=dict)
     read_rows: int = 0           # rows (sentences for CoNLL) read from the file
     skipped: int = 0             # rows left out (empty cell of an attribute column, unmarked sentence)
+    selected: dict | None = None  # {attribute: [groups]} kept by select_groups, in their order
 
     def select(self, attributes) -> "ExamplesTable":
         """Keep only these attributes (all when None); unknown names are an error."""
@@ -101,16 +103,30 @@ class ExamplesTable:
         have = list(pd.unique(self.frame["attribute"]))
         missing = [a for a in wanted if a not in have]
         if missing:
-            raise ExamplesFormatError(f"unknown attribute(s) {missing}; the file has {have}", file=self.source)
+            raise ExamplesFormatError(f"unknown attribute(s) {missing}; the file has {have}{did_you_mean(missing[0], have)}",
+                                      file=self.source)
         keep = self.frame["attribute"].isin(wanted).to_numpy()
         return ExamplesTable(self.frame[keep].reset_index(drop=True), self.source, self.format, self.rows[keep],
                              self.label_field, self.has_template, self.task, self.label_map, self.read_rows,
                              self.skipped)
 
+    def select_groups(self, groups) -> "ExamplesTable":
+        """Keep only the groups ``{attribute: [groups]}`` of the attributes
+        named (in that order; see :mod:`bias_suite.suites.selection`)."""
+        from .selection import group_mask
+
+        if not groups:
+            return self
+        keep = group_mask(self.frame, groups, where=self.source)
+        return dataclasses.replace(self, frame=self.frame[keep].reset_index(drop=True), rows=self.rows[keep],
+                                   selected={a: list(g) for a, g in groups.items()})
+
     def group_order(self) -> dict:
-        """Groups of each attribute in order of first appearance."""
+        """Groups of each attribute in order of first appearance (the
+        selected groups in the order they were selected)."""
         f = self.frame
-        return {a: list(pd.unique(f.loc[f["attribute"] == a, "group"])) for a in pd.unique(f["attribute"])}
+        order = {a: list(pd.unique(f.loc[f["attribute"] == a, "group"])) for a in pd.unique(f["attribute"])}
+        return {**order, **{a: g for a, g in (self.selected or {}).items() if a in order}}
 
     def describe(self) -> dict:
         """What run.json records about the input."""
@@ -128,14 +144,14 @@ def detect_format(path, format: str | None = None) -> str:
         fmt = {"hf": "datasets", "arrow": "datasets", "json": "jsonl", "ndjson": "jsonl", "pq": "parquet"}.get(fmt, fmt)
         if fmt not in TABLE_FORMATS:
             raise ExamplesFormatError(f"unknown format {format!r}; use one of {', '.join(TABLE_FORMATS)}", file=path,
-                                      field="--format")
+                                      field=option("format", "--format"))
         return fmt
     if path.is_dir():
         return "datasets"
     fmt = _EXTENSIONS.get(path.suffix.lower())
     if fmt is None:
-        raise ExamplesFormatError(f"cannot tell the format from the extension {path.suffix!r}; give --format "
-                                  f"({', '.join(TABLE_FORMATS)})", file=path)
+        raise ExamplesFormatError(f"cannot tell the format from the extension {path.suffix!r}; give "
+                                  f"{option('format=', '--format')} ({', '.join(TABLE_FORMATS)})", file=path)
     return fmt
 
 
@@ -183,7 +199,7 @@ def _encoding_error(path: Path, encoding: str, detail=None):
     where = {"row": bad[0]} if bad else {}
     why = bad[1] if bad else str(detail)
     return ExamplesFormatError(f"cannot decode the file: {why}; the file is not {encoding} or mixes encodings: "
-                               f"convert it, or pass --encoding (e.g. latin-1, cp1252)", file=path, **where)
+                               f"convert it, or pass {option('encoding=', '--encoding')} (e.g. latin-1, cp1252)", file=path, **where)
 
 
 def _iter_csv(path: Path, sep: str, usecols, encoding: str, chunk_rows: int):
@@ -231,7 +247,8 @@ def _iter_jsonl(path: Path, usecols, encoding: str, chunk_rows: int):
             except UnicodeDecodeError as e:
                 raise ExamplesFormatError(
                     f"cannot decode the line: byte 0x{raw[e.start]:02x} at column {e.start + 1} is not valid {encoding}; "
-                    "the file is not {0} or mixes encodings: convert it, or pass --encoding".format(encoding),
+                    "the file is not {0} or mixes encodings: convert it, or pass {1}".format(
+                        encoding, option("encoding=", "--encoding")),
                     file=path, row=lineno) from None
             if lineno == 1 and s.startswith("\ufeff"):
                 s = s[1:]

@@ -33,7 +33,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import ExamplesFormatError
+from ..exceptions import ExamplesFormatError, did_you_mean, option
 from .conll import read_conll
 from .expansion import EXAMPLE_COLUMNS
 from .table_formats import (CHUNK_ROWS, TABLE_FORMATS, Columns, ExamplesTable, read_chunks, first_true, as_strings,
@@ -220,9 +220,11 @@ def check_labels(table: ExamplesTable, classes: Sequence[str], class_map: dict |
         return
     values = sorted({v for v in lab if v is not None and v not in known})
     hint = ",".join(f"{v}={list(classes)[0]}" for v in values[:3])
+    py_hint = "{" + ", ".join(f"{v!r}: {list(classes)[0]!r}" for v in values[:3]) + "}"
     raise ExamplesFormatError(
-        f"label {lab[bad]!r} is not one of the model's classes {list(classes)} (labels outside them: {values[:10]}); "
-        f"map them with --label-map, e.g. --label-map {hint}", file=table.source, row=int(table.rows[bad]),
+        f"label {lab[bad]!r} is not one of the model's classes {list(classes)} (labels outside them: {values[:10]})"
+        f"{did_you_mean(lab[bad], classes)}; map them with "
+        + option(f"label_map= (read_examples), e.g. label_map={py_hint}", f"--label-map, e.g. --label-map {hint}"), file=table.source, row=int(table.rows[bad]),
         field=table.label_field or "label")
 
 

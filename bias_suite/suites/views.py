@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MetricError
+from ..exceptions import MetricError, did_you_mean
 
 
 def _first_appearance(values) -> list:
@@ -44,7 +44,8 @@ def group_order(table: pd.DataFrame, attribute: str, override: Mapping[str, Sequ
         if unknown or twice:
             what = (f"names groups the attribute does not have: {unknown}" if unknown
                     else f"names {twice} more than once")
-            raise MetricError(f"group order for attribute {attribute!r} {what}; its groups are {present}")
+            close = did_you_mean(unknown[0], present) if unknown else ""
+            raise MetricError(f"group order for attribute {attribute!r} {what} (its groups are {present}){close}")
         return wanted + [g for g in present if g not in wanted]
     return present
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...exceptions import ModelError
+from ...exceptions import ModelError, did_you_mean, option
 from .scored import ScoredData, scored_from_arrays
 
 DEFAULT_NAMES = ("default", "default-sentiment")
@@ -20,6 +20,7 @@ def load_model(model, *, device="auto", batch_size=64, progress=True, trust_remo
     or a model spec file, see :mod:`bias_suite.models.prompt_spec`); returns
     ``(predictor, display name)``."""
     from ...models import HFClassifier, as_predictor
+    from ...models.base import model_name
     from ...models.prompt_spec import PromptSpec, is_prompt_spec_file, read_prompt_spec
 
     if is_prompt_spec_file(model):
@@ -32,7 +33,8 @@ def load_model(model, *, device="auto", batch_size=64, progress=True, trust_remo
                                name=model.display_name)
         return clf, model.display_name
     if not isinstance(model, (str, Path)):
-        return as_predictor(model), getattr(model, "name", type(model).__name__)
+        predictor = as_predictor(model)
+        return predictor, model_name(predictor)
     name = str(model)
     options = dict(device=device, batch_size=batch_size, progress=progress, dtype=dtype)
     if name in DEFAULT_NAMES:
@@ -49,15 +51,19 @@ def check_model(suites, predictor, class_map: dict | None = None, table=None) ->
         from ...suites.tables import check_labels
 
         check_labels(table, predictor.class_names, class_map)
-    known = set(predictor.class_names)
+    known = list(predictor.class_names)
     for s in suites:
         mapped = [class_map.get(c, c) if class_map else c for c in s.classes]
         missing = [c for c in mapped if c not in known]
         if missing:
+            close = "".join(did_you_mean(c, known).replace("; did you mean", f"; {c!r}: did you mean") for c in missing)
+            example = "{" + f"{missing[0]!r}: {known[0]!r}" + "}"
             raise ModelError(
-                f"suite {s.name!r} has classes {s.classes} but the model's classes are {list(predictor.class_names)}; "
-                f"{missing} are unknown to the model (map them with --class-map SUITE_CLASS=MODEL_CLASS"
-                + (", or give them answer words with --verbalizer CLASS=WORD[,WORD]"
+                f"suite {s.name!r} has classes {s.classes} but the model's classes are {known}; "
+                f"{missing} are unknown to the model{close} (map them with "
+                + option(f"class_map={example}", "--class-map SUITE_CLASS=MODEL_CLASS")
+                + (", or give them answer words with "
+                   + option("the verbalizer ({CLASS: [WORD, ...]})", "--verbalizer CLASS=WORD[,WORD]")
                    if getattr(predictor, "verbalizer", None) is not None else "") + ")"
             )
 

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ...exceptions import ScoredFormatError
+from ...exceptions import ScoredFormatError, did_you_mean
 from ..checks import (PROB_TOLERANCE, _first_bad, _is_null, _is_number, _row_number, _show, _where,  # noqa: F401
                       check_string_columns)
 from .columnar import read_columns
@@ -193,7 +193,8 @@ def _class_column(df: pd.DataFrame, col: str, classes: tuple, source):
                                 f"{_show(vals.iat[i])}", **_where(source, _row_number(df, i)), field=col)
     i = _first_bad(idx == -2)
     if i is not None:
-        raise ScoredFormatError(f"unknown class {_show(vals.iat[i])}; classes are {_show(list(classes), 120)}",
+        raise ScoredFormatError(f"unknown class {_show(vals.iat[i])}; classes are {_show(list(classes), 120)}"
+                                f"{did_you_mean(vals.iat[i], classes)}",
                                 **_where(source, _row_number(df, i)), field=col)
     return vals, idx
 

@@ -33,7 +33,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from ...exceptions import SuiteError
+from ...exceptions import SuiteError, did_you_mean
 from ...suites.bilou import expand_unit, split_tag
 from ...suites.expansion import EXAMPLE_COLUMNS, check_size, variants
 from ...suites.grammar import article, capitalize_first
@@ -188,7 +188,8 @@ def _slot_tags(suite: Suite) -> dict:
     for name, tag in (suite.slot_tags or {}).items():
         line = _line(suite, ("slot_tags", name))
         if name not in known:
-            raise SuiteError(f"unknown slot {name!r}; slots of this suite: {sorted(known)}", file=suite.path, line=line,
+            raise SuiteError(f"unknown slot {name!r} (slots of this suite: {sorted(known)}){did_you_mean(name, known)}",
+                             file=suite.path, line=line,
                              field=f"slot_tags.{name}")
         try:
             p, _ = split_tag(tag) if isinstance(tag, str) else (None, None)
