@@ -22,6 +22,7 @@ __all__ = [
     "Predictor",
     "CallablePredictor",
     "as_predictor",
+    "model_name",
     "check_texts",
     "check_class_names",
     "validate_probs",
@@ -79,6 +80,9 @@ class CallablePredictor:
         ``"my-model-v3"``). With it, runs cache the predictions (see
         :mod:`bias_suite.predict.cache`); without it, nothing is cached, since
         nothing tells two versions of a function apart.
+    name : str, optional
+        The model's name in summaries and ``run.json`` (default: the
+        fingerprint's ``name`` or ``id``, else the function's name).
 
     Examples
     --------
@@ -88,7 +92,7 @@ class CallablePredictor:
     """
 
     def __init__(self, fn: Callable[[list[str]], Any], class_names: Sequence[str], *,
-                 fingerprint: str | dict | None = None):
+                 fingerprint: str | dict | None = None, name: str | None = None):
         if not callable(fn):
             raise ModelError(f"fn must be callable, got {type(fn).__name__}")
         if fingerprint is not None and not isinstance(fingerprint, (str, dict)):
@@ -96,6 +100,7 @@ class CallablePredictor:
         self.fn = fn
         self.class_names = check_class_names(class_names)
         self._fingerprint = fingerprint
+        self.name = name or _fingerprint_name(fingerprint) or _function_name(fn)
 
     def fingerprint(self) -> dict | None:
         """The user's ``fingerprint`` with the class names; None without one."""
@@ -129,6 +134,35 @@ class CallablePredictor:
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
         return f"CallablePredictor({name}, class_names={self.class_names})"
+
+
+def _function_name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _fingerprint_name(fp) -> str | None:
+    if isinstance(fp, str) and fp:
+        return fp
+    if isinstance(fp, dict):
+        for key in ("name", "id", "model"):
+            if isinstance(fp.get(key), str) and fp[key]:
+                return fp[key]
+    return None
+
+
+def model_name(model: Any) -> str:
+    """A model's name for summaries and ``run.json``: its ``name``, else
+    the ``name``, ``id`` or ``model`` of its fingerprint, else the name of
+    its function or class."""
+    name = getattr(model, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    fp = getattr(model, "fingerprint", None)
+    try:
+        found = _fingerprint_name(fp() if callable(fp) else fp)
+    except Exception:  # a user's fingerprint method that fails names nothing
+        found = None
+    return found or _function_name(model)
 
 
 def as_predictor(obj: Any, class_names: Sequence[str] | None = None) -> Predictor:
@@ -178,7 +212,7 @@ def as_predictor(obj: Any, class_names: Sequence[str] | None = None) -> Predicto
                 f"cannot tell the class names of {type(obj).__name__}: pass "
                 "class_names=[...] in the column order of its predict_proba"
             )
-        return CallablePredictor(obj.predict_proba, names)
+        return CallablePredictor(obj.predict_proba, names, name=model_name(obj))
     if callable(obj):
         names = class_names if class_names is not None else getattr(obj, "class_names", None)
         if names is None:

@@ -81,7 +81,7 @@ class HeadlineInput:
 
 # ----------------------------------------------------------------- data
 def _summary():
-    from ..stats import summary
+    from . import summary
 
     return summary
 
@@ -90,7 +90,7 @@ _OVERVIEW_NAMES = {"worst": "verdict", "worst_verdict": "verdict", "max_effect":
 
 
 def overview(results: pd.DataFrame) -> pd.DataFrame:
-    """:func:`bias_suite.stats.summary.overview` with the column names the
+    """:func:`bias_suite.report.summary.overview` with the column names the
     renderers read: attribute, topic, verdict (the worst), effect (the
     largest, in tau), metric, class, group."""
     ov = _summary().overview(results)
@@ -184,7 +184,7 @@ COMPACT_TOPICS = {"counterfactual": "counterf", "Bernstein": "Bernst", "signific
 
 
 def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = None):
-    """The attributes x topics grid of :func:`bias_suite.stats.summary.overview`."""
+    """The attributes x topics grid of :func:`bias_suite.report.summary.overview`."""
     from rich import box
     from rich.table import Table
     from rich.text import Text

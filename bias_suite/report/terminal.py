@@ -219,7 +219,7 @@ def _verdict_table(a, res: pd.DataFrame):
 
     v = res["verdict"].where(res["verdict"].isin(VERDICTS), None)
     counts = {k: int((v == k).sum()) for k in VERDICTS}
-    from ..stats.summary import findings as ranked
+    from .summary import findings as ranked
 
     hit = ranked(res[v.isin(["material", "inconclusive", "small"])])
     title = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no verdicts"

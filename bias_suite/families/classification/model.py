@@ -20,6 +20,7 @@ def load_model(model, *, device="auto", batch_size=64, progress=True, trust_remo
     or a model spec file, see :mod:`bias_suite.models.prompt_spec`); returns
     ``(predictor, display name)``."""
     from ...models import HFClassifier, as_predictor
+    from ...models.base import model_name
     from ...models.prompt_spec import PromptSpec, is_prompt_spec_file, read_prompt_spec
 
     if is_prompt_spec_file(model):
@@ -32,7 +33,8 @@ def load_model(model, *, device="auto", batch_size=64, progress=True, trust_remo
                                name=model.display_name)
         return clf, model.display_name
     if not isinstance(model, (str, Path)):
-        return as_predictor(model), getattr(model, "name", type(model).__name__)
+        predictor = as_predictor(model)
+        return predictor, model_name(predictor)
     name = str(model)
     options = dict(device=device, batch_size=batch_size, progress=progress, dtype=dtype)
     if name in DEFAULT_NAMES:

@@ -24,7 +24,9 @@ def load_model(model, *, device="auto", batch_size=64, progress=True, trust_remo
     and its display name, from a model argument (see module doc)."""
     if not isinstance(model, (str, Path)):
         if hasattr(model, "predict") and hasattr(model, "tag_names"):
-            return model, getattr(model, "name", type(model).__name__)
+            from ...models.base import model_name
+
+            return model, model_name(model)
         raise ModelError(f"cannot use {type(model).__name__} as a tagger: it needs predict(tokens_list) and tag_names")
     name = str(model)
     from ...models.default_ner import passive_omp_threads
