@@ -209,11 +209,12 @@ def expand(suites, *, attributes=None, max_examples: int | None = None) -> pd.Da
 def _family_of_examples(examples: pd.DataFrame):
     from .families import FAMILIES
 
-    fits = [f for f in FAMILIES.values() if set(f.columns) <= set(examples.columns)]
-    if not fits:
-        raise BiasSuiteError("these examples have the columns of no task family; expand them from a suite "
-                             "(bias_suite.expand) or read them with bias_suite.read_examples")
-    return max(fits, key=lambda f: len(f.columns))
+    if not isinstance(examples, pd.DataFrame) or "text" not in examples.columns:
+        raise BiasSuiteError("examples are a DataFrame with a text column (bias_suite.expand, "
+                             "bias_suite.read_examples)")
+    have = set(examples.columns)
+    # the family most of whose example columns are there (the first one on a tie)
+    return max(FAMILIES.values(), key=lambda f: (len(set(f.columns) & have) - len(set(f.columns) - have)))
 
 
 def score(examples: pd.DataFrame, model, *, class_map: dict | None = None, cache=False, engine="local",
