@@ -127,7 +127,7 @@ class _Headline:
                             console=console, quiet=quiet, detail=detail, lines=lines)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class RunResult(_pipeline.RunResult):
     """Everything a run produced: ``examples``, ``scored`` (the scored
     examples), ``results`` (:class:`Results`), ``suites``, ``model`` (its
@@ -143,6 +143,11 @@ class RunResult(_pipeline.RunResult):
 
     def _repr_html_(self):
         return "".join(p.results._repr_html_() for p in self.parts())
+
+    def __repr__(self) -> str:
+        parts = "; ".join(f"{p.model}: {len(p.examples)} examples, {len(p.results)} result rows"
+                          + (f" in {_runs.shown(p.folder)}" if p.folder is not None else "") for p in self.parts())
+        return f"<RunResult {parts}; .print() for the headline>"
 
 
 def _wrap(p: _pipeline.RunResult) -> RunResult:
