@@ -38,7 +38,7 @@ def _console(file=None, width: int | None = None):
         return make_console()
     from rich.console import Console
 
-    return Console(file=file, width=width or make_console().width)
+    return Console(file=file, width=width or make_console().width, force_jupyter=False)
 
 
 class Results(pd.DataFrame):

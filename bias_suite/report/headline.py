@@ -439,7 +439,8 @@ def _render(renderables: list, width: int) -> str:
     from rich.console import Console
 
     buf = io.StringIO()
-    c = Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    c = Console(file=buf, width=width, color_system=None, force_terminal=False, force_jupyter=False,
+                legacy_windows=False)  # in a notebook too: text into buf, not a display
     for r in renderables:
         c.print(r)
     return buf.getvalue()
@@ -454,7 +455,7 @@ def _grid_fits(inp: HeadlineInput, width: int) -> bool:
     from rich.console import Console
 
     t = overview_table(_prepared(inp)[0], compact=False)
-    return Console(file=io.StringIO(), width=10_000, color_system=None).measure(t).maximum <= width
+    return Console(file=io.StringIO(), width=10_000, color_system=None, force_jupyter=False).measure(t).maximum <= width
 
 
 def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, colour: bool = True) -> list:
