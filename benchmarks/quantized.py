@@ -143,7 +143,7 @@ def compare_results(a, b) -> dict:
 
 
 def bench_sentiment(args) -> dict:
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     suites = [load_suite(p) for p in sorted(paths.data_dir("templates").glob("*.yaml"))]
     suites = [s for s in suites if s.task == "classification"]
@@ -206,7 +206,7 @@ class _Lookup:
 
 
 def bench_ner(args) -> dict:
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     suites = [load_suite(p) for p in sorted(paths.data_dir("templates").glob("*.yaml"))]
     suites = [s for s in suites if s.task == "sequence_labelling"]

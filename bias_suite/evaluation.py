@@ -5,7 +5,7 @@ intervals over templates (:mod:`bias_suite.stats.bootstrap`), the
 Wilcoxon/Friedman tests (:mod:`bias_suite.stats.significance`) and the
 Bernstein rows (:mod:`bias_suite.stats.bernstein`), all judged in one verdict
 stage (:mod:`bias_suite.stats.verdicts`), for classification and sequence
-labelling alike. ``bias-suite evaluate`` and :func:`bias_suite.run.run` call
+labelling alike. ``bias-suite evaluate`` and :func:`bias_suite.pipeline.run` call
 it; it sits above the metrics and stats layers, which it composes.
 """
 from __future__ import annotations
@@ -17,7 +17,6 @@ import pandas as pd
 from .families import as_scored, family_of
 from .metrics.engine import evaluate as metric_values
 from .metrics.engine import resolve_metrics, results_frame, select_attributes, single_group_nulls
-from .stats.summary import Results
 from .suites.views import group_order
 
 __all__ = ["evaluate"]
@@ -40,7 +39,7 @@ def evaluate(
     multiplicity: str = "holm",
     weighting: str = "balanced",
     extra_rows: Sequence[pd.DataFrame] = (),
-) -> Results:
+) -> pd.DataFrame:
     """Compute bias metrics on scored examples, with intervals, tests and verdicts.
 
     Parameters
@@ -85,18 +84,13 @@ def evaluate(
 
     Returns
     -------
-    :class:`~bias_suite.stats.summary.Results`: the tidy result columns
-    plus the verdict columns (``verdict, threshold, baseline, effect,
-    reason``) whenever something was judged; one verdict stage judges every
-    row, so the Holm adjustment covers them all. ``.summary()`` and
-    ``.findings("material")`` give the headline. ``bootstrap=0,
-    significance=False`` gives the values alone (as
-    :func:`bias_suite.metrics.evaluate`).
-
-    Examples
-    --------
-    >>> res = evaluate("scored.jsonl", metrics=["FNED", "CFGap"])  # doctest: +SKIP
-    >>> res.findings("material")  # doctest: +SKIP
+    DataFrame: the tidy result columns plus the verdict columns
+    (``verdict, threshold, baseline, effect, reason``) whenever something
+    was judged; one verdict stage judges every row, so the Holm adjustment
+    covers them all. ``bootstrap=0, significance=False`` gives the values
+    alone (as :func:`bias_suite.metrics.evaluate`). ``bias_suite.evaluate``
+    returns the same table as a ``bias_suite.Results``, whose
+    ``.summary()``, ``.findings()`` and ``.print()`` give the headline.
     """
     data = as_scored(scored)
     if groups:  # a selection of groups: the other groups' rows are left out
@@ -145,12 +139,5 @@ def evaluate(
         res = attribute_sources(res, data, max_tuples=max_tuples, seed=seed,
                                 group_order_override=group_order_override, weighting=weighting)
         res = template_consistency(res, data, basis=basis, group_order_override=group_order_override)
-    return _as_results(single_group_nulls(res, data.frame, specs, group_order_override))
+    return single_group_nulls(res, data.frame, specs, group_order_override)
 
-
-def _as_results(res: pd.DataFrame) -> Results:
-    """The table as :class:`Results` (a DataFrame with ``.summary()`` and
-    ``.findings()``), its attrs kept."""
-    out = Results(res)
-    out.attrs.update(res.attrs)
-    return out

@@ -1,12 +1,11 @@
 """Assert bias thresholds in a project's own pytest suite.
 
-    from bias_suite.run import run
-    from bias_suite.testing import assert_no_bias
+    import bias_suite as bs
 
     def test_sentiment_model_is_fair_enough():
-        result = run(["my_suite.yaml"], model="path/to/model", progress=False)
-        assert_no_bias(result)                       # the suite's thresholds, else: no material value
-        assert_no_bias(result, ["BPSN<0.9", {"metric": "CFGap", "verdict": "material"}])
+        result = bs.run(["my_suite.yaml"], "path/to/model", progress=False)
+        bs.assert_no_bias(result)                    # the suite's thresholds, else: no material value
+        bs.assert_no_bias(result, ["BPSN<0.9", {"metric": "CFGap", "verdict": "material"}])
 
 Rules use the schema of :mod:`bias_suite.gating` (suite-file mappings,
 ``--fail-if`` strings or :class:`~bias_suite.gating.Rule` objects). Results

@@ -60,7 +60,7 @@ def make_results(folder, suites=None, *, model_dir=None) -> Path:
     with the tiny classifier; the model folder is ``<folder>_model``."""
     from _tiny_models import make_tiny_classifier
 
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     folder = Path(folder)
     if suites is None:

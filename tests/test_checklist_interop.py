@@ -30,7 +30,7 @@ from bias_suite.interop.checklist import (
 )
 from bias_suite.metrics import evaluate
 from bias_suite.models import CallablePredictor
-from bias_suite.run import predict_examples
+from bias_suite.pipeline import predict_examples
 from bias_suite.families import expand_suite, load_suite
 
 CLASSES = ["negative", "neutral", "positive"]
@@ -179,7 +179,7 @@ def test_inv_with_tiny_hf_model_matches_hand_count(toy_suite, tmp_path):
 
 
 def test_fast_path_equals_predicting_again(toy_suite, tmp_path):
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     model_dir = make_tiny_classifier(tmp_path / "tiny")
     res = run([toy_suite], model_dir, device="cpu", progress=False)

@@ -123,7 +123,7 @@ def test_python_models_are_named_by_name_or_fingerprint():
 
 def test_python_run_names_the_model_from_its_fingerprint():
     from bias_suite.models import CallablePredictor
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     model = CallablePredictor(lambda xs: np.tile([0.2, 0.3, 0.5], (len(xs), 1)), CLASSES, fingerprint="const-v1")
     res = run(["sentiment_gender"], model, None, bootstrap=0, cache=False, progress=False, invariance=False)
@@ -195,7 +195,7 @@ def test_an_error_names_python_arguments_and_the_cli_its_flags():
 
 def test_class_mismatch_names_class_map_in_python_and_the_flag_on_the_cli(tmp_path):
     from bias_suite.models import CallablePredictor
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     two = CallablePredictor(lambda xs: [[0.5, 0.5]] * len(xs), ["negative", "positive"])
     with pytest.raises(ModelError) as e:
@@ -223,7 +223,7 @@ def _const_model():
 
 def test_python_run_selects_groups_in_the_order_given():
     from bias_suite.families import expand_suite
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     full = expand_suite("sentiment_gender")
     res = run(["sentiment_gender"], _const_model(), None, groups={"gender": ["male", "female"]}, bootstrap=0,

@@ -185,7 +185,7 @@ def test_cli_check(run_dir, tmp_path):
 
 
 def test_pytest_helper_on_a_run(run_dir, tmp_path):
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     model = run_dir.parent / f"{run_dir.name}_model"
     suite = mini_names_suite(tmp_path, "thresholds:\n  - {metric: SubgroupAUC, min: 0.0}\n")
@@ -208,7 +208,7 @@ def test_suite_materiality_sets_tau(run_dir, tmp_path):
     neither a metric nor a topic is one error naming the file, line and field."""
     import json
 
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     model = run_dir.parent / f"{run_dir.name}_model"
     suite = mini_names_suite(tmp_path / "m", "materiality:\n  FNED: 0.2\n  counterfactual: 0.1\n")

@@ -228,7 +228,7 @@ def test_findings_rank_material_then_small_then_inconclusive_then_effect():
     lines = _finding_lines(render(HeadlineInput(res), 100)[0])
     assert [x.split("×")[1].split()[0] for x in lines] == ["material", "material", "small", "inconclusive"]
     assert "religion: sikh" in lines[0] and "gender: female" in lines[1] and "age: old" in lines[3]  # 6, 2; 10 tau last
-    from bias_suite.stats.summary import findings
+    from bias_suite.report.summary import findings
 
     assert list(findings(res)["verdict"]) == ["material", "material", "small", "inconclusive"]
 
@@ -249,7 +249,7 @@ def test_identical_partner_rows_are_one_line():
 
 def test_mirrors_and_duplicate_metrics_are_one_line():
     from bias_suite.report.findings import collapse
-    from bias_suite.stats.summary import findings
+    from bias_suite.report.summary import findings
 
     rows = [row("CFGap", "race", "positive", "a|b", 0.15, verdict="small", family="PCM", view="counterfactual", ci=(0.06, 0.2)),
             row("CFGap", "race", "positive", "b|a", 0.15, verdict="small", family="PCM", view="counterfactual", ci=(0.06, 0.2)),
@@ -326,7 +326,7 @@ def test_spill_over_rows_are_not_findings_about_their_own_group():
     assert "disability: via mental_illness, intellectual_disability · negative" in lines[-1]
     assert not any("BPSN" in x for x in lines)
     # the grid: a cell's effect and place come from its own rows when it has any (BPSN autism's 5 tau is a spill-over)
-    from bias_suite.stats.summary import overview
+    from bias_suite.report.summary import overview
 
     ov = overview(res).set_index(["attribute", "topic"])
     assert ov.loc[("disability", "AUC"), "group"] == "mental_illness" and ov.loc[("disability", "AUC"), "effect"] == pytest.approx(2.5)

@@ -254,7 +254,7 @@ def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
 
 
 def test_run_dispatch_and_mixed_task_errors(tmp_path, crf_dir):
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
     from bias_suite.families.sequence.model import load_model as load_tagger
 
     tok_dir = make_tiny_token_classifier(tmp_path / "tokclf")
@@ -338,7 +338,7 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
     reproduces the observed values (the resampling machinery is exact), runs
     are seeded, and run() writes intervals and verdicts for NER rows."""
     from bias_suite.metrics.engine import evaluate
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
     from bias_suite.stats import bootstrap as bmod
 
     (tmp_path / "place.yaml").write_text(IDENT)
@@ -382,7 +382,7 @@ def _forkable_tiny_ner(tmp_path, crf_dir):
     import multiprocessing as mp
 
     from bias_suite.metrics.engine import evaluate
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
         pytest.skip("workers are forked on Linux only")

@@ -273,7 +273,7 @@ def test_int8_runs_on_the_cpu(lms):
 
 # ---------------------------------------------------------------- runs
 def test_python_run_of_a_sentiment_suite(lms, tmp_path):
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     spec = PromptSpec(str(lms["mlm"]), MASKED, VERB)
     res = run(["sentiment_gender"], spec, tmp_path / "out", bootstrap=10, cache=tmp_path / "cache", progress=False)

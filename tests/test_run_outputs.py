@@ -156,7 +156,7 @@ def test_debug_shows_the_traceback_and_bugs_say_so(tiny_dir, suite, tmp_path, mo
     def broken(*a, **k):
         raise KeyError("boom")
 
-    monkeypatch.setattr("bias_suite.run.run", broken)
+    monkeypatch.setattr("bias_suite.pipeline.run", broken)
     line = _one_error_line(_invoke(_run_args(suite, tiny_dir, tmp_path / "o")), code=1)
     assert "bug" in line and "KeyError" in line and "--debug" in line
     r = _invoke(["--debug"] + _run_args(suite, tiny_dir, tmp_path / "o"))

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from bias_suite.cli import app
 from bias_suite.exceptions import BiasSuiteError, ExamplesFormatError, ScoredFormatError
-from bias_suite.run import run
+from bias_suite.pipeline import run
 from bias_suite.families import expand_suites
 from bias_suite.suites import find_suite
 from bias_suite.suites.tables import Columns, from_frame, read_conll, read_examples
@@ -203,7 +203,7 @@ def test_duplicate_ids_unknown_format_and_a_suite_given_as_jsonl(tmp_path):
 def _python_path(df: pd.DataFrame, predictor):
     """What a user does by hand: build the examples, predict, evaluate, test."""
     from bias_suite.metrics import evaluate
-    from bias_suite.run import predict_examples
+    from bias_suite.pipeline import predict_examples
     from bias_suite.stats import significance_tests
 
     rows = []

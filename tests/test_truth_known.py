@@ -34,7 +34,7 @@ def lexicon_model(words):
 
 def _run(fn):
     from bias_suite.models.base import CallablePredictor
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     suites = sorted(glob.glob("templates/sentiment_*.yaml"))
     assert len(suites) >= 9

@@ -280,14 +280,17 @@ def test_direction_follows_the_argument_order_of_d():
 
 
 def test_evaluate_returns_results_with_summary_and_findings():
-    res = _cal(0.25)
-    assert hasattr(res, "summary") and hasattr(res, "findings")
+    import bias_suite as bs
+
+    res = bs.evaluate(_synthetic(0.25, 0.005, 0), metrics=CAL_METRICS, bootstrap=100, seed=0)
+    assert isinstance(res, bs.Results)
     ov = res.summary()
     assert {"attribute", "topic", "verdict", "effect"} <= set(ov.columns) and (ov["verdict"] == "material").any()
     top = res.findings("material", top=3)
     assert len(top) == 3 and (top["verdict"] == "material").all()
     assert list(top["effect"]) == sorted(top["effect"], reverse=True)
-    assert res[res["metric"] == "FNED"].findings().shape[0] > 0   # still a Results after filtering
+    assert isinstance(res[res["metric"] == "FNED"], bs.Results)  # still a Results after filtering
+    assert res[res["metric"] == "FNED"].findings().shape[0] > 0
 
 
 def _eight_groups(effect: float, seed: int = 0):

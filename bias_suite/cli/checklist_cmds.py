@@ -67,7 +67,7 @@ def predict_cmd(
     Example: bias-suite checklist predict exp --model default-sentiment --out preds.txt
     """
     from ..interop.checklist import RAW_FILE, write_predictions
-    from ..run import load_predictor
+    from ..pipeline import load_predictor
 
     try:
         predictor, name = load_predictor(model, device=device, batch_size=batch_size, progress=False)

@@ -8,8 +8,7 @@ import typer
 
 from ..exceptions import BiasSuiteError
 from .options import GROUP_HELP, _name_lists, _thresholds, group_selection
-from .output import _fail
-from .summary import _print_results
+from .output import _fail, console
 
 commands = typer.Typer()
 
@@ -65,9 +64,11 @@ def evaluate(
                       files=inside)
     except BiasSuiteError as e:
         _fail(e)
-    _print_results([(res, data, "")], title=f"{scored}: {len(data)} examples, {len(res)} result rows",
-                   files=[f"{out}/results.csv", f"bias-suite report {out}"], intervals=_intervals_of(out),
-                   quiet=quiet, detail=detail, attributes=attribute, lines=lines)
+    from ..report.runs import print_results
+
+    print_results([(res, data, "")], title=f"{scored}: {len(data)} examples, {len(res)} result rows",
+                  files=[f"{out}/results.csv", f"bias-suite report {out}"], intervals=_intervals_of(out),
+                  console=console, quiet=quiet, detail=detail, attributes=attribute, lines=lines)
 
 
 def _intervals_of(folder: Path):

@@ -11,7 +11,7 @@ from ..exceptions import BiasSuiteError
 from ..report import theme
 from .options import GROUP_HELP, _class_map, _Command, _thresholds, group_selection
 from .output import _fail, console
-from .summary import _gate, _gate_rules, _print_results
+from .summary import _gate, _gate_rules
 
 commands = typer.Typer()
 
@@ -78,54 +78,40 @@ def run(
 
     Example: bias-suite run sentiment_gender --model default-sentiment --out results/gender
     """
-    from ..run import run as run_
+    from ..options import RunOptions
+    from ..pipeline import run as run_
 
     try:
         table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
         rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
         model = _model_arg(model, prompt, verbalizer, scoring, classes)
+        options = RunOptions(
+            metrics=metrics, attributes=attribute, groups=group_selection(group), max_tuples=max_tuples, seed=seed, device=device,
+            batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet,
+            trust_remote_code=trust_remote_code, bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
+            dtype=dtype, invariance=invariance, inv_threshold=inv_threshold, inv_criterion=inv_criterion,
+            inv_cases=inv_cases, engine=_engine(engine, ray_address, num_workers, quiet),
+            cache=(cache_dir if cache_dir is not None else True) if cache else False,
+            thresholds=_thresholds(threshold), multiplicity=multiplicity, weighting=weighting)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
-            table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, groups=group_selection(group), max_tuples=max_tuples, seed=seed, device=device,
-            batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet, trust_remote_code=trust_remote_code,
-            bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
-            engine=_engine(engine, ray_address, num_workers, quiet), cache=(cache_dir if cache_dir is not None else True) if cache else False,
-            inv_criterion=inv_criterion, inv_cases=inv_cases, thresholds=_thresholds(threshold),
-            multiplicity=multiplicity, weighting=weighting)
+            table if table is not None else suites, model, out, options)
     except BiasSuiteError as e:
         _fail(e)
     except KeyboardInterrupt:
         console.print(f"[{theme.WARN}]interrupted[/]: finished predictions are in the prediction cache; "
                       "run the same command again to resume" if cache else f"[{theme.WARN}]interrupted[/]")
         raise typer.Exit(130)
-    parts = [(p, p.folder or out) for p in res.parts()]
-    used = 0
-    for part, _ in parts:
-        st = (part.metadata or {}).get("predictions")
-        if st:
-            from rich.text import Text
+    if report:
+        from ..report.html import write_html_report
+        from ..report.runs import shown
 
-            line = Text(f"predictions ({part.model}): {_pred_summary(st)}")
-            console.print(line, highlight=False)
-            used += len(console.render_lines(line, pad=False))  # long paths wrap
-    files = []
-    for part, d in parts:
-        d = _shown(d)
-        files.append(f"{d}/results.csv")
-        if report and (d / "results.jsonl").exists():
-            from ..report.html import write_html_report
+        for part in res.parts():
+            if part.folder is not None and (part.folder / "results.jsonl").exists():
+                write_html_report(shown(part.folder))
+    from ..report.runs import print_run
 
-            files.append(str(write_html_report(d)))
-    if not report:
-        files.append(f"bias-suite report {out}")
-    from ..families import family_of
-
-    labels = [family_of(p.scored).label for p, _ in parts]
-    title = " · ".join(f"{p.model}: {len(p.examples)} {lab + ' ' if lab else ''}examples, "
-                       f"{len(p.results)} result rows" for (p, _), lab in zip(parts, labels))
-    _print_results([(p.results, p.scored, lab) for (p, _), lab in zip(parts, labels)],
-                   title=title, files=files, intervals=(res.metadata or {}).get("intervals"), quiet=quiet,
-                   detail=detail, used=used, lines=lines)
+    print_run(res, console=console, out=out, quiet=quiet, detail=detail, lines=lines)
     if rules:
         import pandas as pd
 
@@ -170,14 +156,14 @@ def _with_example_limit(max_examples: int, fn):
     from ..families import families_of, load_suite, validate_suite
     from ..suites import check_size, example_limit, find_suite
 
-    def call(suites, *args, **kwargs):
+    def call(suites, model, out, options):
         loaded = [load_suite(find_suite(s)) for s in suites]
         for part in families_of(loaded).values():  # each task family's part expands separately
-            check_size(part, attributes=kwargs.get("attributes"), max_examples=max_examples)
+            check_size(part, attributes=options.attributes, max_examples=max_examples)
         for s in loaded:
-            validate_suite(s, attributes=kwargs.get("attributes"), max_examples=float("inf"))
+            validate_suite(s, attributes=options.attributes, max_examples=float("inf"))
         with example_limit(max_examples):
-            return fn(suites, *args, **kwargs)
+            return fn(suites, model, out, options)
 
     return call
 
@@ -216,19 +202,3 @@ def _engine(name: str, address, num_workers, quiet):
 
         return get_engine("ray", address=address, num_workers=num_workers, progress=not quiet)
     _fail(BiasSuiteError(f"unknown --engine {name!r}; use local or ray"))
-
-
-def _pred_summary(st: dict) -> str:
-    from ..predict.runner import PredictionStats
-
-    fields = {k: v for k, v in st.items() if k in PredictionStats.__dataclass_fields__}
-    return PredictionStats(**fields).summary()
-
-
-def _shown(folder) -> Path:
-    """A folder as the user would type it: relative to the working folder when inside it."""
-    p = Path(folder)
-    try:
-        return p.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        return p

@@ -97,7 +97,7 @@ def validate(
             suite = load_suite(path)
             n = validate_suite(suite, max_examples=max_examples)
             if suite.materiality:  # tau keys name metrics or topics (checked against the metric registry)
-                from ..run import suite_thresholds
+                from ..pipeline import suite_thresholds
 
                 suite_thresholds([suite])
             if suite.thresholds:  # the rules' syntax, and the classes, attributes and groups they name

@@ -1,5 +1,6 @@
-"""The end of ``run``, ``evaluate`` and ``check``: the one-screen results
-headline, and the threshold rules with their violations (exit 3)."""
+"""The end of ``run`` and ``check``: the threshold rules with their
+violations (exit 3). The headline itself is the report layer's
+(:mod:`bias_suite.report.runs`)."""
 from __future__ import annotations
 
 import typer
@@ -7,26 +8,6 @@ from rich.markup import escape
 
 from ..report import theme
 from .output import console, err_console
-
-
-def _print_results(parts, *, title: str, files: list, intervals=None, quiet: bool = False, detail: bool = False,
-                   used: int = 0, attributes=None, lines: int = 60) -> None:
-    """The one-screen headline of ``parts`` [(results, scored, label)]; the
-    per-group tables first with ``--detail``; one line with ``--quiet``."""
-    from ..report.headline import HeadlineInput, combine_results, print_headline
-
-    if quiet:
-        console.print(escape(title) + " → " + escape(", ".join(files)), highlight=False, soft_wrap=True)
-        return
-    if detail:
-        from ..report.terminal import print_summary
-
-        for results, scored, _ in parts:
-            print_summary(results, scored, console=console, attributes=attributes)
-    combined = combine_results([(label, results) for results, _, label in parts])
-    inp = HeadlineInput(combined, scored=[(label, s) for _, s, label in parts], intervals=intervals, files=files,
-                        detail_hint=not detail, title=title)
-    print_headline(inp, console=console, max_lines=lines - used)
 
 
 def _gate_rules(suites, fail_if, fail_on_verdict) -> list:

@@ -52,6 +52,7 @@ from .results import (  # noqa: F401
     invariance_rows, run_checklist, scored_from_testsuite,
 )
 from .editor import from_editor, suite_from_templates  # noqa: F401
+from .perturb import perturb  # noqa: F401
 from .from_tests import adopt_inv, from_checklist, identity_lexicon  # noqa: F401
 from .exchange import (  # noqa: F401
     export_checklist, import_checklist, import_raw_file, load_testsuite, MANIFEST, RAW_FILE, save_testsuite, SPEC,
@@ -66,5 +67,5 @@ __all__ = [
     "examples_from_testsuite", "scored_from_testsuite", "CheckListRun", "run_checklist",
     "export_checklist", "import_checklist", "import_raw_file", "write_predictions",
     "from_editor", "suite_from_templates", "from_checklist", "adopt_inv", "identity_lexicon",
-    "testsuite_to_dict", "testsuite_from_dict", "save_testsuite", "load_testsuite",
+    "testsuite_to_dict", "testsuite_from_dict", "save_testsuite", "load_testsuite", "perturb",
 ]

@@ -82,9 +82,8 @@ class CallablePredictor:
         :mod:`bias_suite.predict.cache`); without it, nothing is cached, since
         nothing tells two versions of a function apart.
     name : str, optional
-        How summaries and ``run.json`` name the model; default the
-        fingerprint (its ``name`` or ``id`` for a dict), else the function's
-        name.
+        The model's name in summaries and ``run.json`` (default: the
+        fingerprint's ``name`` or ``id``, else the function's name).
 
     Examples
     --------
@@ -104,20 +103,7 @@ class CallablePredictor:
         self.fn = fn
         self.class_names = check_class_names(class_names)
         self._fingerprint = fingerprint
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        """The model's name in summaries and ``run.json``: ``name``, else the
-        fingerprint, else the function's name."""
-        if self._name:
-            return self._name
-        fp = self._fingerprint
-        if isinstance(fp, dict):
-            fp = fp.get("name") or fp.get("id")
-        if isinstance(fp, str) and fp:
-            return fp
-        return getattr(self.fn, "__name__", None) or type(self.fn).__name__
+        self.name = name or _fingerprint_name(fingerprint) or _function_name(fn)
 
     def fingerprint(self) -> dict | None:
         """The user's ``fingerprint`` with the class names; None without one."""
@@ -153,6 +139,38 @@ class CallablePredictor:
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
         return f"CallablePredictor({name}, class_names={self.class_names})"
+
+
+def _function_name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _fingerprint_name(fp) -> str | None:
+    if isinstance(fp, str) and fp:
+        return fp
+    if isinstance(fp, dict):
+        for key in ("name", "id", "model"):
+            if isinstance(fp.get(key), str) and fp[key]:
+                return fp[key]
+    return None
+
+
+def model_name(model: Any) -> str:
+    """A model's name for summaries and ``run.json``: its ``name``, else
+    the ``name``, ``id`` or ``model`` of its fingerprint, else its
+    ``model_id`` (a hub id or folder), else the name of its function or class."""
+    name = getattr(model, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    fp = getattr(model, "fingerprint", None)
+    try:
+        found = _fingerprint_name(fp() if callable(fp) else fp)
+    except Exception:  # a user's fingerprint method that fails names nothing
+        found = None
+    model_id = getattr(model, "model_id", None)
+    if not found and isinstance(model_id, str) and model_id:
+        found = model_id
+    return found or _function_name(model)
 
 
 def as_predictor(obj: Any, class_names: Sequence[str] | None = None) -> Predictor:
@@ -215,17 +233,6 @@ def as_predictor(obj: Any, class_names: Sequence[str] | None = None) -> Predicto
         f"cannot use {type(obj).__name__} as a model: expected a model id or "
         "folder, an object with predict_proba, or a callable"
     )
-
-
-def model_name(model: Any) -> str:
-    """How summaries and ``run.json`` name a model object: its ``name``
-    (:class:`CallablePredictor`: the name or fingerprint it was given), else
-    its ``model_id`` (a hub id or folder), else its class name."""
-    for attr in ("name", "model_id"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
 
 
 def _check_same_names(have: Sequence[str], want: Sequence[str] | None, obj: Any) -> None:

@@ -3,7 +3,7 @@ each is named.
 
 :func:`select_findings` takes the judged rows (``material``, ``small``,
 ``inconclusive``), ranked by verdict and then effect
-(:func:`bias_suite.stats.summary.findings`), and
+(:func:`bias_suite.report.summary.findings`), and
 
 1. leaves out **spill-overs**: rows whose ``source`` column names other
    groups (a group-vs-rest or group-vs-all effect caused by those groups in
@@ -45,7 +45,7 @@ JUDGED = ("material", "small", "inconclusive")  # verdicts worth a finding line,
 
 
 def _summary():
-    from ..stats import summary
+    from . import summary
 
     return summary
 

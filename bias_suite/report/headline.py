@@ -81,7 +81,7 @@ class HeadlineInput:
 
 # ----------------------------------------------------------------- data
 def _summary():
-    from ..stats import summary
+    from . import summary
 
     return summary
 
@@ -90,7 +90,7 @@ _OVERVIEW_NAMES = {"worst": "verdict", "worst_verdict": "verdict", "max_effect":
 
 
 def overview(results: pd.DataFrame) -> pd.DataFrame:
-    """:func:`bias_suite.stats.summary.overview` with the column names the
+    """:func:`bias_suite.report.summary.overview` with the column names the
     renderers read: attribute, topic, verdict (the worst), effect (the
     largest, in tau), metric, class, group."""
     ov = _summary().overview(results)
@@ -184,7 +184,7 @@ COMPACT_TOPICS = {"counterfactual": "counterf", "Bernstein": "Bernst", "signific
 
 
 def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = None):
-    """The attributes x topics grid of :func:`bias_suite.stats.summary.overview`."""
+    """The attributes x topics grid of :func:`bias_suite.report.summary.overview`."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -439,7 +439,8 @@ def _render(renderables: list, width: int) -> str:
     from rich.console import Console
 
     buf = io.StringIO()
-    c = Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    c = Console(file=buf, width=width, color_system=None, force_terminal=False, force_jupyter=False,
+                legacy_windows=False)  # in a notebook too: text into buf, not a display
     for r in renderables:
         c.print(r)
     return buf.getvalue()
@@ -454,7 +455,7 @@ def _grid_fits(inp: HeadlineInput, width: int) -> bool:
     from rich.console import Console
 
     t = overview_table(_prepared(inp)[0], compact=False)
-    return Console(file=io.StringIO(), width=10_000, color_system=None).measure(t).maximum <= width
+    return Console(file=io.StringIO(), width=10_000, color_system=None, force_jupyter=False).measure(t).maximum <= width
 
 
 def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, colour: bool = True) -> list:

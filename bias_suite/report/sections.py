@@ -45,7 +45,7 @@ def render_verdicts(res: pd.DataFrame, *, limit: int = 40) -> str:
     kinds = v["verdict"].map(verdict_kind)
     counts = kinds.value_counts()
     summary = " · ".join(f"{counts.get(k, 0)} {k}" for k in (*theme.VERDICTS, "other") if counts.get(k, 0))
-    from ..stats.summary import findings as ranked
+    from .summary import findings as ranked
 
     show = ranked(v[kinds.isin(["material", "inconclusive", "small"])])
     rows = []

@@ -218,7 +218,7 @@ def _verdict_table(a, res: pd.DataFrame):
 
     v = res["verdict"].where(res["verdict"].isin(VERDICTS), None)
     counts = {k: int((v == k).sum()) for k in VERDICTS}
-    from ..stats.summary import findings as ranked
+    from .summary import findings as ranked
 
     hit = ranked(res[v.isin(["material", "inconclusive", "small"])])
     title = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no verdicts"
@@ -237,19 +237,25 @@ def _verdict_table(a, res: pd.DataFrame):
     return t
 
 
+NOTEBOOK_WIDTH = 110  # columns of text in a notebook cell's output
+
+
 def make_console(stderr: bool = False):
     """A rich console that keeps tables readable when output goes to a file,
-    a pipe or a notebook (rich would otherwise assume 80 columns)."""
+    a pipe or a notebook (rich would otherwise assume 80 columns); in a
+    notebook it writes text to the cell's output, as to a pipe."""
     import os
     import sys
 
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    tty = hasattr(stream, "isatty") and stream.isatty()
     cols = os.environ.get("COLUMNS", "")
-    width = None if tty else int(cols) if cols.isdigit() and int(cols) > 0 else 200  # an exported COLUMNS wins
-    return Console(stderr=stderr, width=width)
+    cols = int(cols) if cols.isdigit() and int(cols) > 0 else None  # an exported COLUMNS wins
+    if Console().is_jupyter:  # plain text at a width that fits a cell
+        return Console(stderr=stderr, width=cols or NOTEBOOK_WIDTH, force_jupyter=False, force_terminal=False)
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    return Console(stderr=stderr, width=None if tty else cols or 200)
 
 
 def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=None, attributes=None) -> None:

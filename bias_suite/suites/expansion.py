@@ -44,7 +44,7 @@ _LIMIT = contextvars.ContextVar("bias_suite_max_examples", default=DEFAULT_MAX_E
 @contextlib.contextmanager
 def example_limit(max_examples: int):
     """Raise (or lower) the expansion limit for code that expands suites
-    itself (``bias_suite.run``): ``with example_limit(5_000_000): run(...)``."""
+    itself (``bias_suite.pipeline``): ``with example_limit(5_000_000): run(...)``."""
     token = _LIMIT.set(int(max_examples))
     try:
         yield

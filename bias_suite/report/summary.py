@@ -11,15 +11,16 @@
   controlled (from the verdict stage).
 
 The terminal headline and the HTML report render these
-(:mod:`bias_suite.report.headline`).
+(:mod:`bias_suite.report.headline`); ``bias_suite.Results`` gives them as
+methods (``.findings()``, ``.summary()``, ``.verdict_counts()``).
 """
 from __future__ import annotations
 
 import pandas as pd
 
-from .verdicts import VERDICTS
+from ..stats.verdicts import VERDICTS
 
-__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER"]
+__all__ = ["findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER"]
 
 #: worst first: what a reader must look at before the rest (the overview's "worst verdict")
 SEVERITY = ("material", "inconclusive", "small", "negligible", "undefined")
@@ -113,25 +114,3 @@ def multiplicity(results: pd.DataFrame) -> dict | None:
     """How the verdict stage controlled the error rate across values
     (``results.attrs["intervals"]``), or None."""
     return results.attrs.get("intervals")
-
-
-class Results(pd.DataFrame):
-    """Tidy results (a pandas DataFrame) with the headline at hand:
-    ``results.summary()`` is :func:`overview`, ``results.findings(verdict=
-    "material")`` is :func:`findings`."""
-
-    @property
-    def _constructor(self):
-        return Results
-
-    def summary(self) -> pd.DataFrame:
-        """One row per attribute and topic: worst verdict, largest effect."""
-        return overview(self)
-
-    def findings(self, verdict=None, top: int | None = None) -> pd.DataFrame:
-        """Judged values, material first, then small, then inconclusive;
-        largest effect first within each (``verdict`` to keep one kind)."""
-        return findings(self, verdict=verdict, top=top)
-
-    def verdict_counts(self) -> dict:
-        return verdict_counts(self)

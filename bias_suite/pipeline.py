@@ -7,9 +7,8 @@ needs a default model name (each family then takes its own default model);
 the first family's files go to ``out_dir``, the others' to ``out_dir/<label>``
 (``ner`` for sequence labelling).
 
->>> from bias_suite.run import run
->>> result = run(["sentiment_gender"], model="default-sentiment", out_dir="results")  # doctest: +SKIP
->>> result.results.query("metric == 'FNED'")  # doctest: +SKIP
+The public entry point is ``bias_suite.run`` (:mod:`bias_suite.api`), which
+calls :func:`run` here and gives its results their headline.
 """
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ import pandas as pd
 from . import __version__
 from .evaluation import evaluate
 from .exceptions import BiasSuiteError, option
+from .options import RunOptions
 from .families import FAMILIES, TaskFamily, expand_suites, families_of, get_family, load_suite, write_scored
 from .suites.loader import Suite, find_suite
 
@@ -85,37 +85,10 @@ def _library_versions() -> dict:
     return out
 
 
-def run(
-    suites: Iterable,
-    model,
-    out_dir=None,
-    *,
-    metrics=None,
-    attributes=None,
-    groups: dict | None = None,
-    max_tuples: int | None = 100,
-    seed: int = 0,
-    device: str = "auto",
-    batch_size: int = 64,
-    class_map: dict | None = None,
-    significance: bool = True,
-    invariance: bool = True,
-    inv_threshold: float = 0.1,
-    inv_criterion: str = "checklist",
-    inv_cases: str = "all_terms",
-    bootstrap: int = 200,
-    thresholds: dict | None = None,
-    confidence: float = 0.95,
-    bernstein: bool = True,
-    progress: bool = True,
-    trust_remote_code: bool = False,
-    cache=True,
-    engine="local",
-    dtype=None,
-    multiplicity: str = "holm",
-    weighting: str = "balanced",
-) -> RunResult:
-    """Expand suites, predict, score, compute metrics and write the results.
+def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None, **overrides) -> RunResult:
+    """Expand suites, predict, then judge every part once (metrics,
+    intervals, tests, Bernstein and INV rows in one verdict stage), and
+    write the results.
 
     Parameters
     ----------
@@ -125,60 +98,37 @@ def run(
         :class:`~bias_suite.suites.tables.ExamplesTable` from ``read_examples``
         (any column mapping) or a DataFrame of examples.
     model : a default model name ("default-sentiment"), a local folder, a hub
-        id, a predictor object or a callable (with ``class_names``).
+        id, a predictor object (``class_names`` and ``predict_proba``) or a
+        callable with a ``class_names`` attribute
+        (:class:`~bias_suite.models.CallablePredictor` wraps one without).
     out_dir : folder for ``examples.*``, ``scored.*``, ``results.*`` and
         ``run.json``; nothing is written when None.
-    groups : ``{attribute: [group, ...]}``: only these groups of these
-        attributes, in this order (``--group ATTR=g1,g2``); an unknown name
-        is an error with a did-you-mean suggestion.
-    bootstrap : template resamples of the cluster bootstrap (0: no intervals);
-        with ``confidence`` the intervals behind the ``verdict`` column.
-    bernstein : add the Bernstein-bounded disparity rows (classification).
-    cache : the prediction cache: True (default folder), False, a folder or a
-        :class:`~bias_suite.predict.PredictionCache`; a second run of the same
-        suites and model makes no forward passes, an interrupted one resumes.
-    engine : "local", "ray" or an engine object (:mod:`bias_suite.predict.engines`).
-    inv_criterion / inv_cases : the INV rows: "checklist" (CheckList's
-        ``Expect.inv``, metric ``INV-FailRate``) or "prob" (any class
-        probability moves by more than ``inv_threshold``, metric
-        ``INV-ProbShift-FailRate``); "all_terms" (every term of every group
-        in one case, as a CheckList perturbation) or "per_group" (one seeded
-        term per group).
-    dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs;
-        "int8": dynamic int8 quantization on the CPU).
-    multiplicity : "holm" (family-wise error rate, default) or "bh"
-        (false-discovery rate) over every claim of the run (docs/verdicts.md).
-    weighting : "balanced" (each template counts once per group, default)
-        or "pooled" (every example once) in the group view (docs/metrics.md).
+    options : a :class:`~bias_suite.options.RunOptions` (default: its
+        defaults); ``overrides`` replace single fields of it
+        (``bootstrap=50``).
     """
-    from .metrics.engine import check_weighting
-    from .stats.verdicts import MULTIPLICITY
-
-    check_weighting(weighting)  # bad options fail before any prediction
-    if multiplicity not in MULTIPLICITY:
-        raise BiasSuiteError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {multiplicity!r}")
-    table = _examples_table(suites, attributes)  # an examples table instead of suites (bias_suite.suites.tables)
+    opts = RunOptions.of(options, **overrides)
+    opts.check()  # bad options fail before any prediction
+    table = _examples_table(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
         raise BiasSuiteError("no suites given")
     if loaded:
         from .suites.selection import check_attributes
 
-        check_attributes(loaded, attributes)
-    if groups:  # a selection of groups, the suite files unchanged
+        check_attributes(loaded, opts.attributes)
+    if opts.groups:  # a selection of groups, the suite files unchanged
         from .suites.selection import select_groups
 
-        table, loaded = (table.select_groups(groups), loaded) if table is not None else (None, select_groups(loaded, groups))
-    thresholds = suite_thresholds(loaded, thresholds, metrics)
+        table, loaded = ((table.select_groups(opts.groups), loaded) if table is not None
+                         else (None, select_groups(loaded, opts.groups)))
+    opts = opts.replace(thresholds=suite_thresholds(loaded, opts.thresholds, opts.metrics))
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .io.results import prepare_run_folder
 
         prepare_run_folder(out_dir, create=False)
     if table is not None and not table.has_template:  # each row its own template: group view only
-        metrics, significance, invariance = _group_view_only(metrics), False, False
-    known = list(dict.fromkeys(c for f in FAMILIES.values() for c in f.inv_criteria))
-    if invariance and inv_criterion not in known:
-        raise BiasSuiteError(f"unknown INV criterion {inv_criterion!r}; expected one of {known}")
+        opts = opts.replace(metrics=_group_view_only(opts.metrics), significance=False, invariance=False)
     parts = {table.task: []} if table is not None else families_of(loaded)
     if len(parts) > 1 and not (isinstance(model, str) and all(model in get_family(k).default_names for k in parts)):
         raise BiasSuiteError(
@@ -187,18 +137,12 @@ def run(
             + option("model='default'", "--model default") + " "
             "(each family's default model: " + ", ".join(get_family(k).default_model for k in parts) + ")")
     order = sorted(parts, key=list(FAMILIES).index)  # the first family's files go to out_dir
-    options = dict(metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed, device=device,
-                   batch_size=batch_size, class_map=class_map, significance=significance, invariance=invariance,
-                   inv_threshold=inv_threshold, inv_criterion=inv_criterion, inv_cases=inv_cases, bootstrap=bootstrap,
-                   thresholds=thresholds, confidence=confidence, bernstein=bernstein, progress=progress,
-                   trust_remote_code=trust_remote_code, cache=cache, engine=engine, dtype=dtype,
-                   multiplicity=multiplicity, weighting=weighting)
     results = []
     for i, name in enumerate(order):
         fam = get_family(name)
         part_model = model if len(parts) == 1 else fam.default_model
         part_dir = out_dir if i == 0 or out_dir is None else Path(out_dir) / _subfolder(fam)
-        results.append(_run_family(fam, parts[name], table, part_model, part_dir, **options))
+        results.append(_run_family(fam, parts[name], table, part_model, part_dir, opts))
     for first, nxt in zip(results, results[1:]):
         first.sequence = nxt
     return results[0]
@@ -208,35 +152,37 @@ def _subfolder(fam: TaskFamily) -> str:
     return (fam.label or fam.name).lower()
 
 
-def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics, attributes, max_tuples, seed, device,
-                batch_size, class_map, significance, invariance, inv_threshold, inv_criterion, inv_cases, bootstrap,
-                thresholds, confidence, bernstein, progress, trust_remote_code, cache, engine, dtype, multiplicity,
-                weighting) -> RunResult:
-    """One family's part of a run: expand, load the model, predict, judge, write."""
-    examples = expand_suites(suites, attributes=attributes) if table is None else table.frame
+def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunOptions) -> RunResult:
+    """One family's part of a run: expand, load the model, predict, judge once, write."""
+    examples = expand_suites(suites, attributes=opts.attributes) if table is None else table.frame
     if examples.empty:
         raise BiasSuiteError(f"the suites expand to no examples (check {option('attributes=', '--attribute')})")
-    predictor, model_name = fam.load_model(model, device=device, batch_size=batch_size, progress=progress,
-                                           trust_remote_code=trust_remote_code, dtype=dtype)
-    fam.check_model(suites, predictor, class_map, table=table)
+    predictor, model_name = fam.load_model(model, device=opts.device, batch_size=opts.batch_size,
+                                           progress=opts.progress, trust_remote_code=opts.trust_remote_code,
+                                           dtype=opts.dtype)
+    fam.check_model(suites, predictor, opts.class_map, table=table)
     pstats: list = []
     inv_failures = None
-    scored = fam.score(examples, predictor, class_map=class_map, cache=cache, engine=engine, progress=progress,
-                       stats=pstats)
+    scored = fam.score(examples, predictor, class_map=opts.class_map, cache=opts.cache, engine=opts.engine,
+                       progress=opts.progress, stats=pstats)
     order = _present({a: t.groups for s in suites for a, t in s.identity.items()} if table is None
                      else table.group_order(), examples)
     inv_rows = []
-    if invariance and fam.inv_criteria:  # CheckList INV fail rates on the scored predictions (no new predictions)
+    invariance = opts.invariance and bool(fam.inv_criteria)
+    criterion = None
+    if invariance:  # CheckList INV fail rates on the scored predictions (no new predictions)
         from .interop import invariance_for_run
 
-        criterion = inv_criterion if inv_criterion in fam.inv_criteria else fam.inv_criteria[0]
-        rows, inv_failures = invariance_for_run(scored, threshold=inv_threshold, seed=seed, group_order_override=order,
-                                                criterion=criterion, mode=inv_cases, with_failures=True)
+        criterion = opts.inv_criterion if opts.inv_criterion in fam.inv_criteria else fam.inv_criteria[0]
+        rows, inv_failures = invariance_for_run(scored, threshold=opts.inv_threshold, seed=opts.seed,
+                                                group_order_override=order, criterion=criterion, mode=opts.inv_cases,
+                                                with_failures=True)
         inv_rows.append(rows)
     # metrics, intervals, tests, Bernstein and INV rows: judged once, in one error-control family
-    res = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
-                   bootstrap=bootstrap, confidence=confidence, thresholds=thresholds, significance=significance,
-                   bernstein=bernstein, multiplicity=multiplicity, weighting=weighting, extra_rows=inv_rows)
+    res = evaluate(scored, metrics=opts.metrics, max_tuples=opts.max_tuples, seed=opts.seed,
+                   group_order_override=order, bootstrap=opts.bootstrap, confidence=opts.confidence,
+                   thresholds=opts.thresholds, significance=opts.significance, bernstein=opts.bernstein,
+                   multiplicity=opts.multiplicity, weighting=opts.weighting, extra_rows=inv_rows)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -248,19 +194,20 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
         **({"examples_table": table.describe()} if table is not None else {}),
         "examples": int(len(examples)),
         "distinct_texts": int(examples["text"].nunique()),
-        "max_tuples": max_tuples,
-        "seed": seed,
-        "bootstrap": bootstrap,
-        "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),
-        "thresholds": dict(thresholds or {}),
+        "max_tuples": opts.max_tuples,
+        "seed": opts.seed,
+        "bootstrap": opts.bootstrap,
+        "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=opts.bootstrap),
+        "thresholds": dict(opts.thresholds or {}),
         "rules": [{"source": f"{st.path or st.name} thresholds[{i}]", **d}
                   for st in suites for i, d in enumerate(getattr(st, "thresholds", None) or [])],
-        "confidence": confidence,
-        "weighting": weighting,
-        "invariance": bool(invariance),
-        "inv_threshold": inv_threshold if invariance else None,
-        "inv_criterion": criterion if invariance and fam.inv_criteria else None,
-        "inv_cases": inv_cases if invariance else None,
+        "confidence": opts.confidence,
+        "weighting": opts.weighting,
+        "groups": {a: list(g) for a, g in opts.groups.items()} if opts.groups else None,
+        "invariance": bool(opts.invariance),
+        "inv_threshold": opts.inv_threshold if opts.invariance else None,
+        "inv_criterion": criterion,
+        "inv_cases": opts.inv_cases if opts.invariance else None,
         "predictions": pstats[0].to_dict() if pstats else None,
         "python": platform.python_version(),
         "versions": _library_versions(),

@@ -1,0 +1,294 @@
+"""The public face behind ``import bias_suite as bs`` (docs/api.md).
+
+The pipeline (:mod:`bias_suite.pipeline`, :mod:`bias_suite.evaluation`)
+computes and judges; this module, above the report layer, gives what it
+returns the headline: :class:`Results` (a pandas DataFrame with
+``.summary()``, ``.findings()``, ``.verdict_counts()``, ``.print()`` and a
+notebook view) and :class:`RunResult` (whose ``.print()`` is what
+``bias-suite run`` prints after the same run).
+
+>>> import bias_suite as bs
+>>> res = bs.run(["sentiment_gender"], "default-sentiment", "results/gender")  # doctest: +SKIP
+>>> res.print()  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from . import pipeline as _pipeline
+from .evaluation import evaluate as _evaluate
+from .exceptions import BiasSuiteError
+from .report import runs as _runs
+from .report import summary as _summary
+
+__all__ = ["Results", "RunResult", "run", "evaluate", "expand", "score", "load_suite", "load_results",
+           "write_report"]
+
+
+def _console(file=None, width: int | None = None):
+    """The console to print on: stdout as the command line sees it, or ``file``."""
+    from .report.terminal import make_console
+
+    if file is None and width is None:
+        return make_console()
+    from rich.console import Console
+
+    return Console(file=file, width=width or make_console().width, force_jupyter=False)
+
+
+class Results(pd.DataFrame):
+    """Tidy results (a pandas DataFrame: one row per value, docs/formats.md)
+    with the headline at hand.
+
+    ``summary()`` is the overview (worst verdict and largest effect per
+    attribute and topic), ``findings()`` the judged values ranked material,
+    small, inconclusive, ``verdict_counts()`` the count of each verdict and
+    ``print()`` the one-screen headline the command line prints. In a
+    notebook the results of :func:`run`, :func:`evaluate` and
+    :func:`load_results` show the overview and the top findings; frames
+    derived from them (a filter, a selection of columns) show as tables.
+    """
+
+    _internal_names = pd.DataFrame._internal_names + ["_headline"]
+    _internal_names_set = set(_internal_names)
+    _headline = None  # how to print the headline of the run or evaluation these results came from
+
+    @property
+    def _constructor(self):
+        return Results
+
+    def summary(self) -> pd.DataFrame:
+        """One row per attribute and topic: the worst verdict, the largest
+        effect (×τ) and where it is, and the count of each verdict."""
+        return _summary.overview(self)
+
+    def findings(self, verdict=None, top: int | None = None) -> pd.DataFrame:
+        """Judged values ranked material, small, inconclusive, negligible,
+        undefined, largest effect first within each (``verdict``: keep one
+        kind or a list of kinds; ``top``: the first rows only)."""
+        return _summary.findings(self, verdict=verdict, top=top)
+
+    def verdict_counts(self) -> dict:
+        """``{verdict: number of values}`` for the five verdicts."""
+        return _summary.verdict_counts(self)
+
+    def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
+              quiet: bool = False) -> None:
+        """Print the headline: for the results of a run, what ``bias-suite
+        run`` prints after it (prediction counts, overview, top findings,
+        an example pair, verdict counts, where the files are).
+
+        detail : the per-group tables first (``--detail``).
+        lines : at most this many lines (``--lines``).
+        file, width : print to this stream at this width (default: stdout,
+            in colour on a terminal).
+        quiet : one line (``--quiet``).
+        """
+        show = self._headline or _Headline()
+        show(self, console=_console(file, width), detail=detail, lines=lines, quiet=quiet)
+
+    def _repr_html_(self):
+        if self._headline is None or "verdict" not in self.columns:
+            return super()._repr_html_()
+        return _runs.headline_html(self, title=self._headline.title_for(self))
+
+
+def _as_results(frame: pd.DataFrame, headline=None) -> Results:
+    out = Results(frame)
+    out.attrs.update(frame.attrs)
+    out._headline = headline
+    return out
+
+
+class _Headline:
+    """Prints the headline of one part of a run, or of an evaluation."""
+
+    def __init__(self, part=None, scored=None, source: str | None = None):
+        self.part, self.scored, self.source = part, scored, source
+
+    def title_for(self, results) -> str:
+        if self.part is not None:
+            return _runs.run_title([self.part])
+        what = f"{len(self.scored)} examples, " if self.scored is not None else ""
+        return f"{self.source + ': ' if self.source else ''}{what}{len(results)} result rows"
+
+    def __call__(self, results, *, console, detail, lines, quiet):
+        if self.part is not None:
+            _runs.print_run(dataclasses.replace(self.part, sequence=None), console=console, quiet=quiet, detail=detail,
+                            lines=lines)
+            return
+        _runs.print_results([(results, self.scored, "")], title=self.title_for(results),
+                            files=[], intervals=results.attrs.get("intervals"),
+                            console=console, quiet=quiet, detail=detail, lines=lines)
+
+
+@dataclasses.dataclass(repr=False)
+class RunResult(_pipeline.RunResult):
+    """Everything a run produced: ``examples``, ``scored`` (the scored
+    examples), ``results`` (:class:`Results`), ``suites``, ``model`` (its
+    name), ``paths`` and ``metadata`` (what ``run.json`` holds), ``failures``
+    (the failing INV cases) and, for a run that mixes task families,
+    ``sequence`` (the next family's part; ``parts()`` lists them all).
+    ``print()`` prints what ``bias-suite run`` prints after the same run."""
+
+    def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
+              quiet: bool = False) -> None:
+        """The headline of every part of the run (see :meth:`Results.print`)."""
+        _runs.print_run(self, console=_console(file, width), quiet=quiet, detail=detail, lines=lines)
+
+    def _repr_html_(self):
+        return "".join(p.results._repr_html_() for p in self.parts())
+
+    def __repr__(self) -> str:
+        parts = "; ".join(f"{p.model}: {len(p.examples)} examples, {len(p.results)} result rows"
+                          + (f" in {_runs.shown(p.folder)}" if p.folder is not None else "") for p in self.parts())
+        return f"<RunResult {parts}; .print() for the headline>"
+
+
+def _wrap(p: _pipeline.RunResult) -> RunResult:
+    """The pipeline's result as a :class:`RunResult` whose parts' results
+    are :class:`Results` that print their part's headline."""
+    nxt = _wrap(p.sequence) if p.sequence is not None else None
+    out = RunResult(**{f.name: getattr(p, f.name) for f in dataclasses.fields(p)} | {"sequence": nxt})
+    out.results = _as_results(p.results, _Headline(part=out))
+    return out
+
+
+def run(suites, model, out_dir=None, options=None, **overrides) -> RunResult:
+    """Expand the suites, predict with ``model``, judge every value once and
+    write the run folder (nothing is written when ``out_dir`` is None).
+
+    suites : bundled suite names, suite files or :class:`~bias_suite.suites.loader.Suite`
+        objects; or one examples table (a file, a DataFrame, or
+        :func:`~bias_suite.suites.tables.read_examples`'s table).
+    model : a default model name ("default-sentiment"), a local folder, a hub
+        id, a predictor (``class_names`` and ``predict_proba``), or a
+        callable with a ``class_names`` attribute
+        (``CallablePredictor(fn, class_names)`` wraps one without).
+    options : a :class:`~bias_suite.options.RunOptions`; keyword
+        ``overrides`` replace single options (``bootstrap=50``).
+    """
+    return _wrap(_pipeline.run(suites, model, out_dir, options, **overrides))
+
+
+@functools.wraps(_evaluate)
+def evaluate(scored, **options) -> Results:
+    from .families import as_scored
+
+    data = as_scored(scored)  # read and validated once
+    source = str(scored) if isinstance(scored, (str, Path)) else "scored examples"
+    return _as_results(_evaluate(data, **options), _Headline(scored=data, source=source))
+
+
+evaluate.__doc__ = """Metrics, intervals, tests and verdicts on scored examples (a file, a
+DataFrame or scored data), as :class:`Results`: the same table as
+``bias-suite evaluate``. Options as :func:`bias_suite.evaluation.evaluate`
+(metrics, attributes, max_tuples, seed, group_order_override, bootstrap,
+confidence, thresholds, significance, bernstein, multiplicity, weighting)."""
+
+
+def load_suite(suite):
+    """A suite by file or bundled name, checked by its task family
+    (every problem one error naming the file, line and field)."""
+    from .families import load_suite as _load
+    from .suites.loader import Suite, find_suite
+
+    return suite if isinstance(suite, Suite) else _load(find_suite(suite))
+
+
+def expand(suites, *, attributes=None, max_examples: int | None = None) -> pd.DataFrame:
+    """The examples of suites (names, files or :class:`Suite` objects; one
+    or a list), one row per example: id, template, attribute, group, term,
+    text, label (and the family's columns)."""
+    from .families import expand_suites
+
+    items = [suites] if isinstance(suites, (str, Path)) or not hasattr(suites, "__iter__") else list(suites)
+    return expand_suites([load_suite(s) for s in items], attributes=attributes, max_examples=max_examples)
+
+
+def _family_of_examples(examples: pd.DataFrame):
+    from .families import FAMILIES
+
+    if not isinstance(examples, pd.DataFrame) or "text" not in examples.columns:
+        raise BiasSuiteError("examples are a DataFrame with a text column (bias_suite.expand, "
+                             "bias_suite.read_examples)")
+    have = set(examples.columns)
+    # the family most of whose example columns are there (the first one on a tie)
+    return max(FAMILIES.values(), key=lambda f: (len(set(f.columns) & have) - len(set(f.columns) - have)))
+
+
+def score(examples: pd.DataFrame, model, *, class_map: dict | None = None, cache=False, engine="local",
+            progress: bool = False, device: str = "auto", batch_size: int = 64, dtype=None,
+            trust_remote_code: bool = False):
+    """Predict every distinct text of ``examples`` once: the scored examples
+    (docs/formats.md) that :func:`evaluate` takes. ``model`` as for
+    :func:`run`; ``cache``: the prediction cache (False, True or a folder)."""
+    from .suites.tables import ExamplesTable
+
+    if isinstance(examples, ExamplesTable):
+        examples = examples.frame
+    fam = _family_of_examples(examples)
+    predictor, _ = fam.load_model(model, device=device, batch_size=batch_size, progress=progress,
+                                  trust_remote_code=trust_remote_code, dtype=dtype)
+    return fam.score(examples, predictor, class_map=class_map, cache=cache, engine=engine, progress=progress)
+
+
+def load_results(folder) -> Results:
+    """The results a run or ``bias-suite evaluate`` wrote to ``folder``, as
+    :class:`Results` (their ``print()`` shows the run's headline, with its
+    worst counterfactual pair when the scored examples are there)."""
+    from .io.results import read_results_table
+
+    folder = Path(folder)
+    res = read_results_table(folder)
+    return _as_results(res, _FolderHeadline(folder))
+
+
+class _FolderHeadline:
+    """The headline of a results folder (read when printed)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def title_for(self, results) -> str:
+        meta = self._meta()
+        what = f"{meta['examples']} examples, " if meta.get("examples") is not None else ""
+        return f"{meta.get('model') or meta.get('scored') or _runs.shown(self.folder)}: {what}{len(results)} result rows"
+
+    def _meta(self) -> dict:
+        try:
+            return json.loads((self.folder / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def __call__(self, results, *, console, detail, lines, quiet):
+        from .io.results import run_file
+
+        meta = self._meta()
+        scored = None
+        found = run_file(self.folder, "scored.parquet", "scored.jsonl") if self.folder.is_dir() else None
+        if found is not None:
+            from .families import read_scored
+
+            scored = read_scored(found)
+        d = _runs.shown(self.folder)
+        report = self.folder / "report.html"
+        files = [f"{d}/results.csv", str(d / "report.html") if report.exists() else f"bias-suite report {d}"]
+        _runs.print_results([(results, scored, "")], title=self.title_for(results), files=files, intervals=meta.get("intervals"),
+                            console=console, quiet=quiet, detail=detail, lines=lines)
+
+
+def write_report(results, out=None, *, title: str | None = None) -> Path:
+    """Write the self-contained HTML report of a run (a :class:`RunResult`
+    that was written to a folder, or the folder itself); returns its path."""
+    from .report.html import write_html_report
+
+    folder = results.folder if isinstance(results, _pipeline.RunResult) else results
+    if folder is None:
+        raise BiasSuiteError("this run wrote no folder (out_dir=None); run it with out_dir to write a report")
+    return write_html_report(folder, out, title=title)
