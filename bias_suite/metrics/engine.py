@@ -17,7 +17,7 @@ from ..io.results import OPTIONAL_COLUMNS, RESULT_COLUMNS, empty_results, result
 from ..suites.views import counterfactual_view, group_order
 from .catalog import REGISTRY, MetricSpec, get_metric
 from .generalized import AttributeData, counterfactual_metric, group_metric
-from .scores import RateScore, get_score
+from .scores import IDENTITY, RateScore, get_score
 
 #: how the group view weighs examples: "balanced" (every template counts
 #: equally for every group) or "pooled" (every example counts once)
@@ -47,10 +47,11 @@ def balance_weights(frame: pd.DataFrame, attribute: str) -> np.ndarray | None:
     return 1.0 / size
 
 
-def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: bool = True,
+def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: bool | str = True,
                    weighting: str = "balanced") -> AttributeData:
     """The builders' input for one attribute, from the data's task family,
-    with the group view's example weights (``weighting``)."""
+    with the group view's example weights (``weighting``); ``probabilities``:
+    the input kind of :func:`metric_input_kind`."""
     ad = AttributeData(**family_of(data).metric_input(data, attribute, cf, groups, probabilities))
     if check_weighting(weighting) == "balanced":
         ad.row_weight = balance_weights(data.frame, attribute)
@@ -193,7 +194,7 @@ def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | N
     rows = []
     for a in wanted:
         groups = group_order(data.frame, a, group_order_override)
-        inputs: dict = {}  # probabilities? -> AttributeData, built when first needed
+        inputs: dict = {}  # input kind -> AttributeData, built when first needed
         for spec in specs:
             probabilities, note, classes = metric_input_kind(data, spec, fam, missing)
             if probabilities is None:
@@ -208,11 +209,14 @@ def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | N
 
 
 def metric_input_kind(data, spec, fam=None, missing=None) -> tuple:
-    """Which input a metric reads on this data: ``(probabilities, None,
-    None)`` with ``probabilities`` the flag of :func:`attribute_data`, or
+    """Which input a metric reads on this data: ``(kind, None, None)`` with
+    ``kind`` the ``probabilities`` argument of :func:`attribute_data` (False:
+    counts suffice, True: probability items, ``"identity"``: the counts and
+    items of the identity term only, for scores with ``at="identity"``), or
     ``(None, note, classes)`` when the metric does not apply (``note`` None:
-    not reported at all). ``missing``: the family's note on data without
-    probabilities (looked up when not given)."""
+    not reported at all; a family without identity terms lists the identity
+    scores in its ``score_notes``). ``missing``: the family's note on data
+    without probabilities (looked up when not given)."""
     fam = family_of(data) if fam is None else fam
     score = get_score(spec.score)
     name = getattr(score, "name", "")
@@ -222,6 +226,8 @@ def metric_input_kind(data, spec, fam=None, missing=None) -> tuple:
     missing = fam.missing_probabilities(data) if missing is None else missing
     if probabilities and missing:
         return None, missing, getattr(data, "prob_classes", data.classes)
+    if getattr(score, "at", "all") == IDENTITY:
+        return IDENTITY, None, None
     return probabilities, None, None
 
 
