@@ -77,7 +77,9 @@ class TaskFamily:
         number, a string, or a tuple with one number per class);
         ``example_scores(data, cls)``: per example the score of class
         ``cls`` that the headline's example sentence pair compares, named
-        ``example_score_name`` there.
+        ``example_score_name`` there. ``measured_on(spec, cls)``: what a
+        metric's row of class ``cls`` counts, in words, for the findings
+        ("all PER spans", "PER identity span"); None: the class says it.
     """
 
     name: str
@@ -105,4 +107,5 @@ class TaskFamily:
     summary_stats: Callable | None = None
     example_scores: Callable = probability_column
     example_score_name: str = "probability"
+    measured_on: Callable | None = None
     description: str = ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..base import TaskFamily
 from .expansion import SEQUENCE_COLUMNS, check_suite, sequence_rows
+from .identity import measured_on
 from .metric_input import block_scores, metric_input, missing_probabilities
 from .model import DEFAULT_NAMES, check_model, load_model, run_meta, score
 from .summary import example_scores, summary_stats
@@ -37,5 +38,6 @@ FAMILY = TaskFamily(
     summary_stats=summary_stats,
     example_scores=example_scores,
     example_score_name="probability at the identity term",
+    measured_on=measured_on,
     inv_criteria=("tags",),
 )

@@ -29,7 +29,7 @@ import numpy as np
 from ...exceptions import MetricError
 from ...suites.bilou import identity_span_counts
 
-__all__ = ["identity_counts", "identity_input"]
+__all__ = ["identity_counts", "identity_input", "measured_on"]
 
 
 def identity_counts(data) -> np.ndarray:
@@ -90,3 +90,18 @@ def identity_input(data, rows: np.ndarray, token_items) -> dict:
     out.update(item_row=local.astype(np.int64), item_pos=np.zeros(len(local), np.int64), item_P=P[ident][:, keep],
                item_y=np.where(yi >= 0, to_class[np.maximum(yi, 0)], -1))
     return out
+
+
+def measured_on(spec, cls) -> str:
+    """What a row of metric ``spec`` and class ``cls`` counts, for the
+    findings: "PER identity span" / "all PER spans" (span metrics), "PER at
+    the identity term" / "PER over all tokens" (probability metrics)."""
+    at_term = getattr(spec.phi, "at", "all") == "identity"
+    one = cls is not None and cls != "all"
+    if spec.based_on == "prediction":
+        if at_term:
+            return f"{cls} identity span" if one else "identity span"
+        return f"all {cls} spans" if one else "all spans"
+    if at_term:
+        return f"{cls} at the identity term" if one else "at the identity term"
+    return f"{cls} over all tokens" if one else "all tokens"
