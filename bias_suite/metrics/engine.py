@@ -54,8 +54,17 @@ def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: boo
     the input kind of :func:`metric_input_kind`."""
     ad = AttributeData(**family_of(data).metric_input(data, attribute, cf, groups, probabilities))
     if check_weighting(weighting) == "balanced":
-        ad.row_weight = balance_weights(data.frame, attribute)
+        ad.row_weight = _attribute_weights(data, attribute)
     return ad
+
+
+def _attribute_weights(data, attribute: str):
+    """:func:`balance_weights` of one attribute, computed once per data set
+    (every input kind of the attribute shares them)."""
+    cache = data.__dict__.setdefault("_balance_weights", {})
+    if attribute not in cache:
+        cache[attribute] = balance_weights(data.frame, attribute)
+    return cache[attribute]
 
 
 def not_applicable_rows(spec: MetricSpec, attribute: str, classes: Sequence[str], note: str) -> list:
