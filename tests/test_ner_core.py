@@ -564,8 +564,8 @@ def _headline(result) -> str:
 
     from bias_suite.report.headline import HeadlineInput, print_headline
 
-    buf = io.StringIO()
-    print_headline(HeadlineInput(result.results, scored=result.scored), console=Console(file=buf, width=100))
+    buf = io.StringIO()  # the scored data labelled with the family's label, as `bias-suite run` passes it
+    print_headline(HeadlineInput(result.results, scored=[("NER", result.scored)]), console=Console(file=buf, width=100))
     return buf.getvalue()
 
 
@@ -609,6 +609,8 @@ def test_identity_span_finds_what_context_names_dilute(context_suite):
     assert any("female vs male · PER identity span" in line for line in findings)
     assert all(("IdentitySpan-" in line) == ("identity" in line.split("·")[-1]) for line in findings)
     assert "not computed" not in text
+    # the example pair: Emma against a male name, the largest gap at the identity term
+    assert "Worst counterfactual pair of names" in text and "p=0.300 female Emma" in text
 
 
 def test_a_tagger_without_probabilities_says_what_it_cannot_compute(context_suite):

@@ -144,7 +144,8 @@ def _locate(r, parts) -> tuple | None:
     labelled = {lab for lab, _ in parts if lab}
     own = next((lab for lab in labelled if str(r["attribute"]).endswith(f" ({lab})")), "")
     for lab, s in parts:
-        a = _attribute_in(r["attribute"], lab, s) if lab == own else None
+        # an attribute without a label's suffix is any part's that has it (one labelled part is not suffixed)
+        a = _attribute_in(r["attribute"], lab, s) if lab == own or not own else None
         if a is not None:
             return s, a
     return None
