@@ -520,11 +520,12 @@ def test_identity_span_metrics_are_not_reported_for_classifiers():
     res = evaluate(data)
     assert set(res["metric"]) == {m.name for m in PUBLISHED_METRICS}  # as before: no identity-span rows, no notes
     assert evaluate(data, metrics=[m.name for m in IDENTITY_SPAN_METRICS]).empty
-    # a user's rate measured at the identity term cannot be computed on texts: an error, not plain rates
+    # a user's rate measured at the identity term is not computed on texts either (not as plain rates)
     mine = MetricSpec("Mine", "PCM", score=rate_score("id_tp", lambda s: (s["tp"], s["tp"] < 0, ""), at="identity"),
                       comparison="abs", normalizer="pairs")
-    with pytest.raises(MetricError, match="sequence labelling only"):
-        evaluate(data, metrics=[mine])
+    assert evaluate(data, metrics=[mine, "FNED"])["metric"].unique().tolist() == ["FNED"]
+    with pytest.raises(MetricError, match="at must be one of"):
+        rate_score("x", lambda s: s, at="term")
 
 
 def test_not_computed_metrics_are_named():

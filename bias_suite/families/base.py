@@ -59,6 +59,10 @@ class TaskFamily:
         suffice. ``items_are_examples``: one probability item per example
         (then one input serves both). ``score_notes``: score name -> the
         note of its null rows (None: not reported at all).
+        ``identity_span``: the data has the identity term's own span, and
+        ``metric_input(..., probabilities="identity")`` gives the counts and
+        items of that span alone (the scores measured ``at="identity"``;
+        other families do not report them).
         ``missing_probabilities(data)``: a note when the data has no
         probabilities, else None.
     Statistics
@@ -99,6 +103,7 @@ class TaskFamily:
     read_fast: Callable | None = None
     items_are_examples: bool = False
     score_notes: Mapping[str, str | None] = field(default_factory=dict)
+    identity_span: bool = False
     missing_probabilities: Callable = lambda data: None
     fast_bootstrap: bool = False
     extra_parts: tuple = ()

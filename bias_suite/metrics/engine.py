@@ -223,19 +223,24 @@ def metric_input_kind(data, spec, fam=None, missing=None) -> tuple:
     counts suffice, True: probability items, ``"identity"``: the counts and
     items of the identity term only, for scores with ``at="identity"``), or
     ``(None, note, classes)`` when the metric does not apply (``note`` None:
-    not reported at all; a family without identity terms lists the identity
-    scores in its ``score_notes``). ``missing``: the family's note on data
-    without probabilities (looked up when not given)."""
+    not reported at all: the family's ``score_notes``, and the scores
+    measured at the identity term for a family without ``identity_span``,
+    such as a text classifier, whose unit is the whole text). ``missing``:
+    the family's note on data without probabilities (looked up when not
+    given)."""
     fam = family_of(data) if fam is None else fam
     score = get_score(spec.score)
     name = getattr(score, "name", "")
     if name in fam.score_notes:
         return None, fam.score_notes[name], data.classes
+    at_term = getattr(score, "at", "all") == IDENTITY
+    if at_term and not fam.identity_span:
+        return None, None, data.classes
     probabilities = fam.items_are_examples or not isinstance(score, RateScore)
     missing = fam.missing_probabilities(data) if missing is None else missing
     if probabilities and missing:
         return None, missing, getattr(data, "prob_classes", data.classes)
-    if getattr(score, "at", "all") == IDENTITY:
+    if at_term:
         return IDENTITY, None, None
     return probabilities, None, None
 

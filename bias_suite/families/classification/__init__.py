@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...suites.expansion import EXAMPLE_COLUMNS, text_rows
 from ..base import TaskFamily
-from .metric_input import IDENTITY_SCORES, block_scores, metric_input
+from .metric_input import block_scores, metric_input
 from .model import DEFAULT_NAMES, check_model, load_model, run_meta, score
 from .summary import summary_stats
 from .scored import ScoredData, check_scored, read_fast, scored_from_arrays
@@ -28,8 +28,6 @@ FAMILY = TaskFamily(
     read_fast=read_fast,
     metric_input=metric_input,
     items_are_examples=True,
-    # a text is one unit: the metrics measured at the identity term's own span are the taggers'
-    score_notes=dict.fromkeys(IDENTITY_SCORES),
     block_scores=block_scores,
     fast_bootstrap=True,
     extra_parts=("bernstein",),

@@ -9,7 +9,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ...exceptions import MetricError
 from ...suites.views import block_tables
 
 
@@ -39,18 +38,9 @@ def classification_counts(y: np.ndarray, yhat: np.ndarray):
     return counts
 
 
-#: the scores measured at the identity term's own span (``at="identity"``), which
-#: a text classifier does not have: not reported (the family's ``score_notes``)
-IDENTITY_SCORES = ("identity_recall", "identity_FNR", "identity_prob", "identity_prob_pos")
-
-
-def metric_input(data, attribute: str, cf, groups: list, probabilities: bool | str = True) -> dict:
+def metric_input(data, attribute: str, cf, groups: list, probabilities: bool = True) -> dict:
     """Arrays of one attribute (attribute-local positions); every example is
-    one probability item, so ``probabilities`` changes nothing, except that
-    there is no input measured at the identity term (``"identity"``)."""
-    if probabilities == "identity":
-        raise MetricError("scores measured at the identity term's own span (at='identity') apply to "
-                          "sequence labelling only; a text classifier has one unit per text")
+    one probability item, so ``probabilities`` changes nothing."""
     fr = data.frame
     rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
     local = np.full(len(fr), -1, dtype=np.int64)

@@ -32,6 +32,7 @@ FAMILY = TaskFamily(
     metric_input=metric_input,
     # FPR and TNR need true negatives, which spans do not have; accuracy is not reported
     score_notes={"FPR": NOT_APPLICABLE_NOTE, "TNR": NOT_APPLICABLE_NOTE, "accuracy": None},
+    identity_span=True,  # term_span: the identity-span metrics (identity.py)
     missing_probabilities=missing_probabilities,
     block_scores=block_scores,
     run_meta=run_meta,
