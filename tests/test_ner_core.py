@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -395,3 +396,263 @@ def test_bracketed_display():
 
     assert bracketed(["Ann", "went", "to", "New", "Zealand"], ["U-PER", "O", "O", "B-LOC", "L-LOC"]) == \
         "[Ann]PER went to [New Zealand]LOC"
+
+
+# ------------------------------------------------------------------ measured at the identity term
+ID_TAGS = ["O", "B-PER", "L-PER", "U-PER"]
+
+
+def _idp(rows):
+    return [{t: float(d.get(t, 0.0)) for t in ID_TAGS} for d in rows]
+
+
+def context_table():
+    """Two templates x groups f and m; every sentence also has a context
+    name, which the identity-span metrics leave out.
+
+    t1 "<X> met John Smith .": f (Emma) identity missed, m (Liam) found,
+       John Smith found for both;
+    t2 "Ann and <X> left .": both identity terms found, the context name
+       Ann found for f, missed for m.
+    All PER spans: f 3 of 4 found, m 3 of 4: no difference. Identity spans:
+    f 1 of 2, m 2 of 2. Probability of PER at the identity term: f 0.3,
+    0.7; m 0.9, 0.8.
+    """
+    O_ = {"O": 1.0}
+    per = lambda p, tag="U-PER": {tag: p, "O": 1 - p}  # noqa: E731
+    return pd.DataFrame([
+        dict(id="f1", template="t1", attribute="names", group="f", term="Emma",
+             tokens=["Emma", "met", "John", "Smith", "."], tags=["U-PER", "O", "B-PER", "L-PER", "O"],
+             pred_tags=["O", "O", "B-PER", "L-PER", "O"], term_span=[0, 1],
+             tag_probs=_idp([per(0.3), O_, per(0.9, "B-PER"), per(0.9, "L-PER"), O_])),
+        dict(id="m1", template="t1", attribute="names", group="m", term="Liam",
+             tokens=["Liam", "met", "John", "Smith", "."], tags=["U-PER", "O", "B-PER", "L-PER", "O"],
+             pred_tags=["U-PER", "O", "B-PER", "L-PER", "O"], term_span=[0, 1],
+             tag_probs=_idp([per(0.9), O_, per(0.9, "B-PER"), per(0.9, "L-PER"), O_])),
+        dict(id="f2", template="t2", attribute="names", group="f", term="Olivia",
+             tokens=["Ann", "and", "Olivia", "left", "."], tags=["U-PER", "O", "U-PER", "O", "O"],
+             pred_tags=["U-PER", "O", "U-PER", "O", "O"], term_span=[2, 3],
+             tag_probs=_idp([per(0.9), O_, per(0.7), O_, O_])),
+        dict(id="m2", template="t2", attribute="names", group="m", term="Noah",
+             tokens=["Ann", "and", "Noah", "left", "."], tags=["U-PER", "O", "U-PER", "O", "O"],
+             pred_tags=["O", "O", "U-PER", "O", "O"], term_span=[2, 3],
+             tag_probs=_idp([per(0.2), O_, per(0.8), O_, O_])),
+    ])
+
+
+def test_identity_span_counts_hand_computed():
+    from bias_suite.families.sequence.identity import identity_counts
+    from bias_suite.suites.bilou import identity_span_counts
+
+    d = check_sequence_scored(context_table())
+    # (tp, fp, fn, pp) of PER at the identity term: Emma missed, the others found
+    assert identity_counts(d)[:, 0].tolist() == [[0, 0, 1, 0], [1, 0, 0, 1], [1, 0, 0, 1], [1, 0, 0, 1]]
+    # all spans (span_counts) count John Smith and Ann too
+    assert d.span_counts[:, 0].tolist() == [[1, 0, 1, 1], [2, 0, 0, 2], [2, 0, 0, 2], [1, 0, 1, 1]]
+    # a predicted span that overlaps the term but is not its span: fp; the identity span of a
+    # multi-token term is the gold span that holds its first token
+    got = identity_span_counts(["B-PER", "L-PER", "O"], ["U-PER", "U-LOC", "O"], (0, 2), ["PER", "LOC"])
+    assert got == {"PER": (0, 1, 1, 1), "LOC": (0, 1, 0, 1)}
+    assert identity_span_counts(None, ["U-PER"], (0, 1), ["PER"]) == {"PER": (0, 1, 0, 1)}
+
+
+def test_identity_span_metrics_hand_computed_in_both_views():
+    res = evaluate(context_table(), max_tuples=None)
+    # all PER spans: 3 of 4 found for each group -> no difference
+    assert _val(res, "TPR-Gap", "PER")["value"] == pytest.approx(0.0, **APPROX)
+    assert _val(res, "FNED", "PER")["value"] == pytest.approx(0.0, **APPROX)
+    # identity spans: recall f 1/2, m 2/2; FNR f 1/2, m 0, all 1/4
+    assert _val(res, "IdentitySpan-Recall-Gap", "PER", "f|m")["value"] == pytest.approx(0.5, **APPROX)
+    assert _val(res, "IdentitySpan-Recall-Gap", "PER")["value"] == pytest.approx(0.5, **APPROX)
+    assert _val(res, "IdentitySpan-Recall-Diff", "PER")["value"] == pytest.approx(-0.5, **APPROX)
+    for g in ("f", "m"):
+        row = _val(res, "IdentitySpan-FNED", "PER", g)
+        assert row["value"] == pytest.approx(0.25, **APPROX) and row["n"] == 2
+    assert _val(res, "IdentitySpan-FNED", "PER")["value"] == pytest.approx(0.5, **APPROX)
+    # FNR-Ratio: f 0.5 / 0 (the rest, m, misses nothing) is undefined; m 0 / 0.5 = 0
+    assert pd.isna(_val(res, "IdentitySpan-FNR-Ratio", "PER", "f")["value"])
+    assert _val(res, "IdentitySpan-FNR-Ratio", "PER", "m")["value"] == pytest.approx(0.0, **APPROX)
+    # PosAEG at the identity term: f {0.3, 0.7} below every m score {0.9, 0.8}
+    assert _val(res, "IdentitySpan-PosAEG", "PER", "f")["value"] == pytest.approx(-0.5, **APPROX)
+    assert _val(res, "IdentitySpan-PosAEG", "PER", "m")["value"] == pytest.approx(0.5, **APPROX)
+    # counterfactual view: tuple t1 found for m only (|0 - 1| = 1), t2 for both (0)
+    cf = _val(res, "IdentitySpan-CF-Recall-Gap", "PER")
+    assert cf["value"] == pytest.approx(0.5, **APPROX) and cf["n"] == 2
+    # CFGap at the term: (|0.3 - 0.9| + |0.7 - 0.8|) / 2; over all 5 positions it is
+    # (0.6 / 5 + (0.7 + 0.1) / 5) / 2, Ann's probability included
+    assert _val(res, "IdentitySpan-CFGap", "PER", "f|m")["value"] == pytest.approx(0.35, **APPROX)
+    assert _val(res, "CFGap", "PER")["value"] == pytest.approx((0.6 / 5 + 0.8 / 5) / 2, **APPROX)
+    # the identity-span metrics report the identity terms' types only (no O)
+    ident = res[res["metric"].str.startswith("IdentitySpan-")]
+    assert set(ident["class"]) == {"PER"}
+    assert set(ident["metric"]) == {"IdentitySpan-FNED", "IdentitySpan-FNR-Ratio", "IdentitySpan-Recall-Gap",
+                                    "IdentitySpan-Recall-Diff", "IdentitySpan-PosAEG", "IdentitySpan-CF-Recall-Gap",
+                                    "IdentitySpan-CFGap"}
+
+
+def test_identity_span_metrics_without_probabilities_or_identity_spans():
+    df = context_table().drop(columns=["tag_probs"])
+    res = evaluate(df, max_tuples=None)
+    # span metrics keep their values; the probability ones are null rows that say why
+    assert _val(res, "IdentitySpan-Recall-Diff", "PER")["value"] == pytest.approx(-0.5, **APPROX)
+    for m in ("IdentitySpan-PosAEG", "IdentitySpan-CFGap"):
+        sub = res[res["metric"] == m]
+        assert len(sub) and sub["value"].isna().all()
+        assert sub["note"].str.startswith("needs tag probabilities").all()
+    # identity terms that are no entity (gold O): no identity span, null rows with a note
+    df = context_table()
+    for i, s in enumerate(df["term_span"]):
+        df.at[i, "tags"] = [("O" if j == s[0] else t) for j, t in enumerate(df.at[i, "tags"])]
+    res = evaluate(df, metrics=["IdentitySpan-FNED", "IdentitySpan-CF-Recall-Gap"], max_tuples=None)
+    assert len(res) and res["value"].isna().all() and set(res["class"]) == {"PER"}
+    assert res["note"].str.contains("no identity span of the type|no counterfactual tuple").all()
+
+
+def test_identity_span_metrics_are_not_reported_for_classifiers():
+    from bias_suite.exceptions import MetricError
+    from bias_suite.families import scored_from_arrays
+    from bias_suite.metrics import MetricSpec, rate_score
+    from bias_suite.metrics.catalog import IDENTITY_SPAN_METRICS, PUBLISHED_METRICS
+
+    frame = pd.DataFrame([dict(id=f"{t}{g}", template=t, attribute="a", group=g, term=g, text="x", label="pos")
+                          for t in ("t1", "t2") for g in ("x", "y")])
+    data = scored_from_arrays(frame, np.array([[0.2, 0.8], [0.4, 0.6], [0.3, 0.7], [0.9, 0.1]]), ["neg", "pos"])
+    res = evaluate(data)
+    assert set(res["metric"]) == {m.name for m in PUBLISHED_METRICS}  # as before: no identity-span rows, no notes
+    assert evaluate(data, metrics=[m.name for m in IDENTITY_SPAN_METRICS]).empty
+    # a user's rate measured at the identity term is not computed on texts either (not as plain rates)
+    mine = MetricSpec("Mine", "PCM", score=rate_score("id_tp", lambda s: (s["tp"], s["tp"] < 0, ""), at="identity"),
+                      comparison="abs", normalizer="pairs")
+    assert evaluate(data, metrics=[mine, "FNED"])["metric"].unique().tolist() == ["FNED"]
+    with pytest.raises(MetricError, match="at must be one of"):
+        rate_score("x", lambda s: s, at="term")
+
+
+def test_not_computed_metrics_are_named():
+    from bias_suite.report.headline import not_computed
+
+    res = evaluate(context_table().drop(columns=["tag_probs"]), max_tuples=None)
+    need = dict(not_computed(res))
+    assert list(need) == ["needs tag probabilities"]
+    assert {"CFGap", "AvgGF", "IdentitySpan-PosAEG", "IdentitySpan-CFGap"} <= set(need["needs tag probabilities"])
+    assert "FNED" not in need["needs tag probabilities"] and "FPED" not in need["needs tag probabilities"]
+    assert not_computed(evaluate(context_table(), max_tuples=None)) == []
+
+
+# ------------------------------------------------------------------ truth known: a gazetteer tagger
+FEMALE = ["Emma", "Olivia", "Sophia", "Ava", "Mia"]
+MALE = ["Liam", "Noah", "James", "Lucas", "Henry"]
+CONTEXT = ["John", "Smith", "Mark", "Davis", "Paul", "Brown", "Tom", "Clark"]
+_CTX_TAGS = "{John Smith: PER, Mark Davis: PER, Paul Brown: PER, Tom Clark: PER}"
+CONTEXT_SUITE = "suite: ner_context\ntask: sequence_labelling\nidentity_terms: [names5.yaml]\ntemplates:\n" + "".join(
+    f'  - {{id: c{i}, text: "{t}", tags: {_CTX_TAGS}}}\n' for i, t in enumerate([
+        "{Person} met John Smith, Mark Davis, Paul Brown and Tom Clark.",
+        "John Smith and {person} called Mark Davis, Paul Brown and Tom Clark.",
+        "Mark Davis, Paul Brown, Tom Clark and John Smith thanked {person}.",
+        "According to Tom Clark, {person} and Paul Brown hired John Smith and Mark Davis.",
+        "{Person} wrote to Paul Brown after John Smith, Mark Davis and Tom Clark left.",
+        "Tom Clark told Mark Davis that {person} had met John Smith and Paul Brown.",
+        "John Smith, Paul Brown and {person} visited Tom Clark and Mark Davis.",
+        "Paul Brown invited {person}, Tom Clark, Mark Davis and John Smith.",
+    ], 1))
+NAMES5 = f"attribute: names\nsources: [test]\ngroups:\n  female:\n    person: {FEMALE}\n  male:\n    person: {MALE}\n"
+
+
+def _headline(result) -> str:
+    import io
+
+    from rich.console import Console
+
+    from bias_suite.report.headline import HeadlineInput, print_headline
+
+    buf = io.StringIO()  # the scored data labelled with the family's label, as `bias-suite run` passes it
+    print_headline(HeadlineInput(result.results, scored=[("NER", result.scored)]), console=Console(file=buf, width=100))
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def context_suite(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ner_context")
+    (d / "names5.yaml").write_text(NAMES5)
+    (d / "ner_context.yaml").write_text(CONTEXT_SUITE)
+    return d / "ner_context.yaml"
+
+
+def test_identity_span_finds_what_context_names_dilute(context_suite):
+    """A tagger that misses one of the five female first names and finds
+    every other name, context names included. Each sentence has the
+    identity term and four context names, so over all PER spans the miss
+    is diluted five times: female recall 1 - 1/25 vs 1 at the identity
+    span 1 - 1/5. Only the identity-span metrics call it material, and the
+    headline says which spans each finding counts."""
+    from _tiny_ner import GazetteerTagger
+    from bias_suite.run import run
+
+    r = run([context_suite], GazetteerTagger(FEMALE + MALE + CONTEXT, missed=["Emma"]), None, progress=False,
+            bootstrap=50, cache=False)
+    res = r.results
+    ident = _val(res, "IdentitySpan-Recall-Diff", "PER")
+    every = _val(res, "Recall-Diff", "PER")
+    assert ident["value"] == pytest.approx(-1 / 5, **APPROX) and every["value"] == pytest.approx(-1 / 25, **APPROX)
+    assert ident["verdict"] == "material" and every["verdict"] != "material"
+    assert ident["effect"] == pytest.approx(5 * every["effect"])
+    for m in ("IdentitySpan-FNED", "IdentitySpan-PosAEG", "IdentitySpan-CF-Recall-Gap", "IdentitySpan-CFGap"):
+        rows = res[(res["metric"] == m) & (res["class"] == "PER")]
+        assert (rows["verdict"] == "material").all(), rows[["group", "value", "verdict", "reason"]]
+    fned = _val(res, "IdentitySpan-FNED", "PER", "female")
+    assert fned["value"] == pytest.approx(1 / 5 - 1 / 10, **APPROX) and "higher for 'female'" in fned["reason"]
+    assert "at the identity term" in fned["reason"]
+    # the counterfactual view: one tuple in five has Emma, missed where the male name is found
+    assert _val(res, "IdentitySpan-CF-Recall-Gap", "PER")["value"] == pytest.approx(1 / 5, **APPROX)
+    text = _headline(r)
+    findings = [line for line in text.splitlines() if re.match(r"\s*\d+ \S+× ", line)]
+    assert findings and findings[0].split()[3].startswith("IdentitySpan-")
+    assert any("female vs male · PER identity span" in line for line in findings)
+    assert all(("IdentitySpan-" in line) == ("identity" in line.split("·")[-1]) for line in findings)
+    assert "not computed" not in text
+    # the example pair: Emma against a male name, the largest gap at the identity term
+    assert "Worst counterfactual pair of names" in text and "p=0.300 female Emma" in text
+
+
+def test_a_tagger_without_probabilities_says_what_it_cannot_compute(context_suite):
+    from _tiny_ner import GazetteerTagger
+    from bias_suite.run import run
+
+    r = run([context_suite], GazetteerTagger(FEMALE + MALE + CONTEXT, missed=["Emma"], probabilities=False), None,
+            progress=False, bootstrap=50, cache=False)
+    res = r.results
+    assert _val(res, "IdentitySpan-Recall-Diff", "PER")["verdict"] == "material"
+    text = " ".join(_headline(r).split())
+    head = "not computed (needs tag probabilities): "
+    assert head in text
+    named = text.split(head)[1].split(" material")[0]
+    prob_metrics = set(res.loc[res["note"].fillna("").str.startswith("needs tag probabilities"), "metric"])
+    assert {"IdentitySpan-PosAEG", "IdentitySpan-CFGap", "CFGap", "AvgGF"} <= prob_metrics
+    assert all(m in named for m in prob_metrics)
+    # no test row disappears without a note: every metric a tagger with probabilities gets is there
+    assert {m.name for m in __import__("bias_suite.metrics.catalog", fromlist=["x"]).NAMED_METRICS} - {"AccuracyDiff"} \
+        <= set(res["metric"])
+
+
+def test_bundled_names_suite_truth(tmp_path):
+    """ner_names with a tagger that misses every female first name and
+    finds every other name: the identity span is never found for the
+    female group; over all PER spans the 25 context names "Mark Johnson"
+    it finds give 25 of 675."""
+    import yaml
+
+    from _tiny_ner import GazetteerTagger
+    from bias_suite.run import run
+
+    g = yaml.safe_load(open("identity_terms/names.yaml"))["groups"]
+    fem, male = g["female"]["person"], g["male"]["person"]
+    r = run(["templates/ner_names.yaml"], GazetteerTagger(fem + male + ["Mark", "Johnson"], missed=fem), None,
+            progress=False, bootstrap=0, cache=False, significance=False)
+    res = r.results
+    assert _val(res, "IdentitySpan-Recall-Diff", "PER")["value"] == pytest.approx(-1.0, **APPROX)
+    assert _val(res, "Recall-Diff", "PER")["value"] == pytest.approx(25 / 675 - 1, **APPROX)
+    st = r.scored
+    from bias_suite.families.sequence.summary import summary_stats
+
+    s = summary_stats(st).set_index("group")
+    assert s.loc["female", "PER identity recall"] == 0 and s.loc["male", "PER identity recall"] == 1

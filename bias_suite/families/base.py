@@ -59,6 +59,10 @@ class TaskFamily:
         suffice. ``items_are_examples``: one probability item per example
         (then one input serves both). ``score_notes``: score name -> the
         note of its null rows (None: not reported at all).
+        ``identity_span``: the data has the identity term's own span, and
+        ``metric_input(..., probabilities="identity")`` gives the counts and
+        items of that span alone (the scores measured ``at="identity"``;
+        other families do not report them).
         ``missing_probabilities(data)``: a note when the data has no
         probabilities, else None.
     Statistics
@@ -77,7 +81,9 @@ class TaskFamily:
         number, a string, or a tuple with one number per class);
         ``example_scores(data, cls)``: per example the score of class
         ``cls`` that the headline's example sentence pair compares, named
-        ``example_score_name`` there.
+        ``example_score_name`` there. ``measured_on(spec, cls)``: what a
+        metric's row of class ``cls`` counts, in words, for the findings
+        ("all PER spans", "PER identity span"); None: the class says it.
     """
 
     name: str
@@ -97,6 +103,7 @@ class TaskFamily:
     read_fast: Callable | None = None
     items_are_examples: bool = False
     score_notes: Mapping[str, str | None] = field(default_factory=dict)
+    identity_span: bool = False
     missing_probabilities: Callable = lambda data: None
     fast_bootstrap: bool = False
     extra_parts: tuple = ()
@@ -105,4 +112,5 @@ class TaskFamily:
     summary_stats: Callable | None = None
     example_scores: Callable = probability_column
     example_score_name: str = "probability"
+    measured_on: Callable | None = None
     description: str = ""

@@ -142,7 +142,8 @@ def _cf(name, gen, score, comp, N="pairs", src="", desc="", **kw):
     return MetricSpec(name, gen, "counterfactual", score, comp, N, None, source=src, description=desc, **kw)
 
 
-NAMED_METRICS: list[MetricSpec] = [
+#: the published metrics (docs/metrics.md, "Named metrics"), each with its source
+PUBLISHED_METRICS: list[MetricSpec] = [
     # ---- group view
     _g("FPED", "BCM", "FPR", "abs", "1", "all", DIXON, "False positive equality difference: sum_t |FPR(S) - FPR(S^t)|"),
     _g("FNED", "BCM", "FNR", "abs", "1", "all", DIXON, "False negative equality difference: sum_t |FNR(S) - FNR(S^t)|"),
@@ -177,6 +178,33 @@ NAMED_METRICS: list[MetricSpec] = [
     _cf("AvgIF-TC", "PCM", "prob_pos", "W1", "pairs", CZARNOWSKA, "AvgIF on gold-c examples", per_template=True, true_class=True),
     _cf("AvgScoreDiff", "PCM", "mean_prob", "abs", "pairs", POPOVIC, "mean over pairs |mean f(S_j^a) - mean f(S_j^b)|, per template", per_template=True),
 ]
+
+
+def _own(of: str) -> str:
+    return f"bias_suite: {of} measured at the identity term's own span (not a published metric)"
+
+
+#: this project's own metrics: taggers measured at the identity term's own span
+#: (docs/metrics.md, "Measured at the identity term"); not reported for classifiers
+IDENTITY_SPAN_METRICS: list[MetricSpec] = [
+    _g("IdentitySpan-FNED", "BCM", "identity_FNR", "abs", "1", "all", _own(f"FNED ({DIXON})"),
+       "FNED of identity spans: sum_t |FNR(S) - FNR(S^t)|, the identity slot's own span only"),
+    _g("IdentitySpan-FNR-Ratio", "VBCM", "identity_FNR", "ratio_to_background", None, "rest", _own(f"FNR-Ratio ({BEUTEL})"),
+       "FNR of identity spans: FNR(S^t) / FNR(S minus S^t)"),
+    _g("IdentitySpan-Recall-Gap", "PCM", "identity_recall", "abs", "pairs", None, _own(f"TPR-Gap ({DEARTEAGA})"),
+       "mean over pairs |recall a - recall b| of identity spans"),
+    _g("IdentitySpan-Recall-Diff", "PCM", "identity_recall", "diff", "1", None, _own(f"Recall-Diff ({MEHRABI})"),
+       "recall(first) - recall(second) of identity spans", two_groups=True),
+    _g("IdentitySpan-PosAEG", "VBCM", "identity_prob_pos", "AEG", None, "rest", _own(f"PosAEG ({BORKAN})"),
+       "PosAEG of the probability of the identity term's gold type at the term"),
+    _cf("IdentitySpan-CF-Recall-Gap", "PCM", "identity_recall", "abs", "pairs", _own("the counterfactual gap (Garg et al. 2019) of span recall"),
+        "mean over tuples and pairs |hit(a) - hit(b)|, hit = the identity span is found"),
+    _cf("IdentitySpan-CFGap", "PCM", "identity_prob", "abs", "pairs", _own(f"CFGap ({GARG})"),
+        "mean over tuples and pairs |f(a,c) - f(b,c)| at the identity term"),
+]
+
+#: every named metric: the published ones and this project's own
+NAMED_METRICS: list[MetricSpec] = PUBLISHED_METRICS + IDENTITY_SPAN_METRICS
 
 REGISTRY: dict[str, MetricSpec] = {m.name: m for m in NAMED_METRICS}
 

@@ -17,7 +17,7 @@ from ..io.results import OPTIONAL_COLUMNS, RESULT_COLUMNS, empty_results, result
 from ..suites.views import counterfactual_view, group_order
 from .catalog import REGISTRY, MetricSpec, get_metric
 from .generalized import AttributeData, counterfactual_metric, group_metric
-from .scores import RateScore, get_score
+from .scores import IDENTITY, RateScore, get_score
 
 #: how the group view weighs examples: "balanced" (every template counts
 #: equally for every group) or "pooled" (every example counts once)
@@ -47,14 +47,24 @@ def balance_weights(frame: pd.DataFrame, attribute: str) -> np.ndarray | None:
     return 1.0 / size
 
 
-def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: bool = True,
+def attribute_data(data, attribute: str, cf, groups: list, *, probabilities: bool | str = True,
                    weighting: str = "balanced") -> AttributeData:
     """The builders' input for one attribute, from the data's task family,
-    with the group view's example weights (``weighting``)."""
+    with the group view's example weights (``weighting``); ``probabilities``:
+    the input kind of :func:`metric_input_kind`."""
     ad = AttributeData(**family_of(data).metric_input(data, attribute, cf, groups, probabilities))
     if check_weighting(weighting) == "balanced":
-        ad.row_weight = balance_weights(data.frame, attribute)
+        ad.row_weight = _attribute_weights(data, attribute)
     return ad
+
+
+def _attribute_weights(data, attribute: str):
+    """:func:`balance_weights` of one attribute, computed once per data set
+    (every input kind of the attribute shares them)."""
+    cache = data.__dict__.setdefault("_balance_weights", {})
+    if attribute not in cache:
+        cache[attribute] = balance_weights(data.frame, attribute)
+    return cache[attribute]
 
 
 def not_applicable_rows(spec: MetricSpec, attribute: str, classes: Sequence[str], note: str) -> list:
@@ -194,7 +204,7 @@ def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | N
     rows = []
     for a in wanted:
         groups = group_order(data.frame, a, group_order_override)
-        inputs: dict = {}  # probabilities? -> AttributeData, built when first needed
+        inputs: dict = {}  # input kind -> AttributeData, built when first needed
         for spec in specs:
             probabilities, note, classes = metric_input_kind(data, spec, fam, missing)
             if probabilities is None:
@@ -209,20 +219,30 @@ def metric_row_dicts(data, *, metrics=None, attributes=None, max_tuples: int | N
 
 
 def metric_input_kind(data, spec, fam=None, missing=None) -> tuple:
-    """Which input a metric reads on this data: ``(probabilities, None,
-    None)`` with ``probabilities`` the flag of :func:`attribute_data`, or
+    """Which input a metric reads on this data: ``(kind, None, None)`` with
+    ``kind`` the ``probabilities`` argument of :func:`attribute_data` (False:
+    counts suffice, True: probability items, ``"identity"``: the counts and
+    items of the identity term only, for scores with ``at="identity"``), or
     ``(None, note, classes)`` when the metric does not apply (``note`` None:
-    not reported at all). ``missing``: the family's note on data without
-    probabilities (looked up when not given)."""
+    not reported at all: the family's ``score_notes``, and the scores
+    measured at the identity term for a family without ``identity_span``,
+    such as a text classifier, whose unit is the whole text). ``missing``:
+    the family's note on data without probabilities (looked up when not
+    given)."""
     fam = family_of(data) if fam is None else fam
     score = get_score(spec.score)
     name = getattr(score, "name", "")
     if name in fam.score_notes:
         return None, fam.score_notes[name], data.classes
+    at_term = getattr(score, "at", "all") == IDENTITY
+    if at_term and not fam.identity_span:
+        return None, None, data.classes
     probabilities = fam.items_are_examples or not isinstance(score, RateScore)
     missing = fam.missing_probabilities(data) if missing is None else missing
     if probabilities and missing:
         return None, missing, getattr(data, "prob_classes", data.classes)
+    if at_term:
+        return IDENTITY, None, None
     return probabilities, None, None
 
 

@@ -95,11 +95,19 @@ _TABLE = {
     "AvgIF": ("counterfactual", "mean over templates of the W1 distance between groups' probabilities of c", "higher = a template's groups get differently distributed probabilities"),
     "AvgIF-TC": ("counterfactual", "AvgIF on examples of gold class c", "higher = the true class's probabilities differ more between groups"),
     "AvgScoreDiff": ("counterfactual", "mean over templates of |mean f(a, c) − mean f(b, c)|", "higher = a template's groups get more different mean probabilities of c"),
+    # a tagger measured at the identity term's own span (not every span of the type: context names left out)
+    "IdentitySpan-FNED": ("errors", "sum over groups of |FNR(group) − FNR(all)|, identity spans only (the span the identity slot filled, not every span of the type)", "higher = groups' identity terms are missed at more different rates"),
+    "IdentitySpan-FNR-Ratio": ("errors", "FNR(group) ÷ FNR(rest) of identity spans only (not every span of the type)", "above 1 = the group's identity terms are missed more often than the rest's"),
+    "IdentitySpan-Recall-Gap": ("errors", "mean over pairs of |recall(a) − recall(b)|, identity spans only (not every span of the type)", "higher = groups' identity terms are found at more different rates"),
+    "IdentitySpan-Recall-Diff": ("errors", "recall(first) − recall(second) of identity spans only (not every span of the type)", "higher = the first group's identity terms are found more often"),
+    "IdentitySpan-PosAEG": ("scores", "1/2 − P(a rest score > a group score), the probability of the entity type at the identity term", "positive = the group's identity terms get higher probabilities of their type than the rest's"),
+    "IdentitySpan-CF-Recall-Gap": ("counterfactual", "share of template variants, pairs of groups, where the identity span is found for one group and missed for the other", "higher = swapping the identity term decides more often whether it is found"),
+    "IdentitySpan-CFGap": ("counterfactual", "mean over template variants of |f(a, c) − f(b, c)| at the identity term only (not averaged over the sentence)", "higher = swapping the term moves the probability of c at the term more"),
 }
 _TAU = {"PertSD": 0.025}
 #: the named metrics for which a value below b is worse (the others: above b)
 _LOWER_WORSE = frozenset({"TPR-Diff", "Recall-Diff", "AccuracyDiff", "F1-Diff", "F1-Ratio", "PosAEG", "SubgroupAUC",
-                          "BPSN", "BNSP"})
+                          "BPSN", "BNSP", "IdentitySpan-Recall-Diff", "IdentitySpan-PosAEG"})
 
 
 def materiality(spec) -> Materiality:

@@ -13,6 +13,11 @@ Three kinds, all per class c (one-vs-rest) unless ``per_class`` is False:
 - :class:`GoldProbScore` — f(x, y(x)), the probability of each example's
   own gold class (PertSS/PertSD/PertSR), class "all".
 - :class:`MeanScore` — the mean of a set (AvgScoreDiff, per template).
+
+Rate and set scores say where they are measured (``at``): ``"all"`` (every
+unit of an example: for a tagger every span and token) or ``"identity"``
+(only the identity term's own span or position: the identity-span metrics
+of taggers; a family that has no such unit does not report them).
 """
 from __future__ import annotations
 
@@ -22,6 +27,10 @@ from typing import Callable
 import numpy as np
 
 from ..exceptions import MetricError
+
+#: where a score is measured: every unit of an example, or the identity term only
+AT = ("all", "identity")
+IDENTITY = "identity"
 
 # Count columns every scored table provides per example and class:
 # tp, fp, fn, tn (labelled rows), pp (predicted positives, any row),
@@ -43,6 +52,7 @@ class RateScore:
     label_based: bool = True
     per_class: bool = True
     kind: str = "rate"
+    at: str = "all"
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class SetScore:
     formula: str = ""
     per_class: bool = True
     kind: str = "set"
+    at: str = "all"
 
     @property
     def label_based(self) -> bool:
@@ -119,6 +130,14 @@ def _fnr(s):
     return _ratio(s["fn"], s["tp"] + s["fn"], "FNR", "no positives (TP+FN)")
 
 
+def _identity_tpr(s):
+    return _ratio(s["tp"], s["tp"] + s["fn"], "identity-span recall", "no identity span of the type (TP+FN)")
+
+
+def _identity_fnr(s):
+    return _ratio(s["fn"], s["tp"] + s["fn"], "identity-span FNR", "no identity span of the type (TP+FN)")
+
+
 def _fpr(s):
     return _ratio(s["fp"], s["fp"] + s["tn"], "FPR", "no negatives (FP+TN)")
 
@@ -170,6 +189,11 @@ SCORES: dict[str, object] = {
         GoldProbScore(),
         MeanScore(),
         MeanScore("mean_prob_pos", "pos", "mean{f(x,c): x in A, y = c}"),
+        # measured at the identity term only (taggers: the span / merged position the identity slot filled)
+        RateScore("identity_recall", _identity_tpr, "TP / (TP + FN) of identity spans", at=IDENTITY),
+        RateScore("identity_FNR", _identity_fnr, "FN / (TP + FN) of identity spans", at=IDENTITY),
+        SetScore("identity_prob", "all", "{f(x,c) at the identity term}", at=IDENTITY),
+        SetScore("identity_prob_pos", "pos", "{f(x,c) at the identity term, y = c}", at=IDENTITY),
     ]
 }
 
@@ -186,10 +210,14 @@ def get_score(phi):
     raise MetricError(f"score must be a name or a score object, got {phi!r}")
 
 
-def rate_score(name: str, fn: Callable, formula: str = "", *, label_based: bool = True, per_class: bool = True):
+def rate_score(name: str, fn: Callable, formula: str = "", *, label_based: bool = True, per_class: bool = True,
+               at: str = "all"):
     """Define a new prediction-based rate from summed counts.
 
     ``fn(sums)`` gets a dict with arrays ``tp, fp, fn, tn, pp, n, lab,
-    correct`` and returns ``(value, undefined_mask, reason)``.
+    correct`` and returns ``(value, undefined_mask, reason)``. ``at="identity"``:
+    the counts of the identity term's own span (taggers only).
     """
-    return RateScore(name, fn, formula, label_based=label_based, per_class=per_class)
+    if at not in AT:
+        raise MetricError(f"{name}: at must be one of {list(AT)}, got {at!r}")
+    return RateScore(name, fn, formula, label_based=label_based, per_class=per_class, at=at)

@@ -28,7 +28,9 @@ each is named.
 
 The optional verdict column ``consistency`` (the share of templates whose
 effect has the finding's sign) is shown as "in 92% of templates"
-(:func:`consistency_text`).
+(:func:`consistency_text`). :func:`with_scope` adds what a finding's metric
+counts where the task family says it (a tagger's "all PER spans" or "PER
+identity span"), which :func:`who` then shows in place of the class.
 """
 from __future__ import annotations
 
@@ -39,7 +41,8 @@ import pandas as pd
 
 from .data import isnull as _isnull, metric_spec
 
-__all__ = ["JUDGED", "Prepared", "select_findings", "spill_over", "consistency_text", "who", "collapse", "Selection"]
+__all__ = ["JUDGED", "Prepared", "select_findings", "spill_over", "consistency_text", "who", "collapse", "Selection",
+           "with_scope"]
 
 JUDGED = ("material", "small", "inconclusive")  # verdicts worth a finding line, in rank order
 
@@ -71,7 +74,8 @@ def consistency_text(v) -> str:
 
 def who(r) -> str:
     """'gender: female', 'gender: female vs male', 'religion: jewish vs 5
-    groups', 'disability: via mental_illness', 'gender' (+ ' · class')."""
+    groups', 'disability: via mental_illness', 'gender' (+ ' · class', or
+    ' · scope' where the row has one: 'names: female · PER identity span')."""
     a = r.get("attribute")
     c = r.get("class")
     s = "" if _isnull(a) else str(a)
@@ -84,9 +88,30 @@ def who(r) -> str:
             g = r.get("group")
         g = "all groups" if _isnull(g) else str(g).replace("|", " vs ")
     s = f"{s}: {g}" if s else g
-    if not _isnull(c) and c != "all":
+    scope = r.get("scope")
+    if not _isnull(scope) and str(scope):
+        s += f" · {scope}"
+    elif not _isnull(c) and c != "all":
         s += f" · {c}"
     return s
+
+
+def with_scope(rows: pd.DataFrame, scored) -> pd.DataFrame:
+    """``rows`` with a column ``scope``: what each finding's metric counts,
+    in the words of the task family of the scored data that holds its
+    attribute (:attr:`~bias_suite.families.base.TaskFamily.measured_on`:
+    "all PER spans", "PER identity span"); null where the family says
+    nothing or the data is not at hand."""
+    from ..families import FAMILIES
+    from .pairs import locate
+
+    out = []
+    for r in rows.to_dict("records"):
+        loc = locate(r, scored) if scored is not None else None
+        fn = getattr(FAMILIES.get(getattr(loc[0], "task", None)), "measured_on", None) if loc else None
+        spec = metric_spec(r.get("metric")) if fn is not None else None
+        out.append(fn(spec, r.get("class")) if spec is not None else None)
+    return rows.assign(scope=pd.Series(out, index=rows.index, dtype=object))
 
 
 # ----------------------------------------------------------------- merging

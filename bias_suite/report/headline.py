@@ -23,8 +23,10 @@ into rich renderables, in this order:
    largest probability gap in the attribute of the top finding, for its
    class, with its probabilities (none when every gap is round-off:
    :mod:`bias_suite.report.pairs`);
-5. the counts per verdict, how the error rate across cells is controlled,
-   and where the full tables are.
+5. the metrics that could not be computed on this data, by what they need
+   ("not computed (needs tag probabilities): AvgGF, CFGap, ..."), the
+   counts per verdict, how the error rate across cells is controlled, and
+   where the full tables are.
 
 :func:`print_headline` fits it to ``max_lines`` (60 by default) at the
 console's width by showing fewer findings and attributes, so the headline is
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -44,7 +47,7 @@ import pandas as pd
 
 from . import theme
 from .data import _isnull, metric_worse, signed_distance
-from .findings import JUDGED, Prepared, consistency_text, select_findings, who
+from .findings import JUDGED, Prepared, consistency_text, select_findings, who, with_scope
 from .htmlfmt import metric_text as _metric_text
 from .pairs import example_pair, example_pair_block, worst_pair
 
@@ -303,6 +306,31 @@ def legend_lines(metrics: Sequence[str], *, compact: bool, compact_used: Sequenc
 
 
 # ----------------------------------------------------------------- footer
+def not_computed(results: pd.DataFrame) -> list:
+    """[(need, metrics)]: the metrics with no value anywhere in ``results``
+    whose rows all say that they need something the data does not have (a
+    note "needs ...": a tagger without tag probabilities gets "needs tag
+    probabilities (tag_probs), ..."), grouped by the need ("needs tag
+    probabilities"), in order of first appearance."""
+    if results is None or results.empty or "note" not in results.columns:
+        return []
+    out: dict = {}
+    for m, g in results.groupby("metric", sort=False):
+        if g["value"].notna().any() or g["note"].isna().any():
+            continue
+        needs = {re.split(r" \(|;|,", str(n), maxsplit=1)[0].strip() for n in g["note"]}
+        if len(needs) == 1 and next(iter(needs)).startswith("needs "):
+            out.setdefault(needs.pop(), []).append(str(m))
+    return list(out.items())
+
+
+def _not_computed_lines(results: pd.DataFrame) -> list:
+    """'not computed (needs tag probabilities): AvgGF, CFGap, ...' per need."""
+    from rich.text import Text
+
+    return [Text(f"not computed ({need}): {', '.join(ms)}", style=theme.WARN) for need, ms in not_computed(results)]
+
+
 def _counts_line(counts: dict):
     """'12 material · 30 inconclusive · ...' (zero counts left out, except material)."""
     from rich.text import Text
@@ -413,6 +441,8 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
             overview_table(ov, compact=compact, max_rows=max_attributes)]
     sel = _selection(inp, top, max_attributes, cover)
     shown = sel.rows if top else sel.rows.iloc[0:0]
+    if not shown.empty and inp.scored is not None:
+        shown = with_scope(shown, inp.scored)  # which spans a tagger's finding counts
     if not shown.empty:
         out += [blank, _title(findings_title(sel)), findings_table(shown)]
     elif sel.judged:
@@ -428,7 +458,7 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
     if worst and inp.scored is not None and not shown.empty:
         wt = example_pair_block(shown, inp.scored)
         out += [blank] + wt if wt else []
-    out += [blank, _counts_line(sm.verdict_counts(res))]
+    out += [blank, *_not_computed_lines(res), _counts_line(sm.verdict_counts(res))]
     for line in (_intervals_line(error_control(res, inp.intervals)), _where_line(inp.files, inp.detail_hint)):
         if line is not None:
             out.append(line)

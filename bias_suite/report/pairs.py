@@ -23,7 +23,7 @@ import pandas as pd
 from . import theme
 from .data import _isnull
 
-__all__ = ["worst_pair", "example_pair", "finding_pair", "example_pair_block", "ZERO_GAP"]
+__all__ = ["worst_pair", "example_pair", "finding_pair", "example_pair_block", "locate", "ZERO_GAP"]
 
 #: probability gaps below this are floating round-off, not a difference
 ZERO_GAP = 1e-9
@@ -144,10 +144,18 @@ def _locate(r, parts) -> tuple | None:
     labelled = {lab for lab, _ in parts if lab}
     own = next((lab for lab in labelled if str(r["attribute"]).endswith(f" ({lab})")), "")
     for lab, s in parts:
-        a = _attribute_in(r["attribute"], lab, s) if lab == own else None
+        # an attribute without a label's suffix is any part's that has it (one labelled part is not suffixed)
+        a = _attribute_in(r["attribute"], lab, s) if lab == own or not own else None
         if a is not None:
             return s, a
     return None
+
+
+def locate(r, scored) -> tuple | None:
+    """(scored data, its name of the attribute) of a finding's row, from
+    ``scored`` as the headline takes it; None when it is not there."""
+    parts = _scored_parts(scored)
+    return _locate(r, parts) if parts else None
 
 
 def example_pair(fd: pd.DataFrame, scored) -> dict | None:

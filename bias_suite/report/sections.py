@@ -264,7 +264,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     (the largest gap involving its groups)."""
     from .charts import scale_legend
     from .data import metric_worse
-    from .findings import consistency_text, select_findings
+    from .findings import consistency_text, select_findings, with_scope
     from .headline import _has_verdicts, _summary, attribute_order, effect_text, error_control, overview, value_side, who
     from .htmlfmt import direction_cell_style
     from .pairs import finding_pair
@@ -303,7 +303,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     grid = (f'<div class="scroll"><table class="overview" id="overview-grid"><thead><tr><th scope="col">attribute</th>{head}'
             f'</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
     sel = select_findings(results, ov, top=top)
-    shown = sel.rows
+    shown = sel.rows if scored is None or sel.rows.empty else with_scope(sel.rows, scored)
     agree = "consistency" in shown.columns and shown["consistency"].notna().any()
     with_pairs = scored is not None
     rows = []

@@ -25,12 +25,16 @@ import pandas as pd
 from ..io.values import format_number
 from .theme import VERDICT_MARKS, VERDICT_STYLES, VERDICTS
 
-# the named metrics shown in the detailed tables, in this order; metrics added
-# to the registry (bias_suite.metrics.register) are shown after them
-PER_GROUP_METRICS = ("FNED", "FPED", "AvgGF", "PosAEG", "NegAEG", "SubgroupAUC", "BPSN", "BNSP")
+# the named metrics shown in the detailed tables, in this order (a metric
+# without a value on the data is not shown: the identity-span metrics for a
+# classifier); metrics added to the registry (bias_suite.metrics.register) are
+# shown after them
+PER_GROUP_METRICS = ("FNED", "FPED", "AvgGF", "PosAEG", "NegAEG", "SubgroupAUC", "BPSN", "BNSP", "IdentitySpan-FNED",
+                     "IdentitySpan-PosAEG")
 ACCUMULATED_GROUP = ("FNED*", "FPED*", "AvgGF", "TPR-Gap", "TNR-Gap", "ParityGap", "DisparityScore*", "AccuracyDiff",
-                     "F1-Diff", "Recall-Diff")
-COUNTERFACTUAL = ("CFGap", "CFGap-TC", "AvgIF", "AvgScoreDiff", "PertSS", "PertSD", "PertSR")
+                     "F1-Diff", "Recall-Diff", "IdentitySpan-Recall-Gap", "IdentitySpan-Recall-Diff")
+COUNTERFACTUAL = ("CFGap", "CFGap-TC", "AvgIF", "AvgScoreDiff", "PertSS", "PertSD", "PertSR", "IdentitySpan-CF-Recall-Gap",
+                  "IdentitySpan-CFGap")
 LEGEND = ("value [interval] and the verdict's mark: " + ", ".join(f"{m} {v}" for v, m in VERDICT_MARKS.items() if m)
           + ", no mark: negligible; verdicts, thresholds and reasons in results.csv")
 VERDICT_ROWS = 30  # findings listed per attribute

@@ -487,6 +487,8 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)}."""
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tuple_seed,
                               group_order_override=group_order_override)
+    # a metric the data's family does not report (the identity-span metrics of a classifier) has no replicates
+    specs = [s for s in specs if metric_input_kind(data, s)[0] is not None]
     keys, rows, extra = [], [], {}
     for a in attributes:
         W = weights[a]

@@ -47,6 +47,7 @@ OUTCOMES = {
     "FPR": ("fp", "tn"), "TNR": ("fp", "tn"),
     "precision": ("tp", "fp"), "F1": ("tp", "fp+fn"),
     "positive_rate": ("pp", "n-pp"), "accuracy": ("correct", "lab-correct"),
+    "identity_recall": ("tp", "fn"), "identity_FNR": ("tp", "fn"),  # at the identity term's own span
 }
 
 

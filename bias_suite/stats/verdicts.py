@@ -332,6 +332,12 @@ def _direction(spec, kind, group, cls, pair_names):
 def _score_text(sc, cls) -> str:
     """A score in words, naming the class it is about."""
     name = getattr(sc, "name", "value")
+    if getattr(sc, "at", "all") == "identity" and name.startswith("identity_"):  # the identity-span metrics
+        return _name_text(name[len("identity_"):], cls) + " at the identity term"
+    return _name_text(name, cls)
+
+
+def _name_text(name: str, cls) -> str:
     if name in _SCORE_TEXT:
         return _SCORE_TEXT[name]
     if name in ("prob", "mean_prob"):

@@ -163,6 +163,36 @@ def span_counts(gold_tags: Sequence[str] | None, pred_tags: Sequence[str], types
     return out
 
 
+def identity_span_counts(gold_tags: Sequence[str] | None, pred_tags: Sequence[str], term: tuple[int, int],
+                         types: Sequence[str]) -> dict:
+    """Per-type counts at the identity term of one sentence: ``{type: (tp,
+    fp, fn, pp)}``, the counts of :func:`span_counts` restricted to the term.
+
+    The *identity span* is the gold span that holds the term's first token
+    ``term[0]`` (for a suite's example: exactly the tokens the identity slot
+    filled). tp = 1 when a predicted span has its type, start and end, fn = 1
+    when none has; pp counts the predicted spans of the type that overlap the
+    term's tokens ``[term[0], term[1])`` and fp those of them that are not
+    the identity span. No identity span (the term is tagged O), or no gold
+    tags (``gold_tags=None``): tp = fn = 0.
+    """
+    s, e = int(term[0]), int(term[1])
+    near = [p for p in spans(pred_tags) if p[1] < e and p[2] > s]
+    pp = {t: 0 for t in types}
+    for t, _, _ in near:
+        if t in pp:
+            pp[t] += 1
+    ident = None
+    if gold_tags is not None:
+        ident = next((g for g in spans(gold_tags) if g[1] <= s < g[2]), None)
+    out = {}
+    for t in types:
+        hit = int(ident is not None and ident[0] == t and ident in near)
+        miss = int(ident is not None and ident[0] == t and not hit)
+        out[t] = (hit, pp[t] - hit, miss, pp[t])
+    return out
+
+
 def expand_unit(tag: str, n: int) -> list[str]:
     """The tags of an ``n``-token fill of a slot tagged ``tag``: ``U-X``
     stays ``U-X`` for one token and becomes ``B-X I-X ... L-X`` for more;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..base import TaskFamily
 from .expansion import SEQUENCE_COLUMNS, check_suite, sequence_rows
+from .identity import measured_on
 from .metric_input import block_scores, metric_input, missing_probabilities
 from .model import DEFAULT_NAMES, check_model, load_model, run_meta, score
 from .summary import example_scores, summary_stats
@@ -31,11 +32,13 @@ FAMILY = TaskFamily(
     metric_input=metric_input,
     # FPR and TNR need true negatives, which spans do not have; accuracy is not reported
     score_notes={"FPR": NOT_APPLICABLE_NOTE, "TNR": NOT_APPLICABLE_NOTE, "accuracy": None},
+    identity_span=True,  # term_span: the identity-span metrics (identity.py)
     missing_probabilities=missing_probabilities,
     block_scores=block_scores,
     run_meta=run_meta,
     summary_stats=summary_stats,
     example_scores=example_scores,
     example_score_name="probability at the identity term",
+    measured_on=measured_on,
     inv_criteria=("tags",),
 )

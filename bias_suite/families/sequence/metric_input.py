@@ -33,6 +33,10 @@ import pandas as pd
 
 from ...exceptions import MetricError
 from ...suites.views import block_tables, group_order
+from .identity import identity_input
+
+#: the input kind of the metrics measured at the identity term (``at="identity"`` scores)
+IDENTITY = "identity"
 
 __all__ = ["evaluate_sequence", "sequence_attribute_data", "token_items", "identity_position_scores",
            "NOT_APPLICABLE_NOTE"]
@@ -123,10 +127,12 @@ def _span_counts_fn(counts: np.ndarray, labelled: np.ndarray):
     return fn
 
 
-def metric_input(data, attribute: str, cf, groups: list, probabilities: bool = False) -> dict:
+def metric_input(data, attribute: str, cf, groups: list, probabilities: bool | str = False) -> dict:
     """Arrays of one attribute for the generalized builders: span counts per
     sentence (classes = entity types) and, with ``probabilities``, token
-    items at aligned positions (classes = types + O)."""
+    items at aligned positions (classes = types + O); with
+    ``probabilities="identity"`` the counts and items of the identity term
+    only (:mod:`.identity`; classes = the identity spans' types)."""
     fr = data.frame
     rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
     local = np.full(len(fr), -1, dtype=np.int64)
@@ -138,26 +144,33 @@ def metric_input(data, attribute: str, cf, groups: list, probabilities: bool = F
     for j, t in enumerate(cf.templates):
         for members in cf.members[t]:
             row_template[local[members]] = j
-    if probabilities:
+    if probabilities == IDENTITY:
+        part = identity_input(data, rows, data_token_items)
+    elif probabilities:
         item_row, item_pos, item_P, item_y, _ = data_token_items(data, rows)
-        classes = data.prob_classes
+        part = dict(classes=tuple(data.prob_classes), item_row=item_row, item_P=item_P, item_y=item_y,
+                    item_pos=item_pos)
     else:
-        classes = data.types
         item_row, item_pos, item_y = (np.zeros(0, np.int64) for _ in range(3))
-        item_P = np.zeros((0, len(classes)))
-    return dict(
-        attribute=attribute, groups=list(groups), classes=tuple(classes), g=g,
+        part = dict(classes=tuple(data.types), item_row=item_row, item_P=np.zeros((0, len(data.types))),
+                    item_y=item_y, item_pos=item_pos)
+    out = dict(
+        attribute=attribute, groups=list(groups), g=g,
         y=np.where(labelled, 0, -1).astype(np.int64), yhat=np.zeros(len(rows), np.int64),
         counts=_span_counts_fn(data.span_counts[rows], labelled),
         tuples=local[cf.tuples] if len(cf.tuples) else np.zeros((0, len(groups)), dtype=np.int64),
         tuple_template=cf.tuple_template, templates=list(cf.templates), row_template=row_template,
-        item_row=item_row, item_P=item_P, item_y=item_y, item_pos=item_pos,
     )
+    out.update(part)
+    return out
+
+
+#: the note of the probability metrics' rows on data without tag probabilities
+MISSING_PROBABILITIES = "needs tag probabilities (tag_probs), which the scored data does not have"
 
 
 def missing_probabilities(data) -> str | None:
-    return None if data.type_probs is not None else \
-        "needs token probabilities (tag_probs), which the scored data does not have"
+    return None if data.type_probs is not None else MISSING_PROBABILITIES
 
 
 # ------------------------------------------------------------------ significance

@@ -95,6 +95,9 @@ class SequenceData:
         items = self.__dict__.get("_token_items")  # per-example token items (metric_input), computed once
         if items is not None:
             out.__dict__["_token_items"] = pick(items)
+        ident = self.__dict__.get("_identity_counts")  # counts at the identity term (identity.py), computed once
+        if ident is not None:
+            out.__dict__["_identity_counts"] = ident[rows]
         return out
 
     @property
