@@ -144,11 +144,12 @@ def import_cmd(
                       files=files)  # run.json last, listing every file
     except BiasSuiteError as e:
         _fail(e)
-    from .summary import print_results
+    from ..report.runs import print_results
+    from .output import console
 
     title = f"CheckList import: {len(results)} result rows, {len(res.failures)} failing INV cases"
     print_results([(results, data, "")], title=title, files=[f"{out}/results.csv", f"bias-suite report {out}"],
-                  intervals=intervals, quiet=quiet, lines=lines)
+                  intervals=intervals, console=console, quiet=quiet, lines=lines)
 
 
 def _judged(res, *, metrics, max_tuples, seed, bootstrap, confidence):

@@ -42,4 +42,3 @@ def _gate(results, rules) -> None:
     raise typer.Exit(EXIT_VIOLATIONS)
 
 
-print_results = _print_results  # the one-screen headline, for the commands of other modules
