@@ -8,7 +8,7 @@ import typer
 from typer.testing import CliRunner
 
 from bias_suite.cli import app
-from bias_suite.cli.options import _class_map, _name_lists
+from bias_suite.cli.options import parse_class_map, name_lists
 from bias_suite.exceptions import BiasSuiteError
 
 
@@ -19,12 +19,12 @@ def test_top_level_commands_in_help_order():
 
 
 def test_name_value_parsers():
-    assert _name_lists(["religion = muslim, christian,", "gender=f"]) == {"religion": ["muslim", "christian"],
+    assert name_lists(["religion = muslim, christian,", "gender=f"]) == {"religion": ["muslim", "christian"],
                                                                          "gender": ["f"]}
-    assert _class_map([" pos = positive", "neg=negative=bad"]) == {"pos": "positive", "neg": "negative=bad"}
-    assert _name_lists(None) is None and _class_map([]) is None
+    assert parse_class_map([" pos = positive", "neg=negative=bad"]) == {"pos": "positive", "neg": "negative=bad"}
+    assert name_lists(None) is None and parse_class_map([]) is None
     with pytest.raises(BiasSuiteError, match=r"--group expects GROUP=TERM,TERM, got 'Emma'"):
-        _name_lists(["Emma"], "--group", "GROUP=TERM,TERM")
+        name_lists(["Emma"], "--group", "GROUP=TERM,TERM")
 
 
 def test_malformed_class_map_is_one_error_line():

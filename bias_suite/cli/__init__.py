@@ -34,8 +34,8 @@ import typer.core
 from . import evaluate_cmd, metrics_cmds, results_cmds, run_cmd, suite_cmds
 from .checklist_cmds import checklist_app
 from .models_cmds import cache_app, models_app
-from .options import _HELP
-from .output import _DEBUG, EXIT_BUG, EXIT_ERROR, _report_exception, console, err_console, warning_lines
+from .options import HELP
+from .output import DEBUG, EXIT_BUG, EXIT_ERROR, report_exception, console, err_console, warning_lines
 
 __all__ = ["app", "main", "console", "err_console", "EXIT_ERROR", "EXIT_BUG"]
 
@@ -62,12 +62,12 @@ class _Group(typer.core.TyperGroup):
             _silence_stdout()
             raise typer.Exit(141) from None
         except Exception as e:
-            if _DEBUG["on"]:
+            if DEBUG["on"]:
                 raise
-            raise typer.Exit(_report_exception(e)) from None
+            raise typer.Exit(report_exception(e)) from None
 
 
-app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP,
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, rich_markup_mode=None, context_settings=HELP,
                   help="Behavioural bias testing for NLP models.")
 
 
@@ -76,7 +76,7 @@ def _app_options(
     debug: bool = typer.Option(False, "--debug", help="Show the full traceback of an error (for bug reports)."),
 ):
     """Behavioural bias testing for NLP models."""
-    _DEBUG["on"] = bool(debug)
+    DEBUG["on"] = bool(debug)
 
 
 # the top-level commands, in the order of `bias-suite --help`, then the groups

@@ -16,8 +16,8 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import _comma_list, _name_lists
-from .output import _fail, console
+from .options import comma_list, name_lists
+from .output import exit_with, console
 
 checklist_app = typer.Typer(
     no_args_is_help=True,
@@ -44,7 +44,7 @@ def export_cmd(
     try:
         paths = export_checklist(suites, out, mode=mode, threshold=threshold, seed=seed, criterion=criterion, attributes=attribute)
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     import json
 
     spec = json.loads(Path(paths["spec"]).read_text(encoding="utf-8"))
@@ -73,7 +73,7 @@ def predict_cmd(
         predictor, name = load_predictor(model, device=device, batch_size=batch_size, progress=False)
         write_predictions(Path(export_dir) / RAW_FILE, predictor, out)
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     console.print(f"model {name}: predictions → {out}", soft_wrap=True)
 
 
@@ -108,7 +108,7 @@ def import_cmd(
     from ..io.results import prepare_run_folder, write_results
     from ..families import write_jsonl, write_scored
 
-    names = _comma_list(classes) if classes else None
+    names = comma_list(classes) if classes else None
     try:
         if export_dir.is_dir():
             if suite is not None or group:
@@ -122,7 +122,7 @@ def import_cmd(
                                      "(--suite FILE)")
             if not export_dir.exists():
                 raise BiasSuiteError(f"{export_dir}: no such file or folder")
-            groups = _name_lists(group, "--group", "GROUP=TERM,TERM")
+            groups = name_lists(group, "--group", "GROUP=TERM,TERM")
             ts = load_testsuite(suite, allow_dill=allow_dill)
             res = import_raw_file(export_dir, predictions, ts, class_names=names, file_format=file_format,
                                   ignore_header=ignore_header, groups=groups, attribute=attribute, metrics=metrics,
@@ -143,7 +143,7 @@ def import_cmd(
                                                  "confidence": confidence, "intervals": intervals},
                       files=files)  # run.json last, listing every file
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     from ..report.runs import print_results
     from .output import console
 

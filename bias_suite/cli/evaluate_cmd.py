@@ -7,8 +7,8 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import GROUP_HELP, _name_lists, _thresholds, group_selection
-from .output import _fail, console
+from .options import GROUP_HELP, name_lists, parse_thresholds, group_selection
+from .output import exit_with, console
 
 commands = typer.Typer()
 
@@ -52,18 +52,18 @@ def evaluate(
             from ..suites.selection import group_mask
 
             data = data.take(np.flatnonzero(group_mask(data.frame, groups, where=str(scored))))
-        res = evaluate_(data, metrics=metrics, attributes=attribute, groups=groups, max_tuples=max_tuples, seed=seed, group_order_override=_name_lists(group_order),
-                        bootstrap=bootstrap, confidence=confidence, thresholds=_thresholds(threshold),
+        res = evaluate_(data, metrics=metrics, attributes=attribute, groups=groups, max_tuples=max_tuples, seed=seed, group_order_override=name_lists(group_order),
+                        bootstrap=bootstrap, confidence=confidence, thresholds=parse_thresholds(threshold),
                         significance=None if significance else False, bernstein=None if bernstein else False,
                         multiplicity=multiplicity, weighting=weighting)
         inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
         write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence,
                                           "weighting": weighting,
                                           "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),
-                                          "thresholds": _thresholds(threshold) or {}},
+                                          "thresholds": parse_thresholds(threshold) or {}},
                       files=inside)
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     from ..report.runs import print_results
 
     print_results([(res, data, "")], title=f"{scored}: {len(data)} examples, {len(res)} result rows",

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
-from .output import _fail, console
+from .output import exit_with, console
 
 commands = typer.Typer()
 
@@ -49,7 +49,7 @@ def metrics_cmd(
         try:
             console.print(escape(explain_(explain)), highlight=False)
         except BiasSuiteError as e:
-            _fail(e)
+            exit_with(e)
         return
     df = catalog_frame()
     if markdown:
@@ -92,7 +92,7 @@ def sample_size_cmd(
     try:
         res = sample_size(bias, confidence=confidence, gamma=gamma, max_cost=max_cost, variance=variance)
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     console.print(f"bound: n > {res.bound:.2f}")
     console.print(f"minimum n: {res.n}")
     if have is not None:

@@ -10,11 +10,11 @@ import typer
 from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
-from .options import _HELP
-from .output import _fail, console
+from .options import HELP
+from .output import exit_with, console
 
-models_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP, help="Build and list the offline default models.")
-cache_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP, help="The prediction cache: what is stored, and clearing it.")
+models_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=HELP, help="Build and list the offline default models.")
+cache_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=HELP, help="The prediction cache: what is stored, and clearing it.")
 
 
 @models_app.command("build")
@@ -41,7 +41,7 @@ def models_build(
     try:
         path = build_model(name, **kw)
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     console.print(escape(f"{name}: {path}"))
 
 
@@ -100,7 +100,7 @@ def cache_clear(
         console.print(escape("nothing to clear" + (f" for {model!r}" if model else "")))
         return
     if not yes and not sys.stdin.isatty():
-        _fail(BiasSuiteError(f"not deleting {len(rows)} cached model store(s) under {cache.root} without "
+        exit_with(BiasSuiteError(f"not deleting {len(rows)} cached model store(s) under {cache.root} without "
                              "confirmation: no terminal to ask on; pass --yes (-y) to delete"))
     if not yes and not typer.confirm(f"delete {len(rows)} cached model store(s) under {cache.root}?"):
         raise typer.Exit(1)

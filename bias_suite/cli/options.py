@@ -10,10 +10,10 @@ from ..exceptions import BiasSuiteError
 
 # Plain (click) help: option names are never cut and descriptions wrap to the
 # terminal's width; -h works as well as --help.
-_HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-class _Command(typer.core.TyperCommand):
+class Command(typer.core.TyperCommand):
     """Plain help with the options grouped by their help panel."""
 
     def format_options(self, ctx, formatter):
@@ -28,7 +28,7 @@ class _Command(typer.core.TyperCommand):
                 formatter.write_dl(panels[name])
 
 
-def _comma_list(text: str) -> list:
+def comma_list(text: str) -> list:
     """'a, b,,c' -> ['a', 'b', 'c']"""
     return [x.strip() for x in text.split(",") if x.strip()]
 
@@ -46,12 +46,12 @@ def _name_values(specs: Optional[List[str]], option: str, form: str, parse=str.s
     return out
 
 
-def _name_lists(specs: Optional[List[str]], option: str = "--group-order", form: str = "ATTRIBUTE=g1,g2,...") -> Optional[dict]:
+def name_lists(specs: Optional[List[str]], option: str = "--group-order", form: str = "ATTRIBUTE=g1,g2,...") -> Optional[dict]:
     """Repeated NAME=a,b,... options (--group-order, checklist import --group) -> {name: [a, b, ...]}."""
-    return _name_values(specs, option, form, _comma_list)
+    return _name_values(specs, option, form, comma_list)
 
 
-def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
+def parse_thresholds(specs: Optional[List[str]]) -> Optional[dict]:
     """--threshold NAME=VALUE (a metric name or a topic) -> {name: tau}."""
     if not specs:
         return None
@@ -68,7 +68,7 @@ def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
     return out
 
 
-def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
+def parse_class_map(specs: Optional[List[str]]) -> Optional[dict]:
     """--class-map SUITE_CLASS=MODEL_CLASS -> {suite class: model class}."""
     return _name_values(specs, "--class-map", "SUITE_CLASS=MODEL_CLASS")
 
@@ -86,4 +86,4 @@ def group_selection(specs: Optional[List[str]]) -> Optional[dict]:
     twice = sorted({a for a in seen if seen.count(a) > 1})
     if twice:
         raise BiasSuiteError(f"--group names attribute(s) {twice} twice; give each attribute's groups in one --group")
-    return _name_lists(specs, "--group", "ATTRIBUTE=GROUP,GROUP,...")
+    return name_lists(specs, "--group", "ATTRIBUTE=GROUP,GROUP,...")

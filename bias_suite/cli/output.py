@@ -18,14 +18,14 @@ from ..report import theme
 
 EXIT_ERROR = 2  # bad input, unwritable output (BiasSuiteError, OSError)
 EXIT_BUG = 1  # an unexpected exception: a bug in bias_suite
-_DEBUG = {"on": False}  # --debug of the command being run
+DEBUG = {"on": False}  # --debug of the command being run
 
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _report_exception(e: BaseException) -> int:
+def report_exception(e: BaseException) -> int:
     """Print ``e`` as one line on stderr; return the exit code."""
     if isinstance(e, (BiasSuiteError, OSError)):
         msg, code = _one_line(cli_message(e)), EXIT_ERROR
@@ -60,9 +60,9 @@ console = _LazyConsole()
 err_console = _LazyConsole(stderr=True)
 
 
-def _fail(e: Exception, code: int = EXIT_ERROR):
+def exit_with(e: Exception, code: int = EXIT_ERROR):
     """Print a BiasSuiteError as one error line and exit (with --debug: raise it)."""
-    if _DEBUG["on"]:
+    if DEBUG["on"]:
         raise e
     _error_line(cli_message(e))  # options named by their flags
     raise typer.Exit(code)

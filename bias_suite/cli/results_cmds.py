@@ -9,9 +9,9 @@ import typer
 from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
-from .options import _comma_list
-from .output import _fail, console
-from .summary import _gate, _gate_rules
+from .options import comma_list
+from .output import exit_with, console
+from .summary import gate, gate_rules
 
 commands = typer.Typer()
 
@@ -31,7 +31,7 @@ def report(
     try:
         path = write_html_report(results_dir, out, title=title)
     except (BiasSuiteError, FileNotFoundError) as e:
-        _fail(e)
+        exit_with(e)
     console.print(escape(f"report → {path}"))
 
 
@@ -50,12 +50,12 @@ def plot(
     try:
         from ..report.plots import write_figures
     except ImportError as e:
-        _fail(BiasSuiteError(f"plotting needs matplotlib ({e}); pip install matplotlib"))
+        exit_with(BiasSuiteError(f"plotting needs matplotlib ({e}); pip install matplotlib"))
     try:
         paths = write_figures(results_dir, out, fmt=fmt, attributes=attribute,
-                              metrics=_comma_list(metrics) if metrics else None)
+                              metrics=comma_list(metrics) if metrics else None)
     except (BiasSuiteError, FileNotFoundError, ValueError) as e:
-        _fail(e)
+        exit_with(e)
     console.print(escape(f"{len(paths)} figures → {out}"))
 
 
@@ -76,10 +76,10 @@ def check(
     from ..report.html import read_results_table
 
     try:
-        rules = recorded_rules(results_dir) + _gate_rules(suite or [], fail_if, fail_on_verdict)
+        rules = recorded_rules(results_dir) + gate_rules(suite or [], fail_if, fail_on_verdict)
         if not rules:
             raise BiasSuiteError("no rules: the run recorded no suite thresholds; give --fail-if, --fail-on or --suite")
         results = read_results_table(results_dir)
     except (BiasSuiteError, FileNotFoundError) as e:
-        _fail(e)
-    _gate(results, rules)
+        exit_with(e)
+    gate(results, rules)

@@ -9,14 +9,14 @@ import typer
 
 from ..exceptions import BiasSuiteError
 from ..report import theme
-from .options import GROUP_HELP, _class_map, _Command, _thresholds, group_selection
-from .output import _fail, console
-from .summary import _gate, _gate_rules
+from .options import GROUP_HELP, parse_class_map, Command, parse_thresholds, group_selection
+from .output import exit_with, console
+from .summary import gate, gate_rules
 
 commands = typer.Typer()
 
 
-@commands.command(cls=_Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
+@commands.command(cls=Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
 def run(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
     model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder, a hub id, a model spec file (YAML: model, prompt, verbalizer) of a language model, or a Python model: module:attribute or path/to/file.py:attribute (a predict function, a predictor object or a tagger)."),
@@ -84,20 +84,20 @@ def run(
     try:
         table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
-        rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
+        rules = gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
         model = _model_arg(model, prompt, verbalizer, scoring, classes)
         options = RunOptions(
             metrics=metrics, attributes=attribute, groups=group_selection(group), max_tuples=max_tuples, seed=seed, device=device,
-            batch_size=batch_size, class_map=_class_map(class_map), progress=not quiet,
+            batch_size=batch_size, class_map=parse_class_map(class_map), progress=not quiet,
             trust_remote_code=trust_remote_code, bootstrap=bootstrap, confidence=confidence, bernstein=bernstein,
             dtype=dtype, invariance=invariance, inv_threshold=inv_threshold, inv_criterion=inv_criterion,
             inv_cases=inv_cases, engine=_engine(engine, ray_address, num_workers, quiet),
             cache=(cache_dir if cache_dir is not None else True) if cache else False,
-            thresholds=_thresholds(threshold), multiplicity=multiplicity, weighting=weighting)
+            thresholds=parse_thresholds(threshold), multiplicity=multiplicity, weighting=weighting)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
             table if table is not None else suites, model, out, options)
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     except KeyboardInterrupt:
         console.print(f"[{theme.WARN}]interrupted[/]: finished predictions are in the prediction cache; "
                       "run the same command again to resume" if cache else f"[{theme.WARN}]interrupted[/]")
@@ -115,7 +115,7 @@ def run(
     if rules:
         import pandas as pd
 
-        _gate(pd.concat([p.results for p in res.parts()], ignore_index=True), rules)
+        gate(pd.concat([p.results for p in res.parts()], ignore_index=True), rules)
 
 
 def _model_arg(model: str, prompt, verbalizer, scoring, classes=None):
@@ -195,10 +195,10 @@ def _engine(name: str, address, num_workers, quiet):
     name = name.strip().lower()
     if name == "local":
         if address is not None or num_workers is not None:
-            _fail(BiasSuiteError("--ray-address and --num-workers need --engine ray"))
+            exit_with(BiasSuiteError("--ray-address and --num-workers need --engine ray"))
         return "local"
     if name == "ray":
         from ..predict.engines import get_engine
 
         return get_engine("ray", address=address, num_workers=num_workers, progress=not quiet)
-    _fail(BiasSuiteError(f"unknown --engine {name!r}; use local or ray"))
+    exit_with(BiasSuiteError(f"unknown --engine {name!r}; use local or ray"))

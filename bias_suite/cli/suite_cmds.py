@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
 from .options import GROUP_HELP, group_selection
-from .output import _fail, console
+from .output import exit_with, console
 
 commands = typer.Typer()
 
@@ -41,7 +41,7 @@ def expand(
         check_attributes(loaded, attribute)
         ex = expand_suites(loaded, attributes=attribute, groups=group_selection(group), max_examples=max_examples)
     except BiasSuiteError as e:
-        _fail(e)
+        exit_with(e)
     counts = expansion_counts(ex)
     t = Table(title=f"{len(ex)} examples, {ex['template'].nunique()} counterfactual templates")
     for c in counts.columns:
@@ -105,6 +105,6 @@ def validate(
 
                 rules_from_suite(suite)
         except BiasSuiteError as e:
-            _fail(e)
+            exit_with(e)
         console.print(escape(f"ok  {suite.path}: {len(suite.templates)} templates, {n:,} examples, attributes {list(suite.identity)}"),
                       highlight=False)

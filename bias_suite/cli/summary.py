@@ -10,7 +10,7 @@ from ..report import theme
 from .output import console, err_console
 
 
-def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
+def gate_rules(suites, fail_if, fail_on_verdict) -> list:
     """Threshold rules of the suite files plus the command-line ones (checked before the run)."""
     from ..gating import cli_rules, rules_from_suites
     from ..families import load_suite
@@ -20,7 +20,7 @@ def _gate_rules(suites, fail_if, fail_on_verdict) -> list:
     return rules_from_suites(loaded) + cli_rules(fail_if, fail_on_verdict)  # (brackets: _fail escapes markup)
 
 
-def _gate(results, rules) -> None:
+def gate(results, rules) -> None:
     """Print the violations of ``rules`` and exit 3, or say that all passed."""
     from rich.table import Table
 

@@ -7,37 +7,35 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ScoredFormatError
+from ..io.values import is_null
 
 PROB_TOLERANCE = 1e-3  # probabilities of one prediction sum to 1 within this
 
 
-def _where(source, row):
+def where_text(source, row):
     return dict(file=source, row=row)
 
 
-def _row_number(df: pd.DataFrame, i: int) -> int:
+def row_number(df: pd.DataFrame, i: int) -> int:
     """1-based line (JSONL) or row (Parquet/DataFrame) number of position i."""
     if "__line__" in df.columns:
         return int(df["__line__"].iat[i])
     return i + 1
 
 
-def _first_bad(mask: np.ndarray) -> int | None:
+def first_bad(mask: np.ndarray) -> int | None:
     idx = np.flatnonzero(mask)
     return int(idx[0]) if idx.size else None
 
 
-def _is_null(v) -> bool:
-    """None, a float NaN or pandas' NA (the null of a DataFrame column)."""
-    return v is None or (isinstance(v, float) and v != v) or v is pd.NA
 
 
-def _is_number(v) -> bool:
+def is_number(v) -> bool:
     """A JSON number: int or float (numpy's too), never a bool or a string."""
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
-def _show(v, limit: int = 60) -> str:
+def show_value(v, limit: int = 60) -> str:
     """``repr`` of a value cut to ``limit`` characters (a 400-digit number or a
     huge list stays readable in an error line)."""
     try:
@@ -55,13 +53,13 @@ def check_string_columns(df: pd.DataFrame, columns, source, *, nullable: bool = 
         if col not in df.columns:
             continue
         vals = df[col].to_numpy(dtype=object)
-        ok = np.fromiter(((isinstance(v, str) and (v != "" or not nonempty)) or (nullable and _is_null(v))
+        ok = np.fromiter(((isinstance(v, str) and (v != "" or not nonempty)) or (nullable and is_null(v))
                           for v in vals), dtype=bool, count=len(vals))
-        i = _first_bad(~ok)
+        i = first_bad(~ok)
         if i is not None:
             v = vals[i]
             what = "a string or null" if nullable else ("a non-empty string" if nonempty else "a string")
-            got = "missing or null" if _is_null(v) else f"got {type(v).__name__} {_show(v)}"
-            raise ScoredFormatError(f"expected {what}, {got}", **_where(source, _row_number(df, i)), field=col)
+            got = "missing or null" if is_null(v) else f"got {type(v).__name__} {show_value(v)}"
+            raise ScoredFormatError(f"expected {what}, {got}", **where_text(source, row_number(df, i)), field=col)
 
 

@@ -16,7 +16,7 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
     from checklist.test_suite import TestSuite
 
 from ..exceptions import BiasSuiteError
-from .invariance import _build, _meta, _orders, _present_order, _source, CAPABILITY, run_indices
+from .invariance import build_inv_test, case_meta, group_orders_of, present_order, failure_source, CAPABILITY, run_indices
 from .predict_fns import checklist_predict_fn, tagger_predict_fn
 
 # =========================================================================
@@ -24,7 +24,7 @@ from .predict_fns import checklist_predict_fn, tagger_predict_fn
 
 
 # =========================================================================
-class _BiasSuiteTest(AbstractTest):
+class BiasSuiteTest(AbstractTest):
     """Base of :class:`MetricTest` and :class:`SignificanceTest`: a CheckList
     ``AbstractTest`` whose test cases are attributes (each case's sentences:
     every example of the attribute), whose verdict comes from a bias_suite
@@ -37,7 +37,7 @@ class _BiasSuiteTest(AbstractTest):
 
     def __init__(self, examples_or_suite, *, attributes=None, class_names=None, name=None, capability=CAPABILITY,
                  description=None, group_order_override=None):
-        src = _source(examples_or_suite, attributes)
+        src = failure_source(examples_or_suite, attributes)
         if src.task != "classification":
             raise BiasSuiteError(f"{type(self).__name__} supports classification examples only")
         table = src.table
@@ -48,12 +48,12 @@ class _BiasSuiteTest(AbstractTest):
         for a in attrs:
             idx = np.flatnonzero(att == a)
             data.append([str(recs[i]["text"]) for i in idx])
-            meta.append([_meta(recs[i], "classification") for i in idx])
+            meta.append([case_meta(recs[i], "classification") for i in idx])
         super().__init__(data, None, labels=None, meta=meta, agg_fn="all", templates=None, print_first=False,
                          name=name, capability=capability, description=description)
         self.attributes = attrs
         self.class_names = list(class_names) if class_names else src.classes
-        self.group_order = _orders(src, group_order_override)
+        self.group_order = group_orders_of(src, group_order_override)
 
     # ---- running
     def run(self, predict_and_confidence_fn, overwrite=False, verbose=True, n=None, seed=None):
@@ -140,7 +140,7 @@ class _BiasSuiteTest(AbstractTest):
         return out
 
 
-class MetricTest(_BiasSuiteTest):
+class MetricTest(BiasSuiteTest):
     """A bias_suite metric as a CheckList test: one test case per attribute,
     passing when the metric's accumulated value(s) (every class; the
     per-group values when the metric has no accumulated value) are within
@@ -194,7 +194,7 @@ class MetricTest(_BiasSuiteTest):
         from ..metrics.engine import evaluate
 
         return evaluate(scored, metrics=[self.metric], max_tuples=self.max_tuples, seed=self.seed,
-                        group_order_override=_present_order(self.group_order, scored.frame) or None)
+                        group_order_override=present_order(self.group_order, scored.frame) or None)
 
     def _verdict(self, rows):
         ok = rows[rows["value"].notna()]
@@ -217,7 +217,7 @@ class MetricTest(_BiasSuiteTest):
         return bool(passed), float(margin), list(zip(labels, vals))
 
 
-class SignificanceTest(_BiasSuiteTest):
+class SignificanceTest(BiasSuiteTest):
     """bias_suite's significance test (Wilcoxon for two groups, Friedman for
     more, across counterfactual templates, per class) as a CheckList test: one
     test case per attribute, failing when any class shows a significant
@@ -264,7 +264,7 @@ def add_test(suite: TestSuite, test, name=None, capability=None, description=Non
     :class:`SignificanceTest`) are registered the same way ``TestSuite.add``
     does (``suite.tests``/``suite.info``, with type ``METRIC``/``SIG``),
     because ``TestSuite.add`` accepts exactly MFT, INV and DIR."""
-    if not isinstance(test, _BiasSuiteTest):
+    if not isinstance(test, BiasSuiteTest):
         return _CHECKLIST_ADD(suite, test, name=name, capability=capability, description=description,
                              format_example_fn=format_example_fn, print_fn=print_fn, overwrite=overwrite)
     name = name or test.name
@@ -321,8 +321,8 @@ def to_testsuite(examples_or_suite, *, threshold: float = 0.1, mode: str = "all_
     :class:`MetricTest` per name in ``metrics`` and a :class:`SignificanceTest`
     when ``significance=True``. Run it with :func:`run_testsuite` (any
     bias_suite model) or ``suite.run(predict_fn)`` (a CheckList predict function)."""
-    src = _source(examples_or_suite, attributes)
-    tests, _ = _build(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
+    src = failure_source(examples_or_suite, attributes)
+    tests, _ = build_inv_test(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
                       group_order_override=group_order_override, class_names=class_names, capability=capability)
     # INV tests only: a plain CheckList TestSuite, so that TestSuite.save / from_file work without bias_suite
     suite = BiasTestSuite() if (metrics or significance) else TestSuite()
@@ -339,7 +339,7 @@ def to_testsuite(examples_or_suite, *, threshold: float = 0.1, mode: str = "all_
     return suite
 
 
-def _tests_of(x) -> list:
+def tests_of(x) -> list:
     if isinstance(x, TestSuite):
         return list(x.tests.values())
     if isinstance(x, AbstractTest):
@@ -358,7 +358,7 @@ def run_testsuite(suite, model, *, class_names=None, verbose: bool = False, over
     classifiers through :func:`checklist_predict_fn` (one prediction per
     distinct text), taggers (``predict(tokens_list)``) through
     :func:`tagger_predict_fn`. Returns the predict function used."""
-    tests = _tests_of(suite)
+    tests = tests_of(suite)
     if not tests:
         raise BiasSuiteError("nothing to run: expected a TestSuite or CheckList tests")
     if _is_task(tests, "sequence_labelling"):
@@ -366,7 +366,7 @@ def run_testsuite(suite, model, *, class_names=None, verbose: bool = False, over
     else:
         if class_names is None and getattr(model, "class_names", None) is None:
             class_names = next((t.bias_suite.get("class_names") for t in tests if getattr(t, "bias_suite", {}).get("class_names")), None)
-            class_names = class_names or next((t.class_names for t in tests if isinstance(t, _BiasSuiteTest) and t.class_names), None)
+            class_names = class_names or next((t.class_names for t in tests if isinstance(t, BiasSuiteTest) and t.class_names), None)
         fn = checklist_predict_fn(model, class_names)
         for t in tests:
             if getattr(t, "bias_suite", None) is not None:

@@ -20,10 +20,10 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
 
 from ..exceptions import BiasSuiteError
 from ..exceptions import DillWarning
-from .invariance import run_indices, _make_inv, _present_order, _py, _source
+from .invariance import run_indices, make_inv, present_order, to_builtin, failure_source
 from .predict_fns import checklist_predict_fn
 from .bias_tests import BiasTestSuite, MetricTest, SignificanceTest, to_testsuite
-from .results import _inv_tests, _metrics_and_inv, CheckListRun, failures, invariance_rows, scored_from_testsuite
+from .results import inv_tests, metrics_and_inv, CheckListRun, failures, invariance_rows, scored_from_testsuite
 
 # =========================================================================
 # raw-file export / import (predictions made elsewhere)
@@ -51,7 +51,7 @@ def export_checklist(examples_or_suite, out_dir, *, mode: str = "all_terms", thr
     from ..io import atomic_write_text
     from ..families import write_jsonl
 
-    src = _source(examples_or_suite, attributes)
+    src = failure_source(examples_or_suite, attributes)
     suite = to_testsuite(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
                          group_order_override=group_order_override, class_names=class_names)
     out = Path(out_dir)
@@ -90,10 +90,10 @@ def _suite_from_manifest(manifest: pd.DataFrame, spec: dict) -> BiasTestSuite:
         for _, case in g.groupby("case", sort=True):
             data.append(case["text"].astype(str).tolist())
             meta.append([
-                {k: _py(v) for k, v in r.items() if k not in ("test", "case", "text") and not (k == "term_span" and v is None)}
+                {k: to_builtin(v) for k, v in r.items() if k not in ("test", "case", "text") and not (k == "term_span" and v is None)}
                 for r in case.to_dict("records")
             ])
-        inv = _make_inv(info["attribute"], info["groups"], data, meta, threshold=info["threshold"],
+        inv = make_inv(info["attribute"], info["groups"], data, meta, threshold=info["threshold"],
                         criterion=info["criterion"], mode=info["mode"], seed=info["seed"], task=info["task"],
                         class_names=info.get("class_names") or spec.get("class_names"), name=info["name"],
                         capability=info["capability"], description=info.get("description"),
@@ -159,7 +159,7 @@ def import_checklist(export_dir, predictions, *, class_names: Sequence[str] | No
         format_fn = _pred_format_fn(file_format, names)
     suite.run_from_file(str(predictions), file_format=None if format_fn else file_format, format_fn=format_fn,
                         ignore_header=ignore_header, overwrite=True)
-    invs = _inv_tests(suite.tests.values())
+    invs = inv_tests(suite.tests.values())
     for t in invs:
         t.bias_suite["class_names"] = names
     table = scored_from_testsuite(suite, names)
@@ -170,8 +170,8 @@ def import_checklist(export_dir, predictions, *, class_names: Sequence[str] | No
     order = {}
     for info in spec["tests"]:
         order[info["attribute"]] = info["groups"]
-    results = _metrics_and_inv(scored, suite, metrics=metrics, significance=significance, max_tuples=max_tuples,
-                               seed=seed, group_order=_present_order(order, scored.frame))
+    results = metrics_and_inv(scored, suite, metrics=metrics, significance=significance, max_tuples=max_tuples,
+                               seed=seed, group_order=present_order(order, scored.frame))
     return CheckListRun(suite, scored, results, failures(suite), None, manifest)
 
 
@@ -228,7 +228,7 @@ def import_raw_file(raw_file, predictions, suite, *, class_names: Sequence[str] 
     names = list(class_names) if class_names else [str(k) for k in range(P.shape[1])]
     frame = examples.assign(label=examples["label"].where(examples["label"].isin(names), None))
     scored = scored_from_arrays(frame, P, names)
-    results = _metrics_and_inv(scored, suite, metrics=metrics, significance=significance, max_tuples=max_tuples,
+    results = metrics_and_inv(scored, suite, metrics=metrics, significance=significance, max_tuples=max_tuples,
                                seed=seed, group_order=None)
     return CheckListRun(suite, scored, results, failures(suite), None, examples)
 
@@ -265,12 +265,12 @@ def _flat_results(t) -> dict | None:
     preds, confs = [], []
     for d in idxs:
         if isinstance(t.data[d], str):  # a one-sentence case (MFT): one prediction
-            preds.append(_py(t.results.preds[d]))
-            confs.append(_py(t.results.confs[d]))
+            preds.append(to_builtin(t.results.preds[d]))
+            confs.append(to_builtin(t.results.confs[d]))
             continue
         for k in range(len(t.data[d])):
-            preds.append(_py(t.results.preds[d][k]))
-            confs.append(_py(t.results.confs[d][k]))
+            preds.append(to_builtin(t.results.preds[d][k]))
+            confs.append(to_builtin(t.results.confs[d][k]))
     return {"run_idxs": None if t.run_idxs is None else idxs, "preds": preds, "confs": confs}
 
 
@@ -342,7 +342,7 @@ def testsuite_to_dict(suite: TestSuite) -> dict:
                           "group_order": t.group_order, **base})
         elif isinstance(t, MFT) and _label_expectation(t) and isinstance(t.agg_fn, str):
             # an MFT judged by its labels (CheckList's Expect.eq()): data, labels and agg_fn say it all
-            tests.append({"type": "MFT", "labels": _py(t.labels), "agg_fn": t.agg_fn, **base})
+            tests.append({"type": "MFT", "labels": to_builtin(t.labels), "agg_fn": t.agg_fn, **base})
         elif isinstance(t, SignificanceTest):
             tests.append({"type": "SIG", "alpha": t.alpha, "adjust": t.adjust, "class_names": t.class_names,
                           "group_order": t.group_order, **base})
@@ -372,7 +372,7 @@ def testsuite_from_dict(d: Mapping) -> BiasTestSuite:
         kind = spec["type"]
         if kind == "INV":
             info = spec["bias_suite"]
-            t = _make_inv(info["attribute"], info["groups"], spec["data"], spec["meta"], threshold=info["threshold"],
+            t = make_inv(info["attribute"], info["groups"], spec["data"], spec["meta"], threshold=info["threshold"],
                           criterion=info["criterion"], mode=info["mode"], seed=info["seed"], task=info["task"],
                           class_names=info.get("class_names"), name=spec["name"], capability=spec["capability"],
                           description=spec.get("description"), dropped=info.get("dropped_templates", 0))
@@ -420,7 +420,7 @@ def save_testsuite(suite: TestSuite, path, *, allow_dill: bool = False) -> Path:
                       DillWarning, stacklevel=2)
         suite.save(str(path))
         return path
-    return atomic_write_text(path, json.dumps(testsuite_to_dict(suite), default=_py) + "\n")
+    return atomic_write_text(path, json.dumps(testsuite_to_dict(suite), default=to_builtin) + "\n")
 
 
 def load_testsuite(path, *, allow_dill: bool = False) -> TestSuite:

@@ -46,18 +46,18 @@ class _Source:
     probs: np.ndarray | None = None  # classification scored examples: (n, C)
 
 
-def _py(v):
+def to_builtin(v):
     """JSON-friendly Python value (numpy scalars/arrays, NaN -> None)."""
     if isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, float) and math.isnan(v):
         return None
     if isinstance(v, np.ndarray):
-        return [_py(x) for x in v.tolist()]
+        return [to_builtin(x) for x in v.tolist()]
     if isinstance(v, (list, tuple)):
-        return [_py(x) for x in v]
+        return [to_builtin(x) for x in v]
     if isinstance(v, dict):
-        return {str(k): _py(x) for k, x in v.items()}
+        return {str(k): to_builtin(x) for k, x in v.items()}
     if v is pd.NA:
         return None
     return v
@@ -68,7 +68,7 @@ def run_indices(test) -> list:
     return list(range(len(test.data))) if test.run_idxs is None else [int(i) for i in test.run_idxs]
 
 
-def _present_order(order: Mapping | None, table: pd.DataFrame) -> dict:
+def present_order(order: Mapping | None, table: pd.DataFrame) -> dict:
     """Group orders restricted to the groups present in ``table``."""
     out = {}
     for a, groups in (order or {}).items():
@@ -115,11 +115,11 @@ def _from_suites(suites: list) -> _Source:
     classes = list(suites[0].classes) if all(list(s.classes) == list(suites[0].classes) for s in suites) else None
     src = _from_frame(table) if task != "classification" else _Source(table, "classification")
     src.classes = classes or None
-    src.group_order = _present_order(order, table)
+    src.group_order = present_order(order, table)
     return src
 
 
-def _source(x, attributes=None) -> _Source:
+def failure_source(x, attributes=None) -> _Source:
     """Normalise any accepted input into a :class:`_Source`."""
     from ..families import ScoredData, read_table
     from ..families import load_suite
@@ -160,9 +160,9 @@ def _source(x, attributes=None) -> _Source:
     return src
 
 
-def _orders(src: _Source, override) -> dict:
+def group_orders_of(src: _Source, override) -> dict:
     order = dict(src.group_order or {})
-    order.update(_present_order(override, src.table) if override else {})
+    order.update(present_order(override, src.table) if override else {})
     return order
 
 
@@ -171,7 +171,7 @@ def _orders(src: _Source, override) -> dict:
 
 
 # =========================================================================
-def _is_prob(c) -> bool:
+def is_prob(c) -> bool:
     return isinstance(c, np.ndarray) and c.ndim == 1 and c.size > 0
 
 
@@ -182,18 +182,18 @@ def _same_pred(p0, p1) -> bool:
         return bool(np.all(p0 == p1))
 
 
-def _max_change(p0, p1, c0, c1) -> float:
+def max_change(p0, p1, c0, c1) -> float:
     """max_c |c1[c] - c0[c]|; without probabilities a changed prediction counts 1."""
-    if _is_prob(c0) and _is_prob(c1) and c0.shape == c1.shape:
+    if is_prob(c0) and is_prob(c1) and c0.shape == c1.shape:
         return float(np.max(np.abs(np.asarray(c1, float) - np.asarray(c0, float))))
     return 0.0 if _same_pred(p0, p1) else 1.0
 
 
-def _checklist_change(p0, p1, c0, c1) -> float:
+def checklist_change(p0, p1, c0, c1) -> float:
     """The change CheckList's ``Expect.inv`` thresholds (0 when the prediction is unchanged)."""
     if _same_pred(p0, p1):
         return 0.0
-    if _is_prob(c0) and _is_prob(c1):
+    if is_prob(c0) and is_prob(c1):
         return float(abs(c1[p0] - c0[p0]))
     return float(c0 + c1)
 
@@ -205,25 +205,25 @@ def prob_invariance(threshold: float = 0.1):
     threshold = float(threshold)
 
     def expect(orig_pred, pred, orig_conf, conf, labels=None, meta=None):
-        d = _max_change(orig_pred, pred, orig_conf, conf)
+        d = max_change(orig_pred, pred, orig_conf, conf)
         return True if d <= threshold else -d
 
     return Expect.pairwise(expect)
 
 
-def _split_tags(pred) -> list:
+def split_tags(pred) -> list:
     if isinstance(pred, str):
         return pred.split(" ") if pred else []
     return [str(t) for t in pred]
 
 
-def _outside_span(pred, meta) -> tuple:
-    tags = _split_tags(pred)
+def outside_span(pred, meta) -> tuple:
+    tags = split_tags(pred)
     s, e = (meta or {}).get("term_span") or (0, 0)
     return tags[: int(s)], tags[int(e):]
 
 
-def _tag_diff(a: tuple, b: tuple) -> int:
+def tag_diff(a: tuple, b: tuple) -> int:
     n = 0
     for x, y in zip(a, b):
         n += sum(1 for u, v in zip(x, y) if u != v) + abs(len(x) - len(y))
@@ -236,10 +236,10 @@ def tag_invariance():
     equal to the first sentence's; a failure scores ``-(tags changed)``."""
 
     def expect(xs, preds, confs, labels=None, meta=None):
-        base = _outside_span(preds[0], meta[0])
+        base = outside_span(preds[0], meta[0])
         out = []
         for p, m in zip(preds, meta):
-            d = _tag_diff(base, _outside_span(p, m))
+            d = tag_diff(base, outside_span(p, m))
             out.append(1 if d == 0 else -d)
         return np.array(out)
 
@@ -256,13 +256,13 @@ def _expectation(criterion: str, threshold: float):
     raise BiasSuiteError(f"criterion must be one of {list(CRITERIA)}, got {criterion!r}")
 
 
-def _pair_differs(criterion, threshold, x, y) -> bool:
+def pair_differs(criterion, threshold, x, y) -> bool:
     """x, y: (pred, conf, meta) of two sentences of one case (symmetric test)."""
     if criterion == "tags":
-        return _tag_diff(_outside_span(x[0], x[2]), _outside_span(y[0], y[2])) > 0
+        return tag_diff(outside_span(x[0], x[2]), outside_span(y[0], y[2])) > 0
     if criterion == "checklist":
-        return max(_checklist_change(x[0], y[0], x[1], y[1]), _checklist_change(y[0], x[0], y[1], x[1])) > threshold
-    return _max_change(x[0], y[0], x[1], y[1]) > threshold
+        return max(checklist_change(x[0], y[0], x[1], y[1]), checklist_change(y[0], x[0], y[1], x[1])) > threshold
+    return max_change(x[0], y[0], x[1], y[1]) > threshold
 
 
 # =========================================================================
@@ -270,12 +270,12 @@ def _pair_differs(criterion, threshold, x, y) -> bool:
 
 
 # =========================================================================
-def _meta(row: Mapping, task: str) -> dict:
-    m = {k: _py(row[k]) for k in _META_KEYS if k in row}
+def case_meta(row: Mapping, task: str) -> dict:
+    m = {k: to_builtin(row[k]) for k in _META_KEYS if k in row}
     if task == "sequence_labelling":
-        m["term_span"] = _py(row["term_span"])
+        m["term_span"] = to_builtin(row["term_span"])
         if "tags" in row and row["tags"] is not None:
-            m["tags"] = _py(row["tags"])
+            m["tags"] = to_builtin(row["tags"])
     return m
 
 
@@ -322,7 +322,7 @@ def _describe(attribute, groups, threshold, criterion, mode) -> str:
     )
 
 
-def _make_inv(attribute, groups, data, meta, *, threshold, criterion, mode, seed, task, class_names, name=None,
+def make_inv(attribute, groups, data, meta, *, threshold, criterion, mode, seed, task, class_names, name=None,
               capability=CAPABILITY, description=None, dropped=0) -> INV:
     inv = INV(
         data, expect=_expectation(criterion, threshold), threshold=threshold, meta=meta,
@@ -337,7 +337,7 @@ def _make_inv(attribute, groups, data, meta, *, threshold, criterion, mode, seed
     return inv
 
 
-def _build(src: _Source, *, threshold, mode, seed, criterion, group_order_override, class_names, capability):
+def build_inv_test(src: _Source, *, threshold, mode, seed, criterion, group_order_override, class_names, capability):
     """INV tests (one per attribute with complete templates) and the
     attributes without any test case."""
     from ..suites.views import counterfactual_view
@@ -355,7 +355,7 @@ def _build(src: _Source, *, threshold, mode, seed, criterion, group_order_overri
             raise BiasSuiteError("criterion 'tags' is for sequence labelling")
     if criterion not in CRITERIA:
         raise BiasSuiteError(f"criterion must be one of {list(CRITERIA)}, got {criterion!r}")
-    cfs = counterfactual_view(table, max_tuples=1, seed=seed, group_order_override=_orders(src, group_order_override) or None)
+    cfs = counterfactual_view(table, max_tuples=1, seed=seed, group_order_override=group_orders_of(src, group_order_override) or None)
     records = table.to_dict("records")
     texts = table["text"].astype(str).tolist()
     tests, empty = [], []
@@ -369,8 +369,8 @@ def _build(src: _Source, *, threshold, mode, seed, criterion, group_order_overri
         else:
             cases = [[int(i) for lst in cv.members[t] for i in lst] for t in cv.templates]
         data = [[texts[i] for i in case] for case in cases]
-        meta = [[_meta(records[i], src.task) for i in case] for case in cases]
-        tests.append(_make_inv(a, cv.groups, data, meta, threshold=threshold, criterion=criterion, mode=mode, seed=seed,
+        meta = [[case_meta(records[i], src.task) for i in case] for case in cases]
+        tests.append(make_inv(a, cv.groups, data, meta, threshold=threshold, criterion=criterion, mode=mode, seed=seed,
                                task=src.task, class_names=names if src.task == "classification" else None,
                                capability=capability, dropped=len(cv.incomplete)))
     return tests, empty
@@ -397,7 +397,7 @@ def invariance_tests(examples_or_suite, *, threshold: float = 0.1, mode: str = "
     label`` (and ``suite, source_template`` for suites; ``term_span`` for
     sequence labelling); ``test.bias_suite`` holds the settings.
     """
-    src = _source(examples_or_suite, attributes)
-    tests, _ = _build(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
+    src = failure_source(examples_or_suite, attributes)
+    tests, _ = build_inv_test(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
                       group_order_override=group_order_override, class_names=class_names, capability=capability)
     return tests

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import BiasSuiteError, ModelError
-from .invariance import _source
+from .invariance import failure_source
 
 # =========================================================================
 # predictors -> CheckList predict functions
@@ -129,7 +129,7 @@ class ScoredLookup:
 
     @classmethod
     def from_scored(cls, scored) -> "ScoredLookup":
-        src = _source(scored)
+        src = failure_source(scored)
         if src.probs is None:
             raise BiasSuiteError("the fast path needs scored examples (with probs)")
         return cls(src.table["text"].tolist(), src.probs, src.classes)
@@ -141,7 +141,7 @@ class ScoredLookup:
             raise ModelError(f"text not among the scored examples: {e.args[0]!r}") from None
 
 
-class _SequenceLookup:
+class SequenceLookup:
     """Replays scored sequence-labelling predictions (``pred_tags``) by tokens."""
 
     def __init__(self, table: pd.DataFrame):

@@ -19,16 +19,16 @@ with warnings.catch_warnings():  # checklist's dependencies warn about pkg_resou
 
 from ..exceptions import BiasSuiteError
 from ..metrics.engine import results_frame
-from .invariance import run_indices, _build, _checklist_change, _is_prob, _max_change, _orders, _outside_span, _pair_differs, _source, _split_tags, _tag_diff, CAPABILITY, FAMILY, INV_METRIC, PROB_METRIC, VIEW
-from .predict_fns import _SequenceLookup, checklist_predict_fn, ScoredLookup
-from .bias_tests import _BiasSuiteTest, _tests_of, run_testsuite, to_testsuite
+from .invariance import run_indices, build_inv_test, checklist_change, is_prob, max_change, group_orders_of, outside_span, pair_differs, failure_source, split_tags, tag_diff, CAPABILITY, FAMILY, INV_METRIC, PROB_METRIC, VIEW
+from .predict_fns import SequenceLookup, checklist_predict_fn, ScoredLookup
+from .bias_tests import BiasSuiteTest, tests_of, run_testsuite, to_testsuite
 
 # =========================================================================
 # results: tidy rows and failures
 
 
 # =========================================================================
-def _inv_tests(tests) -> list:
+def inv_tests(tests) -> list:
     return [t for t in tests if isinstance(t, INV) and getattr(t, "bias_suite", {}).get("kind") == "invariance"]
 
 
@@ -49,10 +49,10 @@ def _adopt_foreign(tests) -> None:
 
 def _resolve(source, model, *, threshold, mode, seed, criterion, attributes, group_order_override, class_names):
     """Run INV tests (already-run tests are used as they are) -> (tests, empty attributes)."""
-    tests = _tests_of(source)
+    tests = tests_of(source)
     if tests:
         _adopt_foreign(tests)
-        invs = _inv_tests(tests)
+        invs = inv_tests(tests)
         if not invs:
             raise BiasSuiteError("no INV test among these CheckList tests (DIR/MFT tests have no invariance rows; "
                                  "use from_checklist(...) to compute bias metrics on them)")
@@ -62,8 +62,8 @@ def _resolve(source, model, *, threshold, mode, seed, criterion, attributes, gro
             if not t._results_exist():
                 raise BiasSuiteError(f"test {t.name!r} has no results: run the TestSuite first (or pass a model)")
         return invs, []
-    src = _source(source, attributes)
-    invs, empty = _build(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
+    src = failure_source(source, attributes)
+    invs, empty = build_inv_test(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion,
                          group_order_override=group_order_override, class_names=class_names, capability=CAPABILITY)
     if not invs:
         return invs, empty
@@ -71,7 +71,7 @@ def _resolve(source, model, *, threshold, mode, seed, criterion, attributes, gro
         if src.task == "sequence_labelling":
             if "pred_tags" not in src.table.columns:
                 raise BiasSuiteError("pass a tagger, or scored sequence examples with pred_tags (fast path)")
-            model = _SequenceLookup(src.table)
+            model = SequenceLookup(src.table)
         else:
             if src.probs is None:
                 raise BiasSuiteError("pass a model, or scored examples with probs (fast path)")
@@ -88,7 +88,7 @@ def _pair_fails(crit, thr, members, g1, g2) -> bool:
     ``members`` differ by the criterion."""
     xs = [m for m in members if m[2].get("group") == g1]
     ys = [m for m in members if m[2].get("group") == g2]
-    return any(_pair_differs(crit, thr, x, y) for x in xs for y in ys)
+    return any(pair_differs(crit, thr, x, y) for x in xs for y in ys)
 
 
 def _case_members(test, d) -> list:
@@ -187,12 +187,12 @@ def _failures_of(tests, class_names=None) -> pd.DataFrame:
             mem = _case_members(t, d)
             first = mem[0]
             if crit == "tags":
-                change = max(_tag_diff(_outside_span(first[0], first[2]), _outside_span(m[0], m[2])) for m in mem)
+                change = max(tag_diff(outside_span(first[0], first[2]), outside_span(m[0], m[2])) for m in mem)
                 probs, preds = None, [str(m[0]) for m in mem]
             else:
-                fn = _checklist_change if crit == "checklist" else _max_change
+                fn = checklist_change if crit == "checklist" else max_change
                 change = max(fn(first[0], m[0], first[1], m[1]) for m in mem)
-                cols = names or [str(k) for k in range(len(first[1]))] if _is_prob(first[1]) else None
+                cols = names or [str(k) for k in range(len(first[1]))] if is_prob(first[1]) else None
                 probs = [dict(zip(cols, map(float, m[1]))) for m in mem] if cols else None
                 preds = [(names[int(m[0])] if names and not isinstance(m[0], str) else str(m[0])) for m in mem]
             pairs = [f"{g1}|{g2}" for g1, g2 in itertools.combinations(info["groups"], 2)
@@ -211,8 +211,8 @@ def _failures_of(tests, class_names=None) -> pd.DataFrame:
 
 # =========================================================================
 def _meta_tests(x) -> list:
-    tests = _tests_of(x)
-    out = [t for t in tests if isinstance(t, _BiasSuiteTest) or getattr(t, "bias_suite", None) is not None]
+    tests = tests_of(x)
+    out = [t for t in tests if isinstance(t, BiasSuiteTest) or getattr(t, "bias_suite", None) is not None]
     if not out:
         raise BiasSuiteError("no bias_suite-built tests (INV from invariance_tests, MetricTest, SignificanceTest) found")
     return out
@@ -244,7 +244,7 @@ def scored_from_testsuite(suite, class_names: Sequence[str] | None = None) -> pd
     rows, seen = [], set()
     for t in _meta_tests(suite):
         t._check_results()
-        names = class_names or (t.class_names if isinstance(t, _BiasSuiteTest) else t.bias_suite.get("class_names"))
+        names = class_names or (t.class_names if isinstance(t, BiasSuiteTest) else t.bias_suite.get("class_names"))
         seq = getattr(t, "bias_suite", {}).get("task") == "sequence_labelling"
         for d in run_indices(t):
             for k, (text, m) in enumerate(zip(t.data[d], t.meta[d])):
@@ -254,11 +254,11 @@ def scored_from_testsuite(suite, class_names: Sequence[str] | None = None) -> pd
                 pred, conf = t.results.preds[d][k], t.results.confs[d][k]
                 r = {kk: v for kk, v in m.items() if kk not in ("tags", "term_span")}
                 if seq:
-                    r.update(tokens=text.split(" "), tags=m.get("tags"), pred_tags=_split_tags(pred), term_span=m.get("term_span"))
+                    r.update(tokens=text.split(" "), tags=m.get("tags"), pred_tags=split_tags(pred), term_span=m.get("term_span"))
                 else:
                     if not names:
                         raise BiasSuiteError("class names unknown: pass class_names=[...]")
-                    if not _is_prob(conf) or len(conf) != len(names):
+                    if not is_prob(conf) or len(conf) != len(names):
                         raise BiasSuiteError(f"test {t.name!r}: needs softmax confidences with {len(names)} classes, got {conf!r}")
                     r["text"] = text
                     r["probs"] = dict(zip(names, map(float, conf)))
@@ -294,7 +294,7 @@ class CheckListRun:
             index="attribute", columns="metric", values="value", aggfunc="first", sort=False)
 
 
-def _metrics_and_inv(scored, suite, *, metrics, significance, max_tuples, seed, group_order):
+def metrics_and_inv(scored, suite, *, metrics, significance, max_tuples, seed, group_order):
     from ..metrics.engine import evaluate
 
     parts = [evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=group_order or None)]
@@ -317,7 +317,7 @@ def run_checklist(examples_or_suite, predict_fn, *, class_names: Sequence[str] |
     metrics, significance tests and INV fail rates come back side by side."""
     from ..families import scored_from_arrays
 
-    src = _source(examples_or_suite, attributes)
+    src = failure_source(examples_or_suite, attributes)
     if src.task != "classification":
         raise BiasSuiteError("run_checklist is for classification; for taggers use invariance_rows(examples, tagger)")
     names = class_names or (getattr(predict_fn, "class_names", None)) or src.classes
@@ -325,7 +325,7 @@ def run_checklist(examples_or_suite, predict_fn, *, class_names: Sequence[str] |
     suite = to_testsuite(src, threshold=threshold, mode=mode, seed=seed, criterion=criterion, class_names=fn.class_names)
     for t in tests:
         suite.add(t)
-    for t in _inv_tests(suite.tests.values()):
+    for t in inv_tests(suite.tests.values()):
         t.bias_suite["class_names"] = list(fn.class_names)
     suite.run(fn, verbose=verbose, overwrite=True)
     _, P = fn(src.table["text"].astype(str).tolist())
@@ -333,6 +333,6 @@ def run_checklist(examples_or_suite, predict_fn, *, class_names: Sequence[str] |
     if frame.get("label") is None:
         frame["label"] = None
     scored = scored_from_arrays(frame, P, fn.class_names)
-    results = _metrics_and_inv(scored, suite, metrics=metrics, significance=significance, max_tuples=max_tuples,
-                               seed=seed, group_order=_orders(src, None))
+    results = metrics_and_inv(scored, suite, metrics=metrics, significance=significance, max_tuples=max_tuples,
+                               seed=seed, group_order=group_orders_of(src, None))
     return CheckListRun(suite, scored, results, failures(suite), fn, src.table)

@@ -397,7 +397,7 @@ class TransformerCrfTagger:
         from tqdm.auto import tqdm
 
         torch = self._torch
-        tokens_list = _check_tokens(tokens_list)
+        tokens_list = check_tokens(tokens_list)
         n = len(tokens_list)
         if n == 0:
             return [], []
@@ -498,7 +498,7 @@ def _ort_emissions(model, tokenizer, mode: str):
     return emissions
 
 
-def _check_tokens(tokens_list) -> list:
+def check_tokens(tokens_list) -> list:
     if isinstance(tokens_list, (str, bytes)):
         raise ModelError("tokens_list must be a list of token lists, got a string")
     out = []

@@ -128,10 +128,10 @@ class HFTokenClassifier:
         """
         from tqdm.auto import tqdm
 
-        from .crf import _check_tokens, encode_words
+        from .crf import check_tokens, encode_words
 
         torch = self._torch
-        tokens_list = _check_tokens(tokens_list)
+        tokens_list = check_tokens(tokens_list)
         if not tokens_list:
             return [], []
         index: dict[tuple, int] = {}

@@ -165,9 +165,9 @@ class TaggerTask:
 
     @staticmethod
     def check(items) -> list:
-        from bias_suite.models.crf import _check_tokens
+        from bias_suite.models.crf import check_tokens
 
-        return _check_tokens(items)
+        return check_tokens(items)
 
     @staticmethod
     def keys(items) -> np.ndarray:

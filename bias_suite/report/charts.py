@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..io.values import is_null
 from . import theme
-from .data import Heatmap, _class_rank, _isnull, _order_unique
-from .htmlfmt import _tooltip, direction_cell_style, esc, fmt, metric_title, verdict_mark
+from .data import Heatmap, class_rank, order_unique
+from .htmlfmt import tooltip, direction_cell_style, esc, fmt, metric_title, verdict_mark
 
 def render_heatmap(hm: Heatmap) -> str:
     """A heatmap table: raw values in the cells, colour = (value - b) / tau
@@ -39,12 +40,12 @@ def render_heatmap(hm: Heatmap) -> str:
         for j in range(len(hm.columns)):
             rec = hm.cells.get((i, j))
             mark = verdict_mark(rec.get("verdict")) if rec is not None else ""
-            tr.append(f'<td class="cell"{direction_cell_style(dist[i, j], worse[i])} title="{_tooltip(rec)}">'
+            tr.append(f'<td class="cell"{direction_cell_style(dist[i, j], worse[i])} title="{tooltip(rec)}">'
                       f'{fmt(hm.values[i, j])}{mark}</td>')
         rec = hm.cells.get((i, -1))
         if rec is not None:
             mark = verdict_mark(rec.get("verdict"))
-            tr.append(f'<td class="acc"{direction_cell_style(acc_dist[i], worse[i])} title="{_tooltip(rec)}">'
+            tr.append(f'<td class="acc"{direction_cell_style(acc_dist[i], worse[i])} title="{tooltip(rec)}">'
                       f'{fmt(hm.accumulated[i])}{mark}</td>')
         else:
             tr.append('<td class="acc"></td>')
@@ -100,8 +101,8 @@ def _tick(t: float) -> str:
 def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
     """An inline SVG: groups down, value across, one point (and interval)
     per class."""
-    cls = sorted(_order_unique(sub["class"]), key=_class_rank(classes))
-    groups = [g for g in groups if g in set(sub["group"])] or _order_unique(sub["group"])
+    cls = sorted(order_unique(sub["class"]), key=class_rank(classes))
+    groups = [g for g in groups if g in set(sub["group"])] or order_unique(sub["group"])
     vals = pd.concat([sub["value"], sub["ci_low"], sub["ci_high"]]).astype(float)
     vals = vals[np.isfinite(vals)]
     if vals.empty:
@@ -142,14 +143,14 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
         parts.append(f'<text x="{left - 8}" y="{yb + band / 2 + 2:.1f}" class="gl" text-anchor="end">{esc(g)}</text>')
         for k, c in enumerate(cls):
             r = sub[(sub["group"] == g) & (sub["class"] == c)]
-            if r.empty or _isnull(r["value"].iloc[0]):
+            if r.empty or is_null(r["value"].iloc[0]):
                 continue
             rec = r.iloc[0]
             col = colours[k]
             y = yb + 6 + k * 11
-            if not _isnull(rec["ci_low"]) and not _isnull(rec["ci_high"]):
+            if not is_null(rec["ci_low"]) and not is_null(rec["ci_high"]):
                 parts.append(f'<line x1="{X(rec["ci_low"]):.1f}" x2="{X(rec["ci_high"]):.1f}" y1="{y}" y2="{y}" stroke="{col}" stroke-width="1.6"/>')
-            parts.append(f'<circle cx="{X(rec["value"]):.1f}" cy="{y}" r="3.6" fill="{col}"><title>{_tooltip(rec.to_dict())}</title></circle>')
+            parts.append(f'<circle cx="{X(rec["value"]):.1f}" cy="{y}" r="3.6" fill="{col}"><title>{tooltip(rec.to_dict())}</title></circle>')
     parts.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" class="tk" text-anchor="middle">value{" (line: " + fmt(ref, 0) + ")" if lo <= ref <= hi else ""}</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..io.values import is_null
 from ..io.results import as_results, read_results_table, run_file, with_extra_columns  # noqa: F401 (re-exported)
 
 FAILURES_NAMES = ("failures.jsonl", "inv_failures.jsonl")  # the second is what `bias-suite checklist import` writes
@@ -36,7 +37,7 @@ class ReportData:
 
     @property
     def attributes(self) -> list:
-        return [a for a in pd.unique(self.results["attribute"]) if a is not None and not _isnull(a)]
+        return [a for a in pd.unique(self.results["attribute"]) if a is not None and not is_null(a)]
 
     @property
     def classes(self) -> list:
@@ -52,17 +53,9 @@ class ReportData:
         return "verdict" in self.results.columns and self.results["verdict"].notna().any()
 
 
-def isnull(v) -> bool:
-    """None, pandas' NA or a float NaN."""
-    if v is None or v is pd.NA:
-        return True
-    try:
-        return bool(isinstance(v, float) and math.isnan(v))
-    except TypeError:
-        return False
+isnull = is_null  # None, pandas' NA or a float NaN (bias_suite.io.values)
 
 
-_isnull = isnull  # the name the report's modules have used
 
 
 def metric_spec(metric):
@@ -159,17 +152,17 @@ def load_report_data(results_dir, *, scored=None) -> ReportData:
 
 
 # ----------------------------------------------------------------- shaping
-def _is_pair(g) -> bool:
+def is_pair(g) -> bool:
     return isinstance(g, str) and "|" in g
 
 
-def _class_rank(classes):
+def class_rank(classes):
     order = {c: i for i, c in enumerate(classes)}
     return lambda c: (order.get(c, len(order) + (c == "all")), str(c))
 
 
-def _order_unique(values) -> list:
-    return [v for v in pd.unique(pd.Series(list(values), dtype=object)) if not _isnull(v)]
+def order_unique(values) -> list:
+    return [v for v in pd.unique(pd.Series(list(values), dtype=object)) if not is_null(v)]
 
 
 @dataclass
@@ -189,7 +182,7 @@ class Heatmap:
         rec = self.cells.get((i, j))
         v = None if rec is None else rec.get(key)
         try:
-            return float("nan") if _isnull(v) else float(v)
+            return float("nan") if is_null(v) else float(v)
         except (TypeError, ValueError):
             return float("nan")
 
@@ -230,7 +223,7 @@ class Heatmap:
 
 def _heatmap_kind(res: pd.DataFrame) -> pd.Series:
     g = res["group"]
-    pair = g.map(_is_pair)
+    pair = g.map(is_pair)
     return np.where(g.isna(), "acc", np.where(pair, "pair", "group"))
 
 
@@ -243,18 +236,18 @@ def heatmap_tables(results: pd.DataFrame, attribute: str, classes=()) -> list:
         return []
     kind = pd.Series(_heatmap_kind(res), index=res.index)
     out = []
-    rank = _class_rank(classes)
+    rank = class_rank(classes)
     for k in ("group", "pair"):
         part = res[kind == k]
         if part.empty:
             continue
-        cols = _order_unique(part["group"])
-        metrics = _order_unique(part["metric"])
+        cols = order_unique(part["group"])
+        metrics = order_unique(part["metric"])
         rows = []
         for m in metrics:
             sub = part[part["metric"] == m]
             view = sub["view"].iloc[0]
-            for c in sorted(_order_unique(sub["class"]), key=rank):
+            for c in sorted(order_unique(sub["class"]), key=rank):
                 rows.append((m, c, view))
         R, C = len(rows), len(cols)
         vals = np.full((R, C), np.nan)
@@ -264,13 +257,13 @@ def heatmap_tables(results: pd.DataFrame, attribute: str, classes=()) -> list:
         row_ix = {(m, c): i for i, (m, c, _) in enumerate(rows)}
         for rec in part.to_dict("records"):
             i, j = row_ix[(rec["metric"], rec["class"])], col_ix[rec["group"]]
-            vals[i, j] = np.nan if _isnull(rec["value"]) else float(rec["value"])
+            vals[i, j] = np.nan if is_null(rec["value"]) else float(rec["value"])
             cells[(i, j)] = rec
         accs = res[(kind == "acc") & res["metric"].isin(metrics)]
         for rec in accs.to_dict("records"):
             i = row_ix.get((rec["metric"], rec["class"]))
             if i is not None:
-                acc[i] = np.nan if _isnull(rec["value"]) else float(rec["value"])
+                acc[i] = np.nan if is_null(rec["value"]) else float(rec["value"])
                 cells[(i, -1)] = rec
         # drop rows with nothing to show (kept in the "without values" list)
         keep = [i for i in range(R) if not (np.isnan(vals[i]).all() and np.isnan(acc[i]))]
@@ -308,10 +301,10 @@ def group_metric_rows(results: pd.DataFrame, attribute: str) -> dict:
     one attribute, as {metric: DataFrame} in order of appearance: the
     vector-valued metrics (VBCM, BCM parts, Bernstein deltas)."""
     res = results[(results["attribute"] == attribute) & (results["family"] != "significance")]
-    res = res[res["group"].notna() & ~res["group"].map(_is_pair)]
+    res = res[res["group"].notna() & ~res["group"].map(is_pair)]
     res = res[~res["metric"].astype(str).str.endswith("-SampleSize")]
     out = {}
-    for m in _order_unique(res["metric"]):
+    for m in order_unique(res["metric"]):
         sub = res[res["metric"] == m]
         if sub["value"].notna().any():
             out[m] = sub
@@ -327,7 +320,7 @@ def significance_table(results: pd.DataFrame, attribute: str | None = None) -> p
     rows = []
     if sig.empty:
         return pd.DataFrame(columns=["attribute", "class", "test", "statistic", "p", "p_adj", "adjustment", "effect", "effect_name", "n", "note", "verdict"])
-    tests = [m for m in _order_unique(sig["metric"]) if "-" not in m]
+    tests = [m for m in order_unique(sig["metric"]) if "-" not in m]
     for (a, c), s in sig.groupby(["attribute", "class"], sort=False):
         names = tests or sorted({m.split("-")[0] for m in s["metric"]})
         for t in names:
@@ -346,8 +339,8 @@ def significance_table(results: pd.DataFrame, attribute: str | None = None) -> p
                 others = st[~st["metric"].isin([t, f"{t}-p"]) & ~st["metric"].astype(str).str.startswith(f"{t}-p-")]
                 eff = others.iloc[0] if len(others) else None
             main, p = get(t), get(f"{t}-p")
-            notes = [r for r in (main, p) if r is not None and not _isnull(r.get("note"))]
-            verdicts = [r.get("verdict") for r in (main, p, adj.iloc[0] if len(adj) else None) if r is not None and not _isnull(r.get("verdict", None))]
+            notes = [r for r in (main, p) if r is not None and not is_null(r.get("note"))]
+            verdicts = [r.get("verdict") for r in (main, p, adj.iloc[0] if len(adj) else None) if r is not None and not is_null(r.get("verdict", None))]
             ns = st["n"].dropna()
             rows.append({
                 "attribute": a, "class": c, "test": t,
@@ -375,7 +368,7 @@ def bernstein_table(results: pd.DataFrame, attribute: str) -> pd.DataFrame:
     key = lambda df, suffix="": list(zip(df["metric"].astype(str).str.removesuffix(suffix), df["class"], df["group"]))
     sizes = dict(zip(key(size, "-SampleSize"), size["value"]))
     val["sample_size"] = [sizes.get(k) for k in key(val)]
-    val["_m"] = val["metric"].map({m: i for i, m in enumerate(_order_unique(val["metric"]))})
+    val["_m"] = val["metric"].map({m: i for i, m in enumerate(order_unique(val["metric"]))})
     return val.sort_values(["_m"], kind="stable").drop(columns="_m")
 
 
@@ -412,7 +405,7 @@ def template_drilldown(scored, attribute: str, *, top: int = 5) -> dict:
     dev = gm - tm
     first = df.groupby(["template", "group"], sort=False).first()
     out = {}
-    for g in _order_unique(df["group"]):
+    for g in order_unique(df["group"]):
         if g not in dev.index.get_level_values("group"):
             continue
         d = dev.xs(g, level="group")

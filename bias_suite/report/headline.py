@@ -45,8 +45,9 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..io.values import is_null
 from . import theme
-from .data import _isnull, metric_worse, signed_distance
+from .data import metric_worse, signed_distance
 from .findings import JUDGED, Prepared, consistency_text, select_findings, who, with_scope
 from .htmlfmt import metric_text as _metric_text
 from .pairs import example_pair, example_pair_block, worst_pair
@@ -83,7 +84,7 @@ class HeadlineInput:
 
 
 # ----------------------------------------------------------------- data
-def _summary():
+def headline_summary():
     from . import summary
 
     return summary
@@ -96,7 +97,7 @@ def overview(results: pd.DataFrame) -> pd.DataFrame:
     """:func:`bias_suite.report.summary.overview` with the column names the
     renderers read: attribute, topic, verdict (the worst), effect (the
     largest, in tau), metric, class, group."""
-    ov = _summary().overview(results)
+    ov = headline_summary().overview(results)
     return ov.rename(columns={k: v for k, v in _OVERVIEW_NAMES.items() if k in ov.columns and v not in ov.columns})
 
 
@@ -118,14 +119,14 @@ def combine_results(parts: Sequence[tuple]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def _has_verdicts(res: pd.DataFrame) -> bool:
+def has_verdicts(res: pd.DataFrame) -> bool:
     return "verdict" in res.columns and res["verdict"].isin(theme.VERDICTS).any()
 
 
 # ----------------------------------------------------------------- formatting
 def num(v, digits: int = 3) -> str:
     """A value for the terminal: 3 decimals below 10, fewer above; '–' when missing."""
-    if _isnull(v):
+    if is_null(v):
         return "–"
     x = float(v)
     if not math.isfinite(x):
@@ -140,7 +141,7 @@ def num(v, digits: int = 3) -> str:
 
 def effect_text(e) -> str:
     """An effect in units of tau: '2.4', '12', '>99'; '–' when missing."""
-    if _isnull(e):
+    if is_null(e):
         return "–"
     x = float(e)
     if not math.isfinite(x) or x >= 99.5:
@@ -150,7 +151,7 @@ def effect_text(e) -> str:
 
 def _interval(r) -> str:
     lo, hi = r.get("ci_low"), r.get("ci_high")
-    if _isnull(lo) or _isnull(hi):
+    if is_null(lo) or is_null(hi):
         return ""
     return f"[{num(lo)}, {num(hi)}]"
 
@@ -172,7 +173,7 @@ def attribute_order(ov: pd.DataFrame) -> list:
 def error_control(results: pd.DataFrame, intervals: dict | None) -> dict | None:
     """How the error rate across cells is controlled: the run's ``intervals``
     metadata, else what the results tell (None when they cannot)."""
-    sm = _summary()
+    sm = headline_summary()
     if intervals is None and hasattr(sm, "multiplicity"):
         try:
             return sm.multiplicity(results)
@@ -216,7 +217,7 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
             word = theme.VERDICT_SHORT.get(v, str(v)) if compact else str(v)
             cell = Text()
             cell.append(word, style=theme.VERDICT_STYLES.get(v, ""))
-            if not _isnull(r.get("effect")):
+            if not is_null(r.get("effect")):
                 cell.append(" ")
                 cell.append(effect_text(r["effect"]), style=theme.effect_style(r["effect"]))
             row.append(cell)
@@ -243,7 +244,7 @@ def findings_table(fd: pd.DataFrame):
     t.add_column(justify="right")  # effect
     t.add_column()  # the finding
     recs = fd.to_dict("records")
-    name = lambda r: str(r.get("shown_metric") if not _isnull(r.get("shown_metric")) else r["metric"])
+    name = lambda r: str(r.get("shown_metric") if not is_null(r.get("shown_metric")) else r["metric"])
     wm = min(16, max((len(name(r)) for r in recs), default=0))
     for k, r in enumerate(recs, 1):
         v = r.get("verdict")
@@ -258,13 +259,13 @@ def findings_table(fd: pd.DataFrame):
         second = Text("\n")
         second.append(num(r.get("value")) + (f" {iv}" if iv else ""),
                       style=theme.direction_style(value_side(r), metric_worse(r["metric"])))
-        if not _isnull(tau):
+        if not is_null(tau):
             second.append(f"  τ = {float(tau):g}", style=theme.MUTED)
         agree = consistency_text(r.get("consistency"))
         if agree:
             second.append(f"  {agree}")
         reason = r.get("reason")
-        if not _isnull(reason) and str(reason).strip():
+        if not is_null(reason) and str(reason).strip():
             second.append(f"  {reason}", style=theme.MUTED)
         body.append_text(second)
         t.add_row(Text(f"{k}"), Text(effect_text(r.get("effect")) + "×", style=theme.effect_style(r.get("effect"))), body)
@@ -429,13 +430,13 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
         out.append(_title(inp.title))
     if res is None or len(res) == 0:
         return out + [Text("no results")]
-    if not _has_verdicts(res):
+    if not has_verdicts(res):
         why = ("verdicts need intervals: --bootstrap B > 0" if "effect" in res.columns
                else "they have no verdict, threshold and effect columns")
         out.append(Text(f"No verdicts to summarise in these results ({why}).", style=theme.WARN))
         where = _where_line(inp.files, inp.detail_hint)
         return out + ([where] if where is not None else [])
-    sm = _summary()
+    sm = headline_summary()
     ov, prepared = _prepared(inp)
     out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
             overview_table(ov, compact=compact, max_rows=max_attributes)]
@@ -491,7 +492,7 @@ def _grid_fits(inp: HeadlineInput, width: int) -> bool:
 def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, colour: bool = True) -> list:
     """The richest headline that fits ``max_lines`` at ``width`` columns:
     fewer findings first, then fewer grid rows, then no legend or example."""
-    if inp.results is None or len(inp.results) == 0 or not _has_verdicts(inp.results):
+    if inp.results is None or len(inp.results) == 0 or not has_verdicts(inp.results):
         return headline_renderables(inp, colour=colour)
     compact = not _grid_fits(inp, width)
     for top in (10, 8, 6, 5, 4, 3, 2, 1):

@@ -36,31 +36,17 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
+from ..io.values import is_null
 from .charts import render_group_chart, render_heatmap, scale_legend
 from .data import (
-    FAILURES_NAMES,
-    Heatmap,
-    ReportData,
-    _class_rank,
-    _is_pair,
-    _isnull,
-    _order_unique,
-    accumulated_only,
-    as_results,
-    bernstein_table,
-    group_metric_rows,
-    heatmap_tables,
-    load_report_data,
-    missing_values,
-    read_results_table,
-    significance_table,
-    template_drilldown,
-    with_extra_columns,
+    accumulated_only, as_results, bernstein_table, class_rank, FAILURES_NAMES, group_metric_rows,
+    Heatmap, heatmap_tables, is_pair, load_report_data, missing_values, order_unique,
+    read_results_table, ReportData, significance_table, template_drilldown, with_extra_columns,
 )
 from ..io.results import atomic_write_text
 from .htmlfmt import esc, fmt, fmt_p, verdict_kind
 from .sections import (
-    _slug,
+    slug,
     render_accumulated,
     render_bernstein,
     render_drilldown,
@@ -78,8 +64,8 @@ __all__ = [
     "REPORT_NAME", "FAILURES_NAMES", "CLASS_COLOURS", "Heatmap", "ReportData", "accumulated_only", "as_results",
     "bernstein_table", "group_metric_rows", "heatmap_tables", "load_report_data", "missing_values", "read_results_table",
     "significance_table", "template_drilldown", "with_extra_columns", "render_report", "write_html_report", "esc", "fmt",
-    "fmt_p", "verdict_kind", "render_group_chart", "render_heatmap", "scale_legend", "_class_rank", "_is_pair",
-    "_isnull", "_order_unique",
+    "fmt_p", "verdict_kind", "render_group_chart", "render_heatmap", "scale_legend", "class_rank", "is_pair",
+    "is_null", "order_unique",
 ]
 
 REPORT_NAME = "report.html"
@@ -177,15 +163,15 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
     sections = []
     for a in attrs:
         ra = res[res["attribute"] == a]
-        sid = f"attr-{_slug(a)}"
+        sid = f"attr-{slug(a)}"
         parts = [f'<section class="attribute" id="{sid}" data-attribute="{esc(a)}"><h2>{esc(a)}</h2>']
-        groups = _order_unique(ra.loc[ra["group"].notna() & ~ra["group"].map(_is_pair), "group"])
+        groups = order_unique(ra.loc[ra["group"].notna() & ~ra["group"].map(is_pair), "group"])
         if data.scored is not None:
             fr = data.scored.frame
-            groups = groups or _order_unique(fr.loc[fr["attribute"] == a, "group"])
+            groups = groups or order_unique(fr.loc[fr["attribute"] == a, "group"])
         if groups:
             parts.append(f'<p class="muted">groups: {", ".join(esc(g) for g in groups)}</p>')
-        cls_here = sorted(_order_unique(ra["class"]), key=_class_rank(classes))
+        cls_here = sorted(order_unique(ra["class"]), key=class_rank(classes))
         hms = heatmap_tables(res, a, classes)
         if len(cls_here) > 1 and hms:
             opts = "".join(f'<option value="{esc(c)}">{esc(c)}</option>' for c in cls_here)
@@ -236,7 +222,7 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
             rest = rest[~rest["attribute"].isin(attrs)]
         if not rest.empty:
             sections.append('<section id="inv-other"><h2>Invariance failures (other)</h2>' + render_failures(rest, None) + "</section>")
-    nav = "".join(f'<a href="#attr-{_slug(a)}">{esc(a)}</a>' for a in attrs)
+    nav = "".join(f'<a href="#attr-{slug(a)}">{esc(a)}</a>' for a in attrs)
     overview = render_overview(res, intervals=(meta or {}).get("intervals"), scored=data.scored)
     warn = "".join(f'<p class="warn">{esc(w)}</p>' for w in data.warnings)
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

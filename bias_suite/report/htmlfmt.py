@@ -5,8 +5,9 @@ from __future__ import annotations
 import html as _html
 import math
 
+from ..io.values import is_null
 from . import theme
-from .data import _isnull, metric_spec
+from .data import metric_spec
 
 # ----------------------------------------------------------------- formatting
 def esc(v) -> str:
@@ -15,7 +16,7 @@ def esc(v) -> str:
 
 def fmt(v, digits: int = 3) -> str:
     """Numbers for humans: 3 decimals, thousands separators for large values."""
-    if _isnull(v):
+    if is_null(v):
         return "–"
     try:
         x = float(v)
@@ -33,16 +34,16 @@ def fmt(v, digits: int = 3) -> str:
     return s.replace("-", "−") if x < 0 else s
 
 
-def _fmt_count(v) -> str:
+def fmt_count(v) -> str:
     """A sample-size bound as the smallest integer above it."""
-    if _isnull(v):
+    if is_null(v):
         return "–"
     x = float(v)
     return "∞" if not math.isfinite(x) else f"{math.floor(x) + 1:,}"
 
 
 def fmt_p(p) -> str:
-    if _isnull(p):
+    if is_null(p):
         return "–"
     p = float(p)
     return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
@@ -51,12 +52,12 @@ def fmt_p(p) -> str:
 def verdict_kind(v) -> str | None:
     """The verdict word ("material", ..., "undefined"), "other" for any other
     text (results written by older versions), None when absent."""
-    if _isnull(v) or not str(v).strip():
+    if is_null(v) or not str(v).strip():
         return None
     return str(v) if str(v) in theme.VERDICTS else "other"
 
 
-def _badge(v) -> str:
+def verdict_badge(v) -> str:
     """A verdict as a categorical badge (type weight, no hue: colour is size)."""
     k = verdict_kind(v)
     if k is None:
@@ -71,7 +72,7 @@ def verdict_mark(v) -> str:
     return f'<span class="mark m-{k}" aria-label="{esc(k)}">{esc(m)}</span>' if m else ""
 
 
-def _cell_style(z) -> str:
+def cell_style(z) -> str:
     """Background for a signed distance from the no-bias value in units of tau."""
     col = theme.signed_colour(z)
     if col is None:
@@ -97,24 +98,24 @@ def effect_style(e) -> str:
     return f' style="background:{col};color:{theme.effect_ink(e)}"'
 
 
-def _tooltip(rec: dict | None) -> str:
+def tooltip(rec: dict | None) -> str:
     if not rec:
         return ""
     parts = [f"{rec.get('metric')} · {rec.get('class')} · {rec.get('group') or 'accumulated'}"]
     parts.append(f"value {fmt(rec.get('value'), 4)}")
-    if not _isnull(rec.get("ci_low")) or not _isnull(rec.get("ci_high")):
+    if not is_null(rec.get("ci_low")) or not is_null(rec.get("ci_high")):
         parts.append(f"interval [{fmt(rec.get('ci_low'), 4)}, {fmt(rec.get('ci_high'), 4)}]")
-    if not _isnull(rec.get("baseline", None)) and not _isnull(rec.get("threshold", None)):
+    if not is_null(rec.get("baseline", None)) and not is_null(rec.get("threshold", None)):
         parts.append(f"no-bias value b = {fmt(rec.get('baseline'), 4)}, threshold τ = {fmt(rec.get('threshold'), 4)}")
-    if not _isnull(rec.get("effect", None)):
+    if not is_null(rec.get("effect", None)):
         parts.append(f"effect {fmt(rec.get('effect'), 2)} τ")
-    if not _isnull(rec.get("n")):
+    if not is_null(rec.get("n")):
         parts.append(f"n = {rec.get('n')}")
-    if not _isnull(rec.get("verdict", None)):
+    if not is_null(rec.get("verdict", None)):
         parts.append(f"verdict: {rec.get('verdict')}")
-    if not _isnull(rec.get("reason", None)):
+    if not is_null(rec.get("reason", None)):
         parts.append(str(rec.get("reason")))
-    if not _isnull(rec.get("note")):
+    if not is_null(rec.get("note")):
         parts.append(str(rec.get("note")))
     return esc(" | ".join(parts))
 

@@ -20,8 +20,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..io.values import is_null
 from . import theme
-from .data import _isnull
 
 __all__ = ["worst_pair", "example_pair", "finding_pair", "example_pair_block", "locate", "ZERO_GAP"]
 
@@ -75,7 +75,7 @@ def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = 
     lo = df.loc[df.groupby(["template", "group"], sort=False)["p"].idxmin()]
     pairs = hi.merge(lo, on="template", suffixes=("_a", "_b"))
     pairs = pairs[pairs["group_a"] != pairs["group_b"]]
-    groups = [g for g in (groups or []) if not _isnull(g)]
+    groups = [g for g in (groups or []) if not is_null(g)]
     if len(groups) == 1:
         pairs = pairs[(pairs["group_a"] == groups[0]) | (pairs["group_b"] == groups[0])]
     elif len(groups) >= 2:
@@ -123,12 +123,12 @@ def _own_groups(r) -> list:
     """The groups a finding is about: its group, the two of a pair, the
     shared group of a merged line ("jewish vs 5 groups"); none for a line
     about all groups or a spill-over."""
-    if not _isnull(r.get("via")):
+    if not is_null(r.get("via")):
         return []
-    if not _isnull(r.get("own_group")):
+    if not is_null(r.get("own_group")):
         return [str(r["own_group"])]
     g = r.get("group")
-    return [] if _isnull(g) else str(g).split("|")
+    return [] if is_null(g) else str(g).split("|")
 
 
 def _largest(r, scored, attribute: str, groups: list) -> dict | None:

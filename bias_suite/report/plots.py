@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..io.values import is_null
 from . import theme
-from .data import ReportData, _class_rank, _isnull, _order_unique, group_metric_rows, heatmap_tables, load_report_data
+from .data import ReportData, class_rank, order_unique, group_metric_rows, heatmap_tables, load_report_data
 from ..io import atomic_path, ensure_folder
 
 FORMATS = ("png", "svg", "pdf")
@@ -52,13 +53,13 @@ def _safe(name: str) -> str:
 
 def _decimals(row_max: float) -> int:
     """Decimals for a heatmap row: the same for every cell of the row."""
-    if _isnull(row_max) or not np.isfinite(row_max):
+    if is_null(row_max) or not np.isfinite(row_max):
         return 2
     return 3 if row_max < 0.1 else 2 if row_max < 10 else 1 if row_max < 100 else 0
 
 
 def _fmt_cell(v: float, decimals: int = 2) -> str:
-    if _isnull(v) or not np.isfinite(v):
+    if is_null(v) or not np.isfinite(v):
         return "–"
     s = f"{v:,.{decimals}f}"
     return s[1:] if s.startswith("-") and float(s.replace(",", "")) == 0 else s
@@ -100,7 +101,7 @@ def heatmap_figure(hm, *, width: float = COLUMN_WIDTH_IN):
                       norm=BoundaryNorm([0, *theme.EFFECT_BINS, top], size_map.N), aspect="auto", interpolation="nearest")
         absmax = np.nanmax(np.abs(np.where(np.isnan(hm.values), 0.0, hm.values)), axis=1, initial=0.0)
         for i in range(R):
-            dec = _decimals(max(absmax[i], abs(hm.accumulated[i]) if not _isnull(hm.accumulated[i]) else 0))
+            dec = _decimals(max(absmax[i], abs(hm.accumulated[i]) if not is_null(hm.accumulated[i]) else 0))
             for j in list(range(C)) + [-1]:
                 rec = hm.cells.get((i, j))
                 if j == -1 and rec is None:
@@ -141,8 +142,8 @@ def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    cls = sorted(_order_unique(sub["class"]), key=_class_rank(classes))
-    groups = [g for g in groups if g in set(sub["group"])] or _order_unique(sub["group"])
+    cls = sorted(order_unique(sub["class"]), key=class_rank(classes))
+    groups = [g for g in groups if g in set(sub["group"])] or order_unique(sub["group"])
     G, K = len(groups), len(cls)
     with plt.rc_context(_rc()):
         fig_h = 0.45 + 0.12 * max(1, K) * G + 0.12 * G
@@ -154,13 +155,13 @@ def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width
             ys, xs, lo, hi = [], [], [], []
             for gi, g in enumerate(groups):
                 r = sub[(sub["group"] == g) & (sub["class"] == c)]
-                if r.empty or _isnull(r["value"].iloc[0]):
+                if r.empty or is_null(r["value"].iloc[0]):
                     continue
                 ys.append(gi + offs[k])
                 xs.append(float(r["value"].iloc[0]))
                 l, h = r["ci_low"].iloc[0], r["ci_high"].iloc[0]
-                lo.append(np.nan if _isnull(l) else float(l))
-                hi.append(np.nan if _isnull(h) else float(h))
+                lo.append(np.nan if is_null(l) else float(l))
+                hi.append(np.nan if is_null(h) else float(h))
             if not xs:
                 continue
             xs, lo, hi = np.array(xs), np.array(lo), np.array(hi)
@@ -221,7 +222,7 @@ def write_figures(results, out_dir, *, fmt: str = "png", attributes=None, metric
         for hm in heatmap_tables(res, a, classes):
             written.append(_save(heatmap_figure(hm), out / f"{_safe(a)}_heatmap_{hm.kind}s.{fmt}", fmt))
         ra = res[res["attribute"] == a]
-        groups = _order_unique(ra.loc[ra["group"].notna() & ~ra["group"].astype(str).str.contains("|", regex=False), "group"])
+        groups = order_unique(ra.loc[ra["group"].notna() & ~ra["group"].astype(str).str.contains("|", regex=False), "group"])
         for m, sub in group_metric_rows(res, a).items():
             written.append(_save(group_chart_figure(m, sub, classes, groups), out / f"{_safe(a)}_groups_{_safe(m)}.{fmt}", fmt))
     return written

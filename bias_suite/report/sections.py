@@ -7,9 +7,10 @@ import json
 
 import pandas as pd
 
-from .data import ReportData, _isnull
+from ..io.values import is_null
+from .data import ReportData
 from . import theme
-from .htmlfmt import _badge, _cell_style, _fmt_count, effect_style, esc, fmt, fmt_p, metric_title, verdict_kind
+from .htmlfmt import verdict_badge, cell_style, fmt_count, effect_style, esc, fmt, fmt_p, metric_title, verdict_kind
 
 def _table(headers, rows, cls="data", attrs="") -> str:
     head = "".join(f'<th scope="col">{h}</th>' for h in headers)
@@ -26,8 +27,8 @@ def render_significance(sig: pd.DataFrame) -> str:
             esc(r["attribute"]), esc(r["class"]), esc(r["test"]), fmt(r["statistic"]), fmt_p(r["p"]),
             fmt_p(r["p_adj"]) + (f' <span class="muted">({esc(r["adjustment"])})</span>' if r.get("adjustment") else ""),
             f'{fmt(r["effect"])} <span class="muted">{esc(r["effect_name"])}</span>',
-            "" if _isnull(r["n"]) else str(r["n"]),
-            _badge(r.get("verdict")) or esc(r.get("note") or ""),
+            "" if is_null(r["n"]) else str(r["n"]),
+            verdict_badge(r.get("verdict")) or esc(r.get("note") or ""),
         ])
     return _table(["attribute", "class", "test", "statistic", "p", "adjusted p", "effect size", "templates", "verdict / note"], rows, "data significance")
 
@@ -52,11 +53,11 @@ def render_verdicts(res: pd.DataFrame, *, limit: int = 40) -> str:
     for r in show.head(limit).to_dict("records"):
         src = r.get("source")
         via = f" (via {src})" if isinstance(src, str) and src.strip() else ""
-        ci = "" if _isnull(r["ci_low"]) and _isnull(r["ci_high"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+        ci = "" if is_null(r["ci_low"]) and is_null(r["ci_high"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
         e = r.get("effect")
-        rows.append([f'<span class="fx"{effect_style(e)}>{fmt(e, 1)}</span>', _badge(r["verdict"]),
+        rows.append([f'<span class="fx"{effect_style(e)}>{fmt(e, 1)}</span>', verdict_badge(r["verdict"]),
                      f'<span title="{esc(metric_title(r["metric"]))}">{esc(r["metric"])}</span>', esc(r["class"]),
-                     esc((str(r["group"]).replace("|", " vs ") if not _isnull(r["group"]) else "accumulated") + via),
+                     esc((str(r["group"]).replace("|", " vs ") if not is_null(r["group"]) else "accumulated") + via),
                      fmt(r["value"]), ci, fmt(r.get("threshold")), esc(r.get("reason") or "")])
     more = f'<p class="muted">The {limit} largest of {len(show)}; all rows are in results.csv.</p>' if len(show) > limit else ""
     table = _table(["×τ", "verdict", "metric", "class", "group", "value", "interval", "τ", "reason"], rows, "data verdicts") if rows else ""
@@ -70,8 +71,8 @@ def render_bernstein(b: pd.DataFrame) -> str:
     for r in b.to_dict("records"):
         rows.append([
             esc(str(r["metric"]).removeprefix("Bernstein-")), esc(r["class"]), esc(r["group"]), fmt(r["value"]),
-            f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]", "" if _isnull(r["n"]) else str(r["n"]),
-            _fmt_count(r.get("sample_size")), _badge(r.get("verdict")) or esc(r.get("note") or ""),
+            f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]", "" if is_null(r["n"]) else str(r["n"]),
+            fmt_count(r.get("sample_size")), verdict_badge(r.get("verdict")) or esc(r.get("note") or ""),
         ])
     return _table(["preset", "class", "group", "δ̄ (group − rest)", "Bernstein interval", "n", "n needed", "verdict / note"], rows, "data bernstein")
 
@@ -131,7 +132,7 @@ def _short(v, n: int = 160) -> str:
         s = ", ".join(v)
     elif isinstance(v, (list, dict, tuple)):
         s = json.dumps(v, default=str)
-    elif _isnull(v):
+    elif is_null(v):
         return ""
     elif isinstance(v, float):
         return fmt(v)
@@ -150,9 +151,9 @@ def render_drilldown(dd: dict, classes) -> str:
             devs = []
             for c in classes:
                 d = r.get(f"dev_{c}")
-                s = 0 if _isnull(d) or r["max_abs"] == 0 else d / r["max_abs"]
-                devs.append(f'<span class="dev"{_cell_style(3 * s)}>{fmt(d)}</span>')
-            rows.append([esc(r["template"]), esc(r["label"] if not _isnull(r["label"]) else ""), esc(r["text"]), str(r["n"]), " ".join(devs)])
+                s = 0 if is_null(d) or r["max_abs"] == 0 else d / r["max_abs"]
+                devs.append(f'<span class="dev"{cell_style(3 * s)}>{fmt(d)}</span>')
+            rows.append([esc(r["template"]), esc(r["label"] if not is_null(r["label"]) else ""), esc(r["text"]), str(r["n"]), " ".join(devs)])
         head = f"Δ mean p ({' / '.join(esc(c) for c in classes)})"
         blocks.append(f'<details class="dd" open><summary><b>{esc(g)}</b>: top {len(t)} templates</summary>'
                       + _table(["template", "gold", "example (this group)", "n", head], rows, "data drilldown") + "</details>")
@@ -161,8 +162,8 @@ def render_drilldown(dd: dict, classes) -> str:
 
 def _value_cells(r: dict) -> list:
     """Value, interval, n and verdict (or note) of a result row."""
-    return [fmt(r["value"]), "" if _isnull(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
-            "" if _isnull(r["n"]) else str(r["n"]), _badge(r.get("verdict")) or esc(r.get("note") or "")]
+    return [fmt(r["value"]), "" if is_null(r["ci_low"]) else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
+            "" if is_null(r["n"]) else str(r["n"]), verdict_badge(r.get("verdict")) or esc(r.get("note") or "")]
 
 
 def render_accumulated(acc: pd.DataFrame) -> str:
@@ -227,7 +228,7 @@ def render_metadata(meta: dict, data: ReportData) -> str:
     return f'<table class="meta"><tbody>{"".join(rows)}</tbody></table>'
 
 
-def _slug(s) -> str:
+def slug(s) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in str(s)).strip("-").lower() or "x"
 
 
@@ -246,7 +247,7 @@ def _metric_cell(r: dict) -> str:
     from .data import metric_worse
     from .htmlfmt import metric_text
 
-    name = r.get("shown_metric") if not _isnull(r.get("shown_metric")) else r["metric"]
+    name = r.get("shown_metric") if not is_null(r.get("shown_metric")) else r["metric"]
     meaning, direction = metric_text(r["metric"])
     side = direction or {"higher": "higher is worse", "lower": "lower is worse"}.get(metric_worse(r["metric"]), "")
     words = "; ".join(x for x in (meaning.rstrip(". "), side) if x)
@@ -265,14 +266,14 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     from .charts import scale_legend
     from .data import metric_worse
     from .findings import consistency_text, select_findings, with_scope
-    from .headline import _has_verdicts, _summary, attribute_order, effect_text, error_control, overview, value_side, who
+    from .headline import has_verdicts, headline_summary, attribute_order, effect_text, error_control, overview, value_side, who
     from .htmlfmt import direction_cell_style
     from .pairs import finding_pair
 
-    if results is None or results.empty or not _has_verdicts(results):
+    if results is None or results.empty or not has_verdicts(results):
         return ('<section id="overview"><p class="muted">These results carry no verdicts; run with a bootstrap '
                 "(--bootstrap B) for intervals, verdicts and this overview.</p></section>")
-    sm = _summary()
+    sm = headline_summary()
     counts = sm.verdict_counts(results)
     count_html = " · ".join(f'<span class="v-{v}">{int(counts.get(v, 0))} {v}</span>' for v in theme.VERDICTS
                             if v == "material" or counts.get(v, 0))
@@ -293,13 +294,13 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
             if r is None:
                 tds.append('<td class="ov empty"></td>')
                 continue
-            where = " · ".join(esc(x) for x in (r.get("metric"), r.get("class"), r.get("group")) if not _isnull(x))
-            if not _isnull(r.get("source")):
+            where = " · ".join(esc(x) for x in (r.get("metric"), r.get("class"), r.get("group")) if not is_null(x))
+            if not is_null(r.get("source")):
                 where += f" (via {esc(r['source'])}: other groups in the background)"
             tds.append(f'<td class="ov"{effect_style(r.get("effect"))} title="largest: {where}">'
                        f'<span class="v-{esc(r["verdict"])}">{esc(r["verdict"])}</span> '
                        f'<span class="fx">{esc(effect_text(r.get("effect")))}</span></td>')
-        body.append(f'<tr><th scope="row"><a href="#attr-{_slug(a)}">{esc(a)}</a></th>{"".join(tds)}</tr>')
+        body.append(f'<tr><th scope="row"><a href="#attr-{slug(a)}">{esc(a)}</a></th>{"".join(tds)}</tr>')
     grid = (f'<div class="scroll"><table class="overview" id="overview-grid"><thead><tr><th scope="col">attribute</th>{head}'
             f'</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
     sel = select_findings(results, ov, top=top)
@@ -308,12 +309,12 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     with_pairs = scored is not None
     rows = []
     for k, r in enumerate(shown.to_dict("records"), 1):
-        ci = "" if _isnull(r.get("ci_low")) or _isnull(r.get("ci_high")) else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+        ci = "" if is_null(r.get("ci_low")) or is_null(r.get("ci_high")) else f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
         partners = r.get("partners")
         title = f' title="vs {esc(", ".join(map(str, partners)))}"' if isinstance(partners, (list, tuple)) else ""
         side = direction_cell_style(value_side(r), metric_worse(r["metric"])) if value_side(r) is not None else ""
         cells_ = [f'<td class="num">{k}</td><td class="fx"{effect_style(r.get("effect"))}>{esc(effect_text(r.get("effect")))}</td>',
-                  f'<td>{_badge(r.get("verdict"))}</td>', f"<td>{_metric_cell(r)}</td>", f"<td{title}>{esc(who(r))}</td>",
+                  f'<td>{verdict_badge(r.get("verdict"))}</td>', f"<td>{_metric_cell(r)}</td>", f"<td{title}>{esc(who(r))}</td>",
                   f'<td class="num"{side}>{fmt(r.get("value"))}{ci}</td><td class="num">{fmt(r.get("threshold"))}</td>']
         if agree:
             cells_.append(f'<td class="num">{esc(consistency_text(r.get("consistency")).removeprefix("in "))}</td>')

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import ScoredFormatError, did_you_mean
-from ..checks import (PROB_TOLERANCE, _first_bad, _is_null, _is_number, _row_number, _show, _where,  # noqa: F401
-                      check_string_columns)
+from ...io.values import is_null
+from ..checks import PROB_TOLERANCE, check_string_columns, first_bad, is_number, row_number, show_value, where_text
 from .columnar import read_columns
 
 REQUIRED_COLUMNS = ("id", "template", "attribute", "group", "term", "probs")
@@ -92,51 +92,51 @@ def check_scored(df: pd.DataFrame, *, source: str | None = None) -> ScoredData:
     for col in REQUIRED_COLUMNS:
         if col not in df.columns:
             hint = " (sequence-labelling files have 'tokens'/'tags' instead)" if col == "probs" else ""
-            raise ScoredFormatError(f"missing column{hint}", file=source, row=_row_number(df, 0), field=col)
+            raise ScoredFormatError(f"missing column{hint}", file=source, row=row_number(df, 0), field=col)
 
     check_string_columns(df, ("id", "template", "attribute", "group", "term"), source)
     check_string_columns(df, ("text",), source, nullable=True, nonempty=False)
     dup = df["id"].duplicated().to_numpy()
-    i = _first_bad(dup)
+    i = first_bad(dup)
     if i is not None:
-        raise ScoredFormatError(f"duplicate id {_show(df['id'].iat[i])}", **_where(source, _row_number(df, i)), field="id")
+        raise ScoredFormatError(f"duplicate id {show_value(df['id'].iat[i])}", **where_text(source, row_number(df, i)), field="id")
 
     probs_col = df["probs"]
     first = probs_col.iat[0]
     if not isinstance(first, dict) or not first:
         raise ScoredFormatError(
-            f"expected an object class -> probability, got {_show(first)}", **_where(source, _row_number(df, 0)), field="probs"
+            f"expected an object class -> probability, got {show_value(first)}", **where_text(source, row_number(df, 0)), field="probs"
         )
     bad_key = next((k for k in first if not isinstance(k, str) or k == ""), None)
     if bad_key is not None:
-        raise ScoredFormatError(f"class names must be non-empty strings, got {_show(bad_key)}",
-                                **_where(source, _row_number(df, 0)), field="probs")
+        raise ScoredFormatError(f"class names must be non-empty strings, got {show_value(bad_key)}",
+                                **where_text(source, row_number(df, 0)), field="probs")
     classes = tuple(first.keys())
     kset = set(classes)
     # Same class set on every row (checked on the key tuples, cheap).
     keys = probs_col.map(lambda d: tuple(d.keys()) if isinstance(d, dict) else None)
     same = keys.map(lambda k: k is not None and (k == classes or set(k) == kset)).to_numpy()
-    i = _first_bad(~same)
+    i = first_bad(~same)
     if i is not None:
         got = probs_col.iat[i]
         got_keys = list(got.keys()) if isinstance(got, dict) else got
         raise ScoredFormatError(
-            f"mixed class sets: expected classes {_show(list(classes), 120)} (from the first row), got {_show(got_keys, 120)}",
-            **_where(source, _row_number(df, i)),
+            f"mixed class sets: expected classes {show_value(list(classes), 120)} (from the first row), got {show_value(got_keys, 120)}",
+            **where_text(source, row_number(df, i)),
             field="probs",
         )
     values = [[d[c] for c in classes] for d in probs_col]
     for i, row in enumerate(values):
         for c, v in zip(classes, row):
-            if not _is_number(v):
-                raise ScoredFormatError(f"probability of class {_show(c)} is not a number: {type(v).__name__} {_show(v)}",
-                                        **_where(source, _row_number(df, i)), field="probs")
+            if not is_number(v):
+                raise ScoredFormatError(f"probability of class {show_value(c)} is not a number: {type(v).__name__} {show_value(v)}",
+                                        **where_text(source, row_number(df, i)), field="probs")
     try:
         P = np.array(values, dtype=np.float64)
     except OverflowError:  # an integer too large for a float
         i = next(i for i, row in enumerate(values) if any(abs(v) > 1e308 for v in row))
-        raise ScoredFormatError(f"probabilities must be finite numbers in [0, 1], got {_show(probs_col.iat[i])}",
-                                **_where(source, _row_number(df, i)), field="probs") from None
+        raise ScoredFormatError(f"probabilities must be finite numbers in [0, 1], got {show_value(probs_col.iat[i])}",
+                                **where_text(source, row_number(df, i)), field="probs") from None
     return _finish(df, P, classes, source)
 
 
@@ -145,19 +145,19 @@ def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source, coded=None)
     object array, their class indices, the given predictions' indices or -1)
     comes from the columnar reader, which has checked them already."""
     bad = ~np.isfinite(P).all(axis=1) | (P < -1e-9).any(axis=1) | (P > 1 + 1e-9).any(axis=1)
-    i = _first_bad(bad)
+    i = first_bad(bad)
     if i is not None:
         raise ScoredFormatError(
             f"probabilities must be finite numbers in [0, 1], got {dict(zip(classes, P[i].tolist()))}",
-            **_where(source, _row_number(df, i)),
+            **where_text(source, row_number(df, i)),
             field="probs",
         )
     sums = P.sum(axis=1)
-    i = _first_bad(np.abs(sums - 1.0) > PROB_TOLERANCE)
+    i = first_bad(np.abs(sums - 1.0) > PROB_TOLERANCE)
     if i is not None:
         raise ScoredFormatError(
             f"probabilities sum to {sums[i]:.6g}, not 1 (tolerance {PROB_TOLERANCE})",
-            **_where(source, _row_number(df, i)),
+            **where_text(source, row_number(df, i)),
             field="probs",
         )
     if coded is not None:
@@ -171,7 +171,7 @@ def _finish(df: pd.DataFrame, P: np.ndarray, classes: tuple, source, coded=None)
     keep = [c for c in ("id", "template", "attribute", "group", "term", "text") if c in df.columns]
     frame = df[keep].reset_index(drop=True).copy()
     if coded is None and "text" in frame.columns:  # one null: None (a row without text gave NaN)
-        frame["text"] = [None if _is_null(v) else v for v in frame["text"].to_numpy(dtype=object)]
+        frame["text"] = [None if is_null(v) else v for v in frame["text"].to_numpy(dtype=object)]
     frame["label"] = labels.reset_index(drop=True)
     frame["pred"] = np.asarray(classes, dtype=object)[yhat]
     return ScoredData(frame=frame, probs=P, classes=classes, y=y, yhat=yhat, source=source)
@@ -185,17 +185,17 @@ def _class_column(df: pd.DataFrame, col: str, classes: tuple, source):
     if col not in df.columns:
         return pd.Series([None] * n, index=df.index, dtype=object), np.full(n, -1, dtype=np.int64)
     index = {c: k for k, c in enumerate(classes)}
-    vals = pd.Series([None if _is_null(v) else v for v in df[col].to_numpy(dtype=object)], index=df.index, dtype=object)
+    vals = pd.Series([None if is_null(v) else v for v in df[col].to_numpy(dtype=object)], index=df.index, dtype=object)
     idx = vals.map(lambda v: -1 if v is None else (index.get(v, -2) if isinstance(v, str) else -3)).to_numpy(dtype=np.int64)
-    i = _first_bad(idx == -3)
+    i = first_bad(idx == -3)
     if i is not None:
         raise ScoredFormatError(f"expected a class name (a string) or null, got {type(vals.iat[i]).__name__} "
-                                f"{_show(vals.iat[i])}", **_where(source, _row_number(df, i)), field=col)
-    i = _first_bad(idx == -2)
+                                f"{show_value(vals.iat[i])}", **where_text(source, row_number(df, i)), field=col)
+    i = first_bad(idx == -2)
     if i is not None:
-        raise ScoredFormatError(f"unknown class {_show(vals.iat[i])}; classes are {_show(list(classes), 120)}"
+        raise ScoredFormatError(f"unknown class {show_value(vals.iat[i])}; classes are {show_value(list(classes), 120)}"
                                 f"{did_you_mean(vals.iat[i], classes)}",
-                                **_where(source, _row_number(df, i)), field=col)
+                                **where_text(source, row_number(df, i)), field=col)
     return vals, idx
 
 

@@ -38,8 +38,8 @@ from .identity import identity_input
 #: the input kind of the metrics measured at the identity term (``at="identity"`` scores)
 IDENTITY = "identity"
 
-__all__ = ["evaluate_sequence", "sequence_attribute_data", "token_items", "identity_position_scores",
-           "NOT_APPLICABLE_NOTE"]
+__all__ = ["metric_input", "block_scores", "token_items", "data_token_items", "identity_position_scores",
+           "missing_probabilities", "NOT_APPLICABLE_NOTE", "MISSING_PROBABILITIES"]
 
 NOT_APPLICABLE_NOTE = "not applicable to sequence labelling"
 _NA_SCORES = ("FPR", "TNR")

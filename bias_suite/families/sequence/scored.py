@@ -28,7 +28,7 @@ import pandas as pd
 from ...exceptions import ScoredFormatError
 from ...io.values import is_null
 from ...suites.bilou import is_valid_tag, span_counts, tag_type, to_bilou
-from ..checks import PROB_TOLERANCE, _first_bad, _is_number, _row_number, _show, check_string_columns
+from ..checks import PROB_TOLERANCE, first_bad, is_number, row_number, show_value, check_string_columns
 
 __all__ = ["SequenceData", "check_sequence_scored", "sequence_scored_from_predictions", "tag_class_matrix"]
 
@@ -164,16 +164,16 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         raise ScoredFormatError("no rows", file=source)
     for col in SEQ_REQUIRED:
         if col not in df.columns:
-            raise ScoredFormatError("missing column", file=source, row=_row_number(df, 0), field=col)
+            raise ScoredFormatError("missing column", file=source, row=row_number(df, 0), field=col)
 
     def err(msg, i, fld):
-        raise ScoredFormatError(msg, file=source, row=_row_number(df, i), field=fld)
+        raise ScoredFormatError(msg, file=source, row=row_number(df, i), field=fld)
 
     check_string_columns(df, ("id", "template", "attribute", "group", "term"), source)
     check_string_columns(df, ("text",), source, nullable=True, nonempty=False)
-    i = _first_bad(df["id"].duplicated().to_numpy())
+    i = first_bad(df["id"].duplicated().to_numpy())
     if i is not None:
-        err(f"duplicate id {_show(df['id'].iat[i])}", i, "id")
+        err(f"duplicate id {show_value(df['id'].iat[i])}", i, "id")
 
     n = len(df)
     tokens, gold, pred = [], [], []
@@ -181,10 +181,10 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
     for i in range(n):
         toks = _as_list(tok_col[i])
         if not isinstance(toks, list) or not toks:
-            err(f"expected a non-empty list of tokens, got {_show(tok_col[i])}", i, "tokens")
+            err(f"expected a non-empty list of tokens, got {show_value(tok_col[i])}", i, "tokens")
         for j, t in enumerate(toks):
             if not isinstance(t, str) or t == "":
-                err(f"token {j} must be a non-empty string, got {_show(t)}", i, "tokens")
+                err(f"token {j} must be a non-empty string, got {show_value(t)}", i, "tokens")
         L = len(toks)
         tokens.append(toks)
         for name, col, out, nullable in (("tags", tag_col, gold, True), ("pred_tags", pred_col, pred, False)):
@@ -196,12 +196,12 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
                 err("expected a list of tags, got null", i, name)
             v = _as_list(v)
             if not isinstance(v, list):
-                err(f"expected a list of tags, got {_show(v)}", i, name)
+                err(f"expected a list of tags, got {show_value(v)}", i, name)
             if len(v) != L:
                 err(f"{len(v)} tags for {L} tokens", i, name)
             for j, t in enumerate(v):
                 if not is_valid_tag(t):
-                    err(f"malformed tag {_show(t)} at token {j}: expected 'O' or B-/I-/L-/U- followed by a type", i, name)
+                    err(f"malformed tag {show_value(t)} at token {j}: expected 'O' or B-/I-/L-/U- followed by a type", i, name)
             out.append(to_bilou(v))
 
     # term spans
@@ -215,7 +215,7 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
             v = _as_list(v)
             ok = isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v)
             if not ok or not (0 <= v[0] < v[1] <= len(tokens[i])):
-                err(f"expected [start, end) token indices with 0 <= start < end <= {len(tokens[i])}, got {_show(col[i])}", i, "term_span")
+                err(f"expected [start, end) token indices with 0 <= start < end <= {len(tokens[i])}, got {show_value(col[i])}", i, "term_span")
             spans_arr[i] = v
 
     # token probabilities
@@ -224,32 +224,32 @@ def check_sequence_scored(df: pd.DataFrame, *, source: str | None = None) -> Seq
         col = df["tag_probs"].to_numpy(dtype=object)
         first = _as_list(col[0])
         if not isinstance(first, list) or not first or not isinstance(first[0], dict) or not first[0]:
-            err(f"expected a list of objects tag -> probability, one per token, got {_show(col[0])}", 0, "tag_probs")
+            err(f"expected a list of objects tag -> probability, one per token, got {show_value(col[0])}", 0, "tag_probs")
         tag_names = tuple(first[0].keys())
         for t in tag_names:
             if not is_valid_tag(t):
-                err(f"malformed tag name {_show(t)} in tag_probs", 0, "tag_probs")
+                err(f"malformed tag name {show_value(t)} in tag_probs", 0, "tag_probs")
         kset = set(tag_names)
         tag_probs = []
         for i in range(n):
             v = _as_list(col[i])
             if is_null(v) or not isinstance(v, list):
-                err(f"expected a list of objects tag -> probability, one per token, got {_show(col[i])}", i, "tag_probs")
+                err(f"expected a list of objects tag -> probability, one per token, got {show_value(col[i])}", i, "tag_probs")
             if len(v) != len(tokens[i]):
                 err(f"{len(v)} probability objects for {len(tokens[i])} tokens", i, "tag_probs")
             rows = []
             for j, d in enumerate(v):
                 if not isinstance(d, dict) or (tuple(d.keys()) != tag_names and set(d.keys()) != kset):
                     got = list(d.keys()) if isinstance(d, dict) else d
-                    err(f"token {j}: mixed tag sets: expected tags {_show(list(tag_names), 120)} (from the first row), got {_show(got, 120)}", i, "tag_probs")
-                bad = next((t for t in tag_names if not _is_number(d[t])), None)
+                    err(f"token {j}: mixed tag sets: expected tags {show_value(list(tag_names), 120)} (from the first row), got {show_value(got, 120)}", i, "tag_probs")
+                bad = next((t for t in tag_names if not is_number(d[t])), None)
                 if bad is not None:
-                    err(f"token {j}: the probability of {_show(bad)} must be a number, got {type(d[bad]).__name__} "
-                        f"{_show(d[bad])}", i, "tag_probs")
+                    err(f"token {j}: the probability of {show_value(bad)} must be a number, got {type(d[bad]).__name__} "
+                        f"{show_value(d[bad])}", i, "tag_probs")
                 try:
                     rows.append([float(d[t]) for t in tag_names])
                 except OverflowError:
-                    err(f"token {j}: probabilities must be finite numbers in [0, 1], got {_show(d)}", i, "tag_probs")
+                    err(f"token {j}: probabilities must be finite numbers in [0, 1], got {show_value(d)}", i, "tag_probs")
             P = np.asarray(rows, dtype=np.float64)
             if not np.isfinite(P).all() or (P < -1e-9).any() or (P > 1 + 1e-9).any():
                 j = int(np.flatnonzero(~(np.isfinite(P) & (P >= -1e-9) & (P <= 1 + 1e-9)).all(axis=1))[0])
