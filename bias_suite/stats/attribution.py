@@ -38,7 +38,7 @@ from ..metrics.engine import metric_values
 from ..metrics.materiality import RATIO_BAND
 from ..exceptions import MetricError
 
-__all__ = ["attribute_sources"]
+__all__ = ["attribute_sources", "change_sources", "template_consistency"]
 
 _BACKGROUNDS = ("rest", "all", "S", "S\\S^t")
 
@@ -226,3 +226,88 @@ def template_consistency(res: pd.DataFrame, data, *, basis: pd.DataFrame | None 
         out.at[idx, "consistency"] = float(np.mean(np.sign(diff) == np.sign(signed)))
     return out
 
+
+
+def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: int = 0, group_order_override=None,
+                   weighting: str = "balanced") -> pd.DataFrame:
+    """``changes`` (rows of :func:`bias_suite.stats.change.paired_changes`
+    between two models on the same examples ``base`` and ``cand``) with a
+    ``source`` column: the spill-overs of a change.
+
+    The rule of :func:`attribute_sources`, applied to the change: the
+    affected groups of an attribute are those whose ``improved`` or
+    ``worsened`` group-vs-background row has the largest change of some
+    metric and class. Every other such row is computed again for both
+    models with the affected groups (other than its own) left out; when the
+    change of its distance from b is then within tau (both models' effects
+    differ by less than 1), the row is a spill-over: its change stays, its
+    ``source`` names the groups whose change causes it and its reason says so.
+    """
+    out = changes.copy()
+    out["source"] = None
+    claim = out["change"].isin(["improved", "worsened"]) & out["view"].eq("group") \
+        & out["family"].isin(["BCM", "VBCM"]) & out["group"].map(lambda g: isinstance(g, str) and "|" not in g)
+    if not claim.any():
+        return out
+    size = (out["change_value"].abs() / out["threshold"]).where(claim)
+    top = size[claim].groupby([out["attribute"][claim], out["metric"][claim], out["class"][claim]], sort=False).idxmax()
+    affected: dict = {}
+    for i in top.dropna():
+        affected.setdefault(out.at[i, "attribute"], [])
+        if out.at[i, "group"] not in affected[out.at[i, "attribute"]]:
+            affected[out.at[i, "attribute"]].append(out.at[i, "group"])
+    frame = base.frame
+    attr_col = frame["attribute"].to_numpy(dtype=object)
+    group_col = frame["group"].to_numpy(dtype=object)
+    todo = []  # (row index, spec, sources)
+    tops = set(top.dropna())
+    for idx in out.index[claim.to_numpy()]:
+        r = out.loc[idx]
+        attr = r["attribute"]
+        if idx in tops or len(pd.unique(group_col[attr_col == attr])) < 3:
+            continue
+        try:
+            spec = get_metric(r["metric"])
+        except MetricError:
+            continue
+        if spec.background not in _BACKGROUNDS and type(spec.phi).__name__ != "AucScore":
+            continue
+        sources = tuple(g for g in affected.get(attr, []) if g != r["group"])
+        if sources:
+            todo.append((idx, spec, sources))
+    subsets: dict = {}
+    memos: tuple = ({}, {})
+    needed: dict = {}
+    for idx, spec, sources in todo:  # every metric one (attribute, sources) needs, computed in one call per model
+        needed.setdefault((out.at[idx, "attribute"], sources), {})[spec.name] = spec
+    for (attr, sources), specs in needed.items():
+        key = (attr, sources)
+        keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
+        subsets[key] = (base.take(keep), cand.take(keep))
+        order = None
+        if group_order_override and attr in group_order_override:
+            order = {attr: [g for g in group_order_override[attr] if g not in sources]}
+        for sub, memo in zip(subsets[key], memos):
+            vals = metric_values(sub, metrics=list(specs.values()), attributes=[attr], max_tuples=max_tuples, seed=seed,
+                                 group_order_override=order, weighting=weighting)
+            for name in specs:
+                memo[key + (name,)] = vals
+    for idx, spec, sources in todo:
+        r = out.loc[idx]
+        attr = r["attribute"]
+        key = (attr, sources)
+        order = None
+        if group_order_override and attr in group_order_override:
+            order = {attr: [g for g in group_order_override[attr] if g not in sources]}
+        row = {"metric": r["metric"], "class": r["class"], "group": r["group"], "threshold": r["threshold"]}
+        effects = [_value_without(spec, row, sub, attr, order, weighting, max_tuples, seed, memo, key)[1]
+                   for sub, memo in zip(subsets[key], memos)]
+        if any(e is None for e in effects) or abs(effects[1] - effects[0]) >= 1:
+            continue
+        names = ", ".join(f"'{g}'" for g in sources)
+        out.at[idx, "source"] = ", ".join(sources)
+        out.at[idx, "reason"] = (f"{r['reason']}; the background is shifted by {names}: without "
+                                 f"{'it' if len(sources) == 1 else 'them'} the change is "
+                                 f"{(effects[1] - effects[0]) * r['threshold']:.3g}, within τ, so this is their "
+                                 "change, not this group's")
+    return out

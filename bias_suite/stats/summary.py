@@ -19,13 +19,28 @@ import pandas as pd
 
 from .verdicts import VERDICTS
 
-__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER"]
+__all__ = ["Results", "findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY",
+           "FINDING_ORDER", "TOPIC_ORDER", "ordered_topics"]
 
 #: worst first: what a reader must look at before the rest (the overview's "worst verdict")
 SEVERITY = ("material", "inconclusive", "small", "negligible", "undefined")
 #: the order of findings: a value shown to be material, then one shown to be
 #: small but not negligible, then one whose interval is too wide to tell
 FINDING_ORDER = ("material", "small", "inconclusive", "negligible", "undefined")
+
+
+#: the overview's topic columns, in this order in every output (the terminal
+#: headline, the HTML report, the comparison): the group view's topics, from
+#: error rates to scores and AUCs, then the counterfactual view, then the
+#: tests and the Bernstein bounds. A topic not listed here (a user metric's
+#: family) follows them in order of first appearance.
+TOPIC_ORDER = ("errors", "outcomes", "scores", "AUC", "counterfactual", "significance", "Bernstein")
+
+
+def ordered_topics(topics) -> list:
+    """The distinct ``topics`` in :data:`TOPIC_ORDER`, others after them."""
+    seen = list(dict.fromkeys(str(t) for t in topics))
+    return [t for t in TOPIC_ORDER if t in seen] + [t for t in seen if t not in TOPIC_ORDER]
 
 
 def _severity(v) -> int:
