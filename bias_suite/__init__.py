@@ -11,3 +11,14 @@ report (terminal, HTML, figures) -> cli.
 Heavy libraries (torch, transformers) are imported lazily, never here.
 """
 __version__ = "0.1.0"
+__all__ = ["compare", "Comparison", "__version__"]
+
+
+def __getattr__(name):
+    """``bias_suite.compare(baseline, candidate, ...)`` and ``Comparison``,
+    imported on first use (``import bias_suite`` stays light)."""
+    if name in ("compare", "Comparison"):
+        from . import comparison
+
+        return getattr(comparison, name)
+    raise AttributeError(f"module 'bias_suite' has no attribute {name!r}")

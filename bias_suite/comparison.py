@@ -552,7 +552,8 @@ def compare_with_baseline(result, baseline, **options) -> Comparison:
         listed = [folder / n for n in (read_manifest(folder) or {})]
         doc = _run_meta(folder)
         doc.pop("files", None)
-        doc["comparison"] = {"baseline": str(baseline), "files": [COMPARISON_JSONL, COMPARISON_CSV, COMPARISON_JSON],
+        source = baseline.source if isinstance(baseline, ModelInput) else str(baseline)
+        doc["comparison"] = {"baseline": source, "files": [COMPARISON_JSONL, COMPARISON_CSV, COMPARISON_JSON],
                              "changes": comp.counts()}
         commit_run_folder(folder, listed + [paths["jsonl"], paths["csv"], paths["metadata"]], doc)
     return comp

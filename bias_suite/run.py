@@ -42,6 +42,7 @@ class RunResult:
     metadata: dict = field(default_factory=dict)
     sequence: "RunResult | None" = None  # the next family's part of a run that mixes families (out_dir/<label>)
     failures: pd.DataFrame | None = None  # the failing INV cases (failures.jsonl)
+    comparison: object = None  # with run(..., baseline=...): the Comparison (bias_suite.comparison)
 
     def parts(self) -> list:
         """This result and the other families' parts of the same run, in order."""
@@ -113,6 +114,7 @@ def run(
     dtype=None,
     multiplicity: str = "holm",
     weighting: str = "balanced",
+    baseline=None,
 ) -> RunResult:
     """Expand suites, predict, score, compute metrics and write the results.
 
@@ -146,6 +148,9 @@ def run(
         (false-discovery rate) over every claim of the run (docs/verdicts.md).
     weighting : "balanced" (each template counts once per group, default)
         or "pooled" (every example once) in the group view (docs/metrics.md).
+    baseline : a run folder (or scored file) of the same examples: when the
+        run ends it is compared with it (``result.comparison``; written to
+        ``comparison.jsonl``/``.csv`` in ``out_dir``; docs/compare.md).
     """
     from .metrics.engine import check_weighting
     from .stats.verdicts import MULTIPLICITY
@@ -153,6 +158,10 @@ def run(
     check_weighting(weighting)  # bad options fail before any prediction
     if multiplicity not in MULTIPLICITY:
         raise BiasSuiteError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {multiplicity!r}")
+    if baseline is not None:  # an unreadable baseline fails before any prediction
+        from .comparison import read_model
+
+        baseline = read_model(baseline, "baseline")
     table = _examples_table(suites, attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
@@ -188,6 +197,10 @@ def run(
         results.append(_run_family(fam, parts[name], table, part_model, part_dir, **options))
     for first, nxt in zip(results, results[1:]):
         first.sequence = nxt
+    if baseline is not None:
+        from .comparison import compare_with_baseline
+
+        results[0].comparison = compare_with_baseline(results[0], baseline)
     return results[0]
 
 
@@ -244,6 +257,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
                   for st in suites for i, d in enumerate(getattr(st, "thresholds", None) or [])],
         "confidence": confidence,
         "weighting": weighting,
+        "group_orders": order,
         "invariance": bool(invariance),
         "inv_threshold": inv_threshold if invariance else None,
         "inv_criterion": criterion if invariance and fam.inv_criteria else None,

@@ -51,7 +51,7 @@ def _name_lists(specs: Optional[List[str]], option: str = "--group-order", form:
     return _name_values(specs, option, form, _comma_list)
 
 
-def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
+def parse_thresholds(specs: Optional[List[str]]) -> Optional[dict]:
     """--threshold NAME=VALUE (a metric name or a topic) -> {name: tau}."""
     if not specs:
         return None
@@ -66,6 +66,9 @@ def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
             raise BiasSuiteError(f"--threshold expects METRIC_OR_TOPIC=VALUE with a positive value, got {s!r}")
         out[name.strip()] = tau
     return out
+
+
+_thresholds = parse_thresholds
 
 
 def _class_map(specs: Optional[List[str]]) -> Optional[dict]:

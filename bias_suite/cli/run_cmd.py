@@ -69,6 +69,7 @@ def run(
     inv_criterion: str = typer.Option("checklist", "--inv-criterion", help="INV rule (classification): checklist = CheckList's Expect.inv, a case fails only when the prediction flips (INV-FailRate); prob = fails when any class probability moves by more than --inv-threshold (INV-ProbShift-FailRate)."),
     inv_cases: str = typer.Option("all_terms", "--inv-cases", help="INV test cases: all_terms = every term of every group per template, as a CheckList perturbation; per_group = one seeded term per group."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="A run folder of the same suites (e.g. the released model's): compare with it when the run ends (OUT/comparison.jsonl; --fail-on worsened exits 3 when a value worsened)."),
 ):
     """Expand suites, run the model, compute metrics, print a one-screen summary and write results.
 
@@ -81,7 +82,11 @@ def run(
     try:
         table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
-        rules = _gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
+        worsened = "worsened" in (fail_on_verdict or [])
+        if worsened and baseline is None:
+            raise BiasSuiteError("--fail-on worsened needs --baseline RUN_DIR (the run to compare with)")
+        rules = _gate_rules([] if table is not None else suites, fail_if,
+                            [f for f in fail_on_verdict or [] if f != "worsened"])
         model = _model_arg(model, prompt, verbalizer, scoring)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
             table if table is not None else suites, model, out, metrics=metrics, attributes=attribute, max_tuples=max_tuples, seed=seed, device=device,
@@ -89,7 +94,7 @@ def run(
             bootstrap=bootstrap, confidence=confidence, bernstein=bernstein, dtype=dtype, invariance=invariance, inv_threshold=inv_threshold,
             engine=_engine(engine, ray_address, num_workers, quiet), cache=(cache_dir if cache_dir is not None else True) if cache else False,
             inv_criterion=inv_criterion, inv_cases=inv_cases, thresholds=_thresholds(threshold),
-            multiplicity=multiplicity, weighting=weighting)
+            multiplicity=multiplicity, weighting=weighting, baseline=baseline)
     except BiasSuiteError as e:
         _fail(e)
     except KeyboardInterrupt:
@@ -121,13 +126,35 @@ def run(
     labels = [family_of(p.scored).label for p, _ in parts]
     title = " · ".join(f"{p.model}: {len(p.examples)} {lab + ' ' if lab else ''}examples, "
                        f"{len(p.results)} result rows" for (p, _), lab in zip(parts, labels))
+    room = max(12, lines * 2 // 5) if res.comparison is not None and not quiet else 0  # the comparison's lines
     _print_results([(p.results, p.scored, lab) for (p, _), lab in zip(parts, labels)],
                    title=title, files=files, intervals=(res.metadata or {}).get("intervals"), quiet=quiet,
-                   detail=detail, used=used, lines=lines)
+                   detail=detail, used=used, lines=lines - room)
+    if res.comparison is not None:
+        _print_comparison(res.comparison, out, quiet, room)
     if rules:
         import pandas as pd
 
         _gate(pd.concat([p.results for p in res.parts()], ignore_index=True), rules)
+    if worsened and res.comparison is not None and (res.comparison["change"] == "worsened").any():
+        from ..comparison import EXIT_WORSENED
+
+        console.print(f"[{theme.ERROR}]--fail-on worsened: {int((res.comparison['change'] == 'worsened').sum())} "
+                      "values worsened against the baseline[/]")
+        raise typer.Exit(EXIT_WORSENED)
+
+
+def _print_comparison(comp, out, quiet: bool, lines: int) -> None:
+    """The comparison with ``--baseline``, after the run's headline."""
+    from ..report.compare import print_comparison
+
+    files = [f"{_shown(Path(out))}/comparison.jsonl"]
+    if quiet:
+        console.print(" · ".join(f"{n} {w}" for w, n in comp.counts().items()) + " → " + files[0], highlight=False,
+                      soft_wrap=True)
+        return
+    console.print("")
+    print_comparison(comp, console=console, max_lines=lines - 1, files=files)
 
 
 def _model_arg(model: str, prompt, verbalizer, scoring):

@@ -234,14 +234,15 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
     between two models on the same examples ``base`` and ``cand``) with a
     ``source`` column: the spill-overs of a change.
 
-    The rule of :func:`attribute_sources`, applied to the change: the
-    affected groups of an attribute are those whose ``improved`` or
-    ``worsened`` group-vs-background row has the largest change of some
-    metric and class. Every other such row is computed again for both
-    models with the affected groups (other than its own) left out; when the
-    change of its distance from b is then within tau (both models' effects
-    differ by less than 1), the row is a spill-over: its change stays, its
-    ``source`` names the groups whose change causes it and its reason says so.
+    The rule of :func:`attribute_sources`, applied to the change. The
+    changed groups of an attribute: the group of the largest ``improved`` or
+    ``worsened`` group-vs-background change of each metric and class, taken
+    largest first, unless the groups already taken explain it (below). Every
+    other such row is computed again for both models with the changed groups
+    (other than its own) left out; when the change of its distance from b is
+    then within tau (the two models' effects differ by less than 1), the
+    row is a spill-over: its change stays, its ``source`` names the groups
+    whose change causes it and its reason says so.
     """
     out = changes.copy()
     out["source"] = None
@@ -249,65 +250,81 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
         & out["family"].isin(["BCM", "VBCM"]) & out["group"].map(lambda g: isinstance(g, str) and "|" not in g)
     if not claim.any():
         return out
-    size = (out["change_value"].abs() / out["threshold"]).where(claim)
-    top = size[claim].groupby([out["attribute"][claim], out["metric"][claim], out["class"][claim]], sort=False).idxmax()
-    affected: dict = {}
-    for i in top.dropna():
-        affected.setdefault(out.at[i, "attribute"], [])
-        if out.at[i, "group"] not in affected[out.at[i, "attribute"]]:
-            affected[out.at[i, "attribute"]].append(out.at[i, "group"])
     frame = base.frame
     attr_col = frame["attribute"].to_numpy(dtype=object)
     group_col = frame["group"].to_numpy(dtype=object)
-    todo = []  # (row index, spec, sources)
-    tops = set(top.dropna())
-    for idx in out.index[claim.to_numpy()]:
+    subsets: dict = {}
+    memos: tuple = ({}, {})
+
+    def spec_of(idx):
         r = out.loc[idx]
-        attr = r["attribute"]
-        if idx in tops or len(pd.unique(group_col[attr_col == attr])) < 3:
-            continue
+        if len(pd.unique(group_col[attr_col == r["attribute"]])) < 3:
+            return None  # with two groups each is the other's whole background: the data cannot say whose it is
         try:
             spec = get_metric(r["metric"])
         except MetricError:
-            continue
-        if spec.background not in _BACKGROUNDS and type(spec.phi).__name__ != "AucScore":
-            continue
-        sources = tuple(g for g in affected.get(attr, []) if g != r["group"])
-        if sources:
-            todo.append((idx, spec, sources))
-    subsets: dict = {}
-    memos: tuple = ({}, {})
-    needed: dict = {}
-    for idx, spec, sources in todo:  # every metric one (attribute, sources) needs, computed in one call per model
-        needed.setdefault((out.at[idx, "attribute"], sources), {})[spec.name] = spec
-    for (attr, sources), specs in needed.items():
+            return None
+        return spec if spec.background in _BACKGROUNDS or type(spec.phi).__name__ == "AucScore" else None
+
+    def compute(attr, sources, specs):
+        """Every metric of ``specs`` without ``sources``, in one call per model."""
         key = (attr, sources)
-        keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
-        subsets[key] = (base.take(keep), cand.take(keep))
+        if key not in subsets:
+            keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
+            subsets[key] = (base.take(keep), cand.take(keep))
         order = None
         if group_order_override and attr in group_order_override:
             order = {attr: [g for g in group_order_override[attr] if g not in sources]}
-        for sub, memo in zip(subsets[key], memos):
-            vals = metric_values(sub, metrics=list(specs.values()), attributes=[attr], max_tuples=max_tuples, seed=seed,
-                                 group_order_override=order, weighting=weighting)
-            for name in specs:
-                memo[key + (name,)] = vals
-    for idx, spec, sources in todo:
+        todo = [sp for sp in specs if key + (sp.name,) not in memos[0]]
+        if todo:
+            for sub, memo in zip(subsets[key], memos):
+                vals = metric_values(sub, metrics=todo, attributes=[attr], max_tuples=max_tuples, seed=seed,
+                                     group_order_override=order, weighting=weighting)
+                for sp in todo:
+                    memo[key + (sp.name,)] = vals
+        return order
+
+    def explain(idx, spec, sources) -> bool:
+        """Whether the row's change is within tau without ``sources`` (then say so)."""
         r = out.loc[idx]
         attr = r["attribute"]
-        key = (attr, sources)
-        order = None
-        if group_order_override and attr in group_order_override:
-            order = {attr: [g for g in group_order_override[attr] if g not in sources]}
+        order = compute(attr, sources, [spec])
         row = {"metric": r["metric"], "class": r["class"], "group": r["group"], "threshold": r["threshold"]}
-        effects = [_value_without(spec, row, sub, attr, order, weighting, max_tuples, seed, memo, key)[1]
-                   for sub, memo in zip(subsets[key], memos)]
+        effects = [_value_without(spec, row, sub, attr, order, weighting, max_tuples, seed, memo, (attr, sources))[1]
+                   for sub, memo in zip(subsets[(attr, sources)], memos)]
         if any(e is None for e in effects) or abs(effects[1] - effects[0]) >= 1:
-            continue
+            return False
         names = ", ".join(f"'{g}'" for g in sources)
         out.at[idx, "source"] = ", ".join(sources)
         out.at[idx, "reason"] = (f"{r['reason']}; the background is shifted by {names}: without "
                                  f"{'it' if len(sources) == 1 else 'them'} the change is "
                                  f"{(effects[1] - effects[0]) * r['threshold']:.3g}, within τ, so this is their "
                                  "change, not this group's")
+        return True
+
+    size = (out["change_value"].abs() / out["threshold"]).where(claim)
+    tops = size[claim].groupby([out["attribute"][claim], out["metric"][claim], out["class"][claim]],
+                               sort=False).idxmax().dropna()
+    tops = sorted(tops, key=lambda i: -size[i])
+    changed: dict = {}  # attribute -> the groups whose own change it is, largest first
+    for idx in tops:
+        attr, g = out.at[idx, "attribute"], out.at[idx, "group"]
+        taken = changed.setdefault(attr, [])
+        if g in taken:
+            continue
+        spec = spec_of(idx)
+        sources = tuple(h for h in taken if h != g)
+        if not sources or spec is None or not explain(idx, spec, sources):
+            taken.append(g)
+    rows = [(idx, spec_of(idx)) for idx in out.index[claim.to_numpy()]
+            if idx not in set(tops) and pd.isna(out.at[idx, "source"])]
+    needed: dict = {}
+    for idx, spec in rows:  # compute every metric one (attribute, sources) needs at once
+        sources = tuple(h for h in changed.get(out.at[idx, "attribute"], []) if h != out.at[idx, "group"])
+        if spec is not None and sources:
+            needed.setdefault((out.at[idx, "attribute"], sources), []).append((idx, spec))
+    for (attr, sources), items in needed.items():
+        compute(attr, sources, list({sp.name: sp for _, sp in items}.values()))
+        for idx, spec in items:
+            explain(idx, spec, sources)
     return out

@@ -361,8 +361,7 @@ def _change(r, row, d, method, family, alpha) -> tuple[str, str]:
     before, after = d["before"], d["verdict"]
     if after == "material":
         word = "improved" if row["d"] < 0 else "worsened"
-        return word, (f"{closer} no bias by {_fmt(abs(row['d']))} [{_fmt(row['lo'])}, {_fmt(row['hi'])}], at least "
-                      f"τ = {_fmt(tau)} ({adj})")
+        return word, f"{closer} no bias by {_fmt(abs(row['d']))}, at least τ = {_fmt(tau)}, and real ({adj})"
     what = "a false-discovery rate" if method == "bh" else "a family-wise error rate"
     if before == "material":  # demoted by the error control
         return "inconclusive", f"{shown} reaches τ but does not pass the error control at {what} of {alpha:.0%} ({adj})"
@@ -373,7 +372,8 @@ def _change(r, row, d, method, family, alpha) -> tuple[str, str]:
     if after == "small":
         return "inconclusive", f"a real change, {_interval_text(row)}, but its interval reaches past ±τ = {_fmt(tau)}"
     if before == "small":
-        return "inconclusive", (f"{shown} reaches past ±τ and does not exclude 0 at {what} of {alpha:.0%} ({adj})")
+        return "inconclusive", (f"{shown} reaches past ±τ, and its departure from 0 does not pass the error control "
+                                f"at {what} of {alpha:.0%} ({adj})")
     tail = d.get("reason", "").split(";", 1)
     more = tail[1].strip() if len(tail) > 1 else "more data would decide it"
     return "inconclusive", f"{shown} holds 0 and reaches past ±τ; {more}"
