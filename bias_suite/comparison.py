@@ -245,12 +245,21 @@ def _align(models: list, inner: bool):
 
 
 def _unique_names(models: list) -> None:
-    seen: dict = {}
-    for m in models:
-        n = seen.get(m.name, 0)
-        seen[m.name] = n + 1
-        if n:
-            m.name = f"{m.name} ({n + 1})"
+    """Models of one name are told apart by where they came from (the run
+    folder's or the file's name: ``default-sentiment (int8)``), else by
+    their place (``name (2)``)."""
+    names = [m.name for m in models]
+    for name in set(names):
+        same = [m for m in models if m.name == name]
+        if len(same) < 2:
+            continue
+        tags = [Path(m.source).name if m.source else "" for m in same]
+        if all(tags) and len(set(tags)) == len(tags) and all(t != name for t in tags):
+            for m, t in zip(same, tags):
+                m.name = f"{name} ({t})"
+        else:
+            for k, m in enumerate(same[1:], 2):
+                m.name = f"{name} ({k})"
 
 
 # --------------------------------------------------------------------------

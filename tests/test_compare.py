@@ -85,7 +85,7 @@ def test_a_model_compared_with_itself_changes_nothing(planted):
     assert len(cv) > 100 and (cv == 0).all()
     assert (comp.loc[comp["ci_low"].notna(), ["ci_low", "ci_high"]] == 0).all().all()
     assert (comp["verdict_baseline"] == comp["verdict_candidate"]).all()
-    assert comp.info.models == ["m", "m (2)"]  # a name given twice is told apart
+    assert comp.info.models == ["m (baseline)", "m (candidate)"]  # a name given twice is told apart
 
 
 def _two_class_data(J=40, shift=0.0, seed=0):

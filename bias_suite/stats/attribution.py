@@ -254,7 +254,8 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
     attr_col = frame["attribute"].to_numpy(dtype=object)
     group_col = frame["group"].to_numpy(dtype=object)
     subsets: dict = {}
-    memos: tuple = ({}, {})
+    memos: tuple = ({}, {})  # per model: (attribute, sources) -> {(metric, class, group): value}; overall AUCs
+    done: set = set()
 
     def spec_of(idx):
         r = out.loc[idx]
@@ -267,7 +268,8 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
         return spec if spec.background in _BACKGROUNDS or type(spec.phi).__name__ == "AucScore" else None
 
     def compute(attr, sources, specs):
-        """Every metric of ``specs`` without ``sources``, in one call per model."""
+        """Every metric of ``specs`` without ``sources``, in one call per
+        model: {(metric, class, group): value} of each model."""
         key = (attr, sources)
         if key not in subsets:
             keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
@@ -275,23 +277,36 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
         order = None
         if group_order_override and attr in group_order_override:
             order = {attr: [g for g in group_order_override[attr] if g not in sources]}
-        todo = [sp for sp in specs if key + (sp.name,) not in memos[0]]
+        todo = [sp for sp in specs if (key, sp.name) not in done]
         if todo:
             for sub, memo in zip(subsets[key], memos):
                 vals = metric_values(sub, metrics=todo, attributes=[attr], max_tuples=max_tuples, seed=seed,
                                      group_order_override=order, weighting=weighting)
-                for sp in todo:
-                    memo[key + (sp.name,)] = vals
+                memo.setdefault(key, {}).update(
+                    ((m, c, g), None if pd.isna(v) else float(v))
+                    for m, c, g, v in zip(vals["metric"], vals["class"], vals["group"], vals["value"]))
+            done.update((key, sp.name) for sp in todo)
         return order
+
+    def effect(spec, r, k, key, order):
+        """The row's effect (its distance from b in tau) in model k without the sources."""
+        v = memos[k][key].get((r["metric"], r["class"], r["group"]))
+        if v is None:
+            return None
+        if type(spec.phi).__name__ == "AucScore":  # against the overall AUC, also without the sources
+            ak = (key, "overall AUC", r["class"])
+            if ak not in memos[k]:
+                memos[k][ak] = _overall_auc(subsets[key][k], key[0], r["class"], weighting, order)
+            overall = memos[k][ak]
+            return None if overall is None else abs(v - overall) / r["threshold"]
+        return _effect(spec, v, r["threshold"])
 
     def explain(idx, spec, sources) -> bool:
         """Whether the row's change is within tau without ``sources`` (then say so)."""
         r = out.loc[idx]
-        attr = r["attribute"]
-        order = compute(attr, sources, [spec])
-        row = {"metric": r["metric"], "class": r["class"], "group": r["group"], "threshold": r["threshold"]}
-        effects = [_value_without(spec, row, sub, attr, order, weighting, max_tuples, seed, memo, (attr, sources))[1]
-                   for sub, memo in zip(subsets[(attr, sources)], memos)]
+        key = (r["attribute"], sources)
+        order = compute(r["attribute"], sources, [spec])
+        effects = [effect(spec, r, k, key, order) for k in (0, 1)]
         if any(e is None for e in effects) or abs(effects[1] - effects[0]) >= 1:
             return False
         names = ", ".join(f"'{g}'" for g in sources)

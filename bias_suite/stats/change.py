@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -80,86 +81,86 @@ def _isnull(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA
 
 
-def _f(v):
-    return None if _isnull(v) else float(v)
-
-
 def _fmt(x) -> str:
-    return "–" if x is None else (f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}")
+    return "–" if x is None or not np.isfinite(x) else (f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}")
 
 
-def _gkey(g):
-    return g if isinstance(g, str) else None
+def _floats(col) -> np.ndarray:
+    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
 
 
-def _basis_index(bs) -> dict:
-    if bs is None or bs.basis is None or not len(bs.basis):
-        return {}
-    return {(r["attribute"], r["metric"], r["class"], _gkey(r["group"])): r for r in bs.basis.to_dict("records")}
+def _joined(base: pd.DataFrame, cand: pd.DataFrame) -> pd.DataFrame:
+    """The judged rows present in both, one row each (columns suffixed _b, _c)."""
+    judged = lambda r: r[r["verdict"].notna()] if "verdict" in r.columns else r.iloc[0:0]
+    fill = lambda df: judged(df).assign(_g=lambda d: d["group"].map(lambda g: g if isinstance(g, str) else ""))
+    on = [k for k in KEY_COLUMNS if k != "group"] + ["_g"]
+    keep = on + ["value", "verdict", "threshold", "n"]
+    b, c = (fill(x).reset_index(drop=True) for x in (base, cand))
+    return b[[k for k in keep if k in b.columns]].merge(c[[k for k in keep if k in c.columns]], on=on, how="inner",
+                                                         suffixes=("_b", "_c"), sort=False)
 
 
-def _key_index(bs) -> dict:
-    if bs is None or bs.keys is None:
-        return {}
-    k = bs.keys
-    return {(a, m, c, _gkey(g)): i for i, (a, m, c, g) in
-            enumerate(zip(k["attribute"], k["metric"], k["class"], k["group"]))}
+def _with_bootstrap(m: pd.DataFrame, bs, side: str) -> pd.DataFrame:
+    """``m`` with one model's verdict basis (templates, events, undefined
+    share, the signed basis) and the row of its replicates (-1: none)."""
+    cols = ["undefined", "templates", "event_templates", "basis_value", "basis_low", "basis_high"]
+    key = ["attribute", "metric", "class", "_g"]
+    if bs is not None and bs.basis is not None and len(bs.basis):
+        bf = bs.basis.assign(_g=bs.basis["group"].map(lambda g: g if isinstance(g, str) else ""))
+        bf = bf[key + cols].drop_duplicates(key)
+    else:
+        bf = pd.DataFrame(columns=key + cols)
+    if bs is not None and bs.keys is not None and len(bs.keys):
+        kf = bs.keys.assign(_g=bs.keys["group"].map(lambda g: g if isinstance(g, str) else ""),
+                            rep=np.arange(len(bs.keys)))[key + ["rep"]].drop_duplicates(key)
+    else:
+        kf = pd.DataFrame(columns=key + ["rep"])
+    out = m.merge(bf, on=key, how="left", sort=False).merge(kf, on=key, how="left", sort=False)
+    out["rep"] = _floats(out["rep"])
+    out["rep"] = np.where(np.isfinite(out["rep"]), out["rep"], -1).astype(np.int64)
+    return out.rename(columns={c: f"{c}{side}" for c in cols + ["rep"]})
 
 
-def _has_basis(b: dict | None) -> bool:
-    return b is not None and all(_f(b.get(c)) is not None for c in ("basis_value", "basis_low", "basis_high"))
-
-
-def _plan(r: dict, specs: dict, siblings: set, bb: dict | None, bc: dict | None) -> str:
+def _plan(family: str, metric: str, attribute, cls, group: str, basis: tuple, specs: dict, siblings: set,
+          kinds: dict) -> str:
     """The scale a row's change is measured on (a key of :data:`SCALES`),
-    following the verdict's own choice (:func:`bias_suite.stats.verdicts.add_verdicts`)."""
-    fam = r["family"]
-    if fam == "bernstein":
+    following the verdict's own choice (:func:`bias_suite.stats.verdicts.add_verdicts`);
+    ``basis``: whether each model has a signed basis for it."""
+    if family == "bernstein":
         return "bernstein"
-    if fam not in GENERALIZED:
+    if family not in GENERALIZED:
         return "none"
-    spec = specs.get(r["metric"])
+    if metric not in kinds:  # looked up once per metric
+        spec = specs.get(metric)
+        if spec is None:
+            try:
+                spec = get_metric(metric)
+            except MetricError:
+                spec = None
+        kinds[metric] = (spec, None if spec is None else no_bias_reference(spec)[0])
+    spec, kind = kinds[metric]
     if spec is None:
-        try:
-            spec = get_metric(r["metric"])
-        except MetricError:
-            return "none"
-    kind, _ = no_bias_reference(spec)
-    basis = (_has_basis(bb), _has_basis(bc))
+        return "none"
     if kind == "auc" or (any(basis) and kind in ("signed", "unsigned")):
         return ("auc" if kind == "auc" else "basis") if all(basis) else "none"
     if kind == "ratio":
         return "log"
     if kind == "signed":
         return "abs"
-    if _gkey(r["group"]) is None and spec.generalized in ("PCM", "BCM") and \
-            (r["metric"], r["attribute"], r["class"]) in siblings:
+    if not group and spec.generalized in ("PCM", "BCM") and (metric, attribute, cls) in siblings:
         return "parts"
     return "distance" if spec.view == "counterfactual" else "value"
 
 
 def _distance(plan: str, x):
-    """Distance from b of values ``x`` (an array or a number) on ``plan``'s scale."""
+    """Distance from b of values ``x`` on ``plan``'s scale."""
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if plan == "log":
+        if plan == "log":  # as the verdicts: a ratio of 0 is log 1e-12
             return np.abs(np.log(np.maximum(np.where(x >= 0, x, np.nan), 1e-12)))
         if plan in ("basis", "auc", "abs", "bernstein"):
             return np.abs(x)
         return x
-
-
-def _observed(plan, r_b, r_c, bb, bc):
-    """(d_baseline, d_candidate) of the observed values (None when undefined)."""
-    if plan in ("basis", "auc"):
-        vb, vc = _f(bb["basis_value"]), _f(bc["basis_value"])
-    else:
-        vb, vc = _f(r_b["value"]), _f(r_c["value"])
-    if plan == "log":  # a ratio of 0 or less cannot be judged (as in the verdicts)
-        vb, vc = (v if v is not None and v > 0 else None for v in (vb, vc))
-    if vb is None or vc is None or not (np.isfinite(vb) and np.isfinite(vc)):
-        return None, None
-    return float(_distance(plan, vb)), float(_distance(plan, vc))
 
 
 def paired_changes(base: pd.DataFrame, cand: pd.DataFrame, base_bs, cand_bs, *, confidence: float = 0.95,
@@ -182,63 +183,72 @@ def paired_changes(base: pd.DataFrame, cand: pd.DataFrame, base_bs, cand_bs, *, 
     (rows with :data:`CHANGE_COLUMNS`, the family size m of the error control).
     """
     specs = {get_metric(m).name: get_metric(m) for m in (metrics or []) if not isinstance(m, str)}
-    judged = lambda r: r[r["verdict"].notna()] if "verdict" in r.columns else r.iloc[0:0]
-    b, c = judged(base), judged(cand)
-    fill = lambda df: df.assign(_g=df["group"].map(lambda g: g if isinstance(g, str) else ""))
-    on = [k for k in KEY_COLUMNS if k != "group"] + ["_g"]
-    m = fill(b).reset_index(drop=True).merge(fill(c).reset_index(drop=True), on=on, how="inner",
-                                             suffixes=("_b", "_c"), sort=False)
-    recs = m.to_dict("records")
-    if not recs:
+    m = _joined(base, cand)
+    if m.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS), 0
-    siblings = {(r["metric"], r["attribute"], r["class"]) for r in recs if r["_g"]}
-    basis_b, basis_c = _basis_index(base_bs), _basis_index(cand_bs)
-    idx_b, idx_c = _key_index(base_bs), _key_index(cand_bs)
+    m = _with_bootstrap(_with_bootstrap(m, base_bs, "_b"), cand_bs, "_c")
+    R = len(m)
+    col = {c: m[c].to_numpy(dtype=object) for c in ("metric", "family", "view", "attribute", "class", "_g")}
+    has = {s: np.isfinite(_floats(m[f"basis_value{s}"])) & np.isfinite(_floats(m[f"basis_low{s}"]))
+           & np.isfinite(_floats(m[f"basis_high{s}"])) for s in ("_b", "_c")}
+    siblings = set(zip(col["metric"][col["_g"] != ""], col["attribute"][col["_g"] != ""], col["class"][col["_g"] != ""]))
+    kinds: dict = {}
+    plan = np.array([_plan(f, mt, a, c, g, (hb, hc), specs, siblings, kinds) for f, mt, a, c, g, hb, hc in zip(
+        col["family"], col["metric"], col["attribute"], col["class"], col["_g"], has["_b"], has["_c"])], dtype=object)
+    on_basis = np.isin(plan, ["basis", "auc"])
+    obs = {}
+    for s in ("_b", "_c"):  # the observed distances from b
+        v = np.where(on_basis, _floats(m[f"basis_value{s}"]), _floats(m[f"value{s}"]))
+        v = np.where((plan == "log") & ~(v > 0), np.nan, v)  # a ratio of 0 or less cannot be judged
+        obs[s] = np.full(R, np.nan)
+        for p in pd.unique(plan):
+            rows = plan == p
+            obs[s][rows] = _distance(p, v[rows])
+    d = obs["_c"] - obs["_b"]
+    d[np.isin(plan, list(_NO_INTERVAL[1:]))] = np.nan
     B = 0 if base_bs is None or base_bs.replicates is None else base_bs.replicates.shape[1]
-    R = len(recs)
+    rep_b, rep_c = m["rep_b"].to_numpy(), m["rep_c"].to_numpy()
+    interval = ~np.isin(plan, list(_NO_INTERVAL)) & (rep_b >= 0) & (rep_c >= 0) & (B > 0)
     D = np.full((R, max(B, 1)), np.nan)  # the paired change per resample
-    rows = []
-    for i, r in enumerate(recs):
-        g = r["_g"] or None
-        key = (r["attribute"], r["metric"], r["class"], g)
-        bb, bc = basis_b.get(key), basis_c.get(key)
-        r_b = {"value": r["value_b"]}
-        r_c = {"value": r["value_c"]}
-        plan = _plan({"family": r["family"], "metric": r["metric"], "group": g, "attribute": r["attribute"],
-                      "class": r["class"]}, specs, siblings, bb, bc)
-        d_b, d_c = _observed(plan, r_b, r_c, bb, bc) if plan != "none" else (None, None)
-        row = {"plan": plan, "key": key, "d": None if d_b is None else d_c - d_b, "bb": bb, "bc": bc,
-               "interval": False}
-        ib, ic = idx_b.get(key), idx_c.get(key)
-        if plan not in _NO_INTERVAL and ib is not None and ic is not None and B:
-            src = "basis_replicates" if plan in ("basis", "auc") else "replicates"
-            xb, xc = getattr(base_bs, src)[ib], getattr(cand_bs, src)[ic]
-            D[i] = _distance(plan, xc) - _distance(plan, xb)
-            row["interval"] = True
-        rows.append(row)
-    lo, hi, undefined = _intervals(D, [r["interval"] for r in rows], confidence)
-    decided = []
-    for i, (r, row) in enumerate(zip(recs, rows)):
-        row.update(lo=lo[i], hi=hi[i], undefined=undefined[i])
-        decided.append(_decide(r, row, confidence))
-    family = control_claims([{"attribute": r["attribute"], "group": r["_g"] or None} for r in recs],
+    for p in pd.unique(plan[interval]):  # one array operation per scale
+        rows = np.flatnonzero(interval & (plan == p))
+        src = "basis_replicates" if p in ("basis", "auc") else "replicates"
+        D[rows] = _distance(p, getattr(cand_bs, src)[rep_c[rows]]) - _distance(p, getattr(base_bs, src)[rep_b[rows]])
+    lo, hi, undefined = _intervals(D, interval, confidence)
+    tau = np.where(plan == "log", math.log(RATIO_BAND), _floats(m["threshold_b"]))
+    tau = np.where(tau > 0, tau, np.nan)
+    why, templates, df = _evidence(m, undefined)
+    claim = interval & np.isfinite(d) & np.isfinite(lo) & np.isfinite(hi) & np.isfinite(tau) \
+        & np.array([w is None for w in why]) & ~np.isin(plan, ["distance", "parts"])
+    decided: list = [None] * R
+    for i in np.flatnonzero(claim):
+        t = None if not np.isfinite(templates[i]) else int(templates[i])
+        x = decide(float(d[i]), float(lo[i]), float(hi[i]), kind="signed", tau=float(tau[i]), baseline=0.0,
+                   confidence=confidence, templates=t, what="the change", df=None if df[i] < 1 else int(df[i]))
+        x["before"] = x["verdict"]
+        decided[i] = x
+    family = control_claims([{"attribute": a, "group": g or None} for a, g in zip(col["attribute"], col["_g"])],
                             decided, 1.0 - confidence, multiplicity)
-    out = []
-    for r, row, d in zip(recs, rows, decided):
-        out.append(_row(r, row, d, multiplicity, family, 1.0 - confidence))
-    _by_parts(out)
-    df = pd.DataFrame(out, columns=CHANGE_COLUMNS)
-    for col in ("value_baseline", "value_candidate", "delta", "threshold", "change_value", "ci_low", "ci_high"):
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
-    df["group"] = df["group"].astype(object).where(df["group"].notna(), None)
-    return df, family
+    vb, vc = _floats(m["value_b"]), _floats(m["value_c"])
+    ver_b, ver_c = m["verdict_b"].to_numpy(dtype=object), m["verdict_c"].to_numpy(dtype=object)
+    words, reasons = zip(*(_change(plan[i], col["family"][i], d[i], lo[i], hi[i], interval[i], tau[i], why[i],
+                                   decided[i], ver_b[i], ver_c[i], np.isnan(vb[i]), np.isnan(vc[i]), multiplicity,
+                                   family, 1.0 - confidence) for i in range(R)))
+    out = pd.DataFrame({
+        **{k: col[k] for k in ("metric", "family", "view", "attribute", "class")},
+        "group": [g or None for g in col["_g"]], "value_baseline": vb, "value_candidate": vc, "delta": vc - vb,
+        "verdict_baseline": m["verdict_b"].to_numpy(object), "verdict_candidate": m["verdict_c"].to_numpy(object),
+        "threshold": tau, "scale": [SCALES[p] for p in plan], "change_value": d,
+        "ci_low": np.where(interval, lo, np.nan), "ci_high": np.where(interval, hi, np.nan),
+        "change": list(words), "reason": list(reasons)}, columns=CHANGE_COLUMNS)
+    out["group"] = out["group"].astype(object).where(out["group"].notna(), None)
+    return _by_parts(out), family
 
 
-def _intervals(D: np.ndarray, has: list, confidence: float):
+def _intervals(D: np.ndarray, has: np.ndarray, confidence: float):
     """Percentile intervals of the rows of D with a paired interval; the share of undefined resamples."""
     R = D.shape[0]
     lo, hi = np.full(R, np.nan), np.full(R, np.nan)
-    has = np.asarray(has, dtype=bool)
     finite = np.isfinite(D)
     undefined = np.where(has, 1.0 - finite.mean(axis=1), np.nan)
     alpha = 1.0 - confidence
@@ -254,152 +264,119 @@ def _intervals(D: np.ndarray, has: list, confidence: float):
     return lo, hi, undefined
 
 
-def _evidence(r: dict, row: dict) -> str | None:
-    """Why the change cannot be judged on this row's data (None: it can)."""
-    bb, bc = row["bb"] or {}, row["bc"] or {}
-    templates = [int(x["templates"]) for x in (bb, bc) if _f(x.get("templates")) is not None]
-    if templates and min(templates) < MIN_TEMPLATES:
-        return f"only {min(templates)} templates (the intervals need at least {MIN_TEMPLATES})"
-    events = [int(x["event_templates"]) for x in (bb, bc) if _f(x.get("event_templates")) is not None]
-    if events and max(events) < MIN_EVENT_TEMPLATES:
-        return (f"rests on events in only {max(events)} template{'s' if max(events) != 1 else ''} in either model "
-                f"(at least {MIN_EVENT_TEMPLATES} are needed): too few to judge the change")
-    undefined = [float(x["undefined"]) for x in (bb, bc) if _f(x.get("undefined")) is not None]
-    if row["undefined"] is not None and np.isfinite(row["undefined"]):
-        undefined.append(float(row["undefined"]))
-    if undefined and max(undefined) > MAX_UNDEFINED_SHARE:
-        return (f"undefined in {max(undefined):.0%} of the template resamples (an interval without them would be "
-                "too narrow)")
-    ns = [int(r[k]) for k in ("n_b", "n_c") if _f(r.get(k)) is not None]
-    if r["view"] == "group" and ns and min(ns) < MIN_N:
-        return f"only {min(ns)} examples (fewer than {MIN_N})"
-    return None
+def _evidence(m: pd.DataFrame, undefined: np.ndarray):
+    """Per row: why the change cannot be judged on its data (None: it can),
+    the templates it rests on and the degrees of freedom of its p-value (the
+    clusters less one, the event templates where fewer; 0: normal)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pairs stay NaN
+        t = np.fmin(_floats(m["templates_b"]), _floats(m["templates_c"]))
+        e = np.fmax(_floats(m["event_templates_b"]), _floats(m["event_templates_c"]))
+        u = np.fmax(np.fmax(_floats(m["undefined_b"]), _floats(m["undefined_c"])), undefined)
+        n = np.fmin(_floats(m["n_b"]), _floats(m["n_c"])) if "n_b" in m.columns else np.full(len(m), np.nan)
+    group_view = (m["view"] == "group").to_numpy()
+    why = [None] * len(m)
+    for i in np.flatnonzero((t < MIN_TEMPLATES) | (e < MIN_EVENT_TEMPLATES) | (u > MAX_UNDEFINED_SHARE)
+                            | (group_view & (n < MIN_N))):
+        if t[i] < MIN_TEMPLATES:
+            why[i] = f"only {int(t[i])} templates (the intervals need at least {MIN_TEMPLATES})"
+        elif e[i] < MIN_EVENT_TEMPLATES:
+            k = int(e[i])
+            why[i] = (f"rests on events in only {k} template{'s' if k != 1 else ''} in either model (at least "
+                      f"{MIN_EVENT_TEMPLATES} are needed): too few to judge the change")
+        elif u[i] > MAX_UNDEFINED_SHARE:
+            why[i] = f"undefined in {u[i]:.0%} of the template resamples (an interval without them would be too narrow)"
+        else:
+            why[i] = f"only {int(n[i])} examples (fewer than {MIN_N})"
+    clusters = np.where(np.isfinite(e), np.fmin(t, e), t)
+    df = np.where(np.isfinite(clusters) & (clusters >= 2), clusters - 1, 0)
+    return why, t, df
 
 
-def _tau(r: dict, plan: str) -> float | None:
-    if plan == "log":
-        return math.log(RATIO_BAND)
-    t = _f(r.get("threshold_b"))
-    return t if t is not None and t > 0 else None
-
-
-def _decide(r: dict, row: dict, confidence: float) -> dict | None:
-    """The change judged as a signed value around 0 (``decide``), or None
-    for rows that make no claim (they are decided in :func:`_row`)."""
-    plan = row["plan"]
-    row["tau"] = tau = _tau(r, plan)
-    if row["d"] is None or plan in _NO_INTERVAL or plan == "parts" or not row["interval"] or tau is None:
-        return None
-    row["why_not"] = _evidence(r, row)
-    lo, hi = row["lo"], row["hi"]
-    if row["why_not"] is not None or not (np.isfinite(lo) and np.isfinite(hi)):
-        return None
-    if plan == "distance":
-        return None
-    bb, bc = row["bb"] or {}, row["bc"] or {}
-    t = [int(x["templates"]) for x in (bb, bc) if _f(x.get("templates")) is not None]
-    e = [int(x["event_templates"]) for x in (bb, bc) if _f(x.get("event_templates")) is not None]
-    templates = min(t) if t else None
-    clusters = min(templates, max(e)) if templates is not None and e else templates
-    df = clusters - 1 if clusters is not None and clusters >= 2 else None
-    d = decide(row["d"], lo, hi, kind="signed", tau=tau, baseline=0.0, confidence=confidence, templates=templates,
-               what="the change", df=df)
-    d["before"] = d["verdict"]
-    return d
-
-
-def _interval_text(row) -> str:
-    return f"{_fmt(row['d'])} [{_fmt(row['lo'])}, {_fmt(row['hi'])}]"
-
-
-def _row(r: dict, row: dict, d: dict | None, method: str, family: int, alpha: float) -> dict:
-    plan, tau = row["plan"], row.get("tau")
-    vb, vc = _f(r["value_b"]), _f(r["value_c"])
-    out = {k: r[k] for k in KEY_COLUMNS if k != "group"}
-    out.update(group=r["_g"] or None, value_baseline=vb, value_candidate=vc,
-               delta=None if vb is None or vc is None else vc - vb, verdict_baseline=r["verdict_b"],
-               verdict_candidate=r["verdict_c"], threshold=tau, scale=SCALES[plan], change_value=row["d"],
-               ci_low=row["lo"] if row["interval"] else None, ci_high=row["hi"] if row["interval"] else None)
-    ch, why = _change(r, row, d, method, family, alpha)
-    out.update(change=ch, reason=why)
-    return out
-
-
-def _change(r, row, d, method, family, alpha) -> tuple[str, str]:
-    plan, tau = row["plan"], row.get("tau")
-    if row["d"] is None:
-        who = [n for n, v in (("the baseline", r["value_b"]), ("the candidate", r["value_c"])) if _isnull(v)]
+def _change(plan, family, d, lo, hi, interval, tau, why, dec, verdict_b, verdict_c, null_b, null_c, method, m,
+            alpha) -> tuple[str, str]:
+    """The change word of one row and its reason."""
+    if not np.isfinite(d):
+        if plan == "none":
+            what = "a significance test" if family == "significance" else "this value"
+            return "inconclusive", (f"{what} is not resampled, so it has no paired interval; its verdicts: "
+                                    f"{verdict_b} → {verdict_c}")
+        who = [n for n, x in (("the baseline", null_b), ("the candidate", null_c)) if x]
         if plan in ("basis", "auc") and not who:
             who = ["one model's signed basis"]
         return "inconclusive", f"undefined for {' and '.join(who) or 'one model'}: no change to judge"
-    if plan == "none":
-        what = "a significance test" if r["family"] == "significance" else "this value"
-        return "inconclusive", (f"{what} is not resampled, so it has no paired interval; its verdicts: "
-                                f"{r['verdict_b']} → {r['verdict_c']}")
     if plan == "bernstein":
         return "inconclusive", (f"a Bernstein bound is not resampled, so it has no paired interval; the distance "
-                                f"from 0 moved by {_fmt(row['d'])} ({r['verdict_b']} → {r['verdict_c']})")
+                                f"from 0 moved by {_fmt(d)} ({verdict_b} → {verdict_c})")
     if plan == "parts":
         return "inconclusive", ""  # decided from its parts (_by_parts)
-    if not row["interval"] or tau is None:
-        return "inconclusive", f"the change is {_fmt(row['d'])} but has no interval to judge it by"
-    if row.get("why_not"):
-        return "inconclusive", row["why_not"]
-    if not (np.isfinite(row["lo"]) and np.isfinite(row["hi"])):
-        return "inconclusive", f"the change is {_fmt(row['d'])} but is undefined in most template resamples"
-    shown = f"the change, {_interval_text(row)} (τ = {_fmt(tau)}),"
+    if not interval or not np.isfinite(tau):
+        return "inconclusive", f"the change is {_fmt(d)} but has no interval to judge it by"
+    if why is not None:
+        return "inconclusive", why
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "inconclusive", f"the change is {_fmt(d)} but is undefined in most template resamples"
+    iv = f"{_fmt(d)} [{_fmt(lo)}, {_fmt(hi)}]"
+    shown = f"the change, {iv} (τ = {_fmt(tau)}),"
     tol = ROUND_OFF * max(1.0, tau)
-    within = row["lo"] >= -tau - tol and row["hi"] <= tau + tol
+    within = lo >= -tau - tol and hi <= tau + tol
     if plan == "distance":
         if within:
             return "unchanged", f"{shown} lies within ±τ"
         return "inconclusive", (f"{shown} reaches past ±τ, and a distance that noise alone makes positive cannot "
                                 "show a change of bias (the signed metrics of the view decide)")
-    adj = (f"{'q' if method == 'bh' else 'Holm-adjusted p'} = {d['q']:.2g}, {family} values" if d.get("q") is not None
-           else "")
-    closer = "closer to" if row["d"] < 0 else "further from"
-    before, after = d["before"], d["verdict"]
+    adj = f"{'q' if method == 'bh' else 'Holm-adjusted p'} = {dec['q']:.2g}, {m} values" if dec.get("q") is not None else ""
+    closer = "closer to" if d < 0 else "further from"
+    before, after = dec["before"], dec["verdict"]
     if after == "material":
-        word = "improved" if row["d"] < 0 else "worsened"
-        return word, f"{closer} no bias by {_fmt(abs(row['d']))}, at least τ = {_fmt(tau)}, and real ({adj})"
+        return ("improved" if d < 0 else "worsened"), f"{closer} no bias by {_fmt(abs(d))}, at least τ = {_fmt(tau)}, and real ({adj})"
     what = "a false-discovery rate" if method == "bh" else "a family-wise error rate"
     if before == "material":  # demoted by the error control
         return "inconclusive", f"{shown} reaches τ but does not pass the error control at {what} of {alpha:.0%} ({adj})"
     if within and after == "small":
-        return "unchanged", f"a real change, {_interval_text(row)}, {closer} no bias, but smaller than τ = {_fmt(tau)}"
+        return "unchanged", f"a real change, {iv}, {closer} no bias, but smaller than τ = {_fmt(tau)}"
     if within:
         return "unchanged", f"{shown} lies within ±τ"
     if after == "small":
-        return "inconclusive", f"a real change, {_interval_text(row)}, but its interval reaches past ±τ = {_fmt(tau)}"
+        return "inconclusive", f"a real change, {iv}, but its interval reaches past ±τ = {_fmt(tau)}"
     if before == "small":
         return "inconclusive", (f"{shown} reaches past ±τ, and its departure from 0 does not pass the error control "
                                 f"at {what} of {alpha:.0%} ({adj})")
-    tail = d.get("reason", "").split(";", 1)
+    tail = dec.get("reason", "").split(";", 1)
     more = tail[1].strip() if len(tail) > 1 else "more data would decide it"
     return "inconclusive", f"{shown} holds 0 and reaches past ±τ; {more}"
 
 
-def _by_parts(out: list) -> None:
+def _by_parts(out: pd.DataFrame) -> pd.DataFrame:
     """An accumulated sum of |parts| changes as its parts do: worsened when
     one part worsened, else improved when one improved, else unchanged when
     all are, else inconclusive."""
+    sums = np.flatnonzero(((out["scale"] == SCALES["parts"]) & out["change_value"].notna()).to_numpy())
+    if not sums.size:
+        return out
+    key = ["family", "view", "metric", "attribute", "class"]
+    keys = list(zip(*(out[k].to_numpy(dtype=object) for k in key)))
+    groups, changes = out["group"].to_numpy(dtype=object), out["change"].to_numpy(dtype=object).copy()
+    size = np.abs(out["change_value"].to_numpy(dtype=float))
     parts: dict = {}
-    for o in out:
-        if o["group"] is not None:
-            parts.setdefault((o["family"], o["view"], o["metric"], o["attribute"], o["class"]), []).append(o)
-    for o in out:
-        if o["scale"] != SCALES["parts"] or o["change_value"] is None or _isnull(o["change_value"]):
-            continue
-        got = parts.get((o["family"], o["view"], o["metric"], o["attribute"], o["class"]), [])
+    for i, g in enumerate(groups):
+        if isinstance(g, str):
+            parts.setdefault(keys[i], []).append(i)
+    reasons = out["reason"].to_numpy(dtype=object).copy()
+    for i in sums:
+        got = parts.get(keys[i], [])
         if not got:
-            o["change"], o["reason"] = "inconclusive", "a sum of parts without parts to judge it by"
+            reasons[i] = "a sum of parts without parts to judge it by"
             continue
-        n = {w: sum(p["change"] == w for p in got) for w in CHANGES}
+        counted = Counter(changes[j] for j in got)
+        n = {w: counted.get(w, 0) for w in CHANGES}
         word = ("worsened" if n["worsened"] else "improved" if n["improved"] else
                 "unchanged" if n["unchanged"] == len(got) else "inconclusive")
         said = ", ".join(f"{k} {w}" for w, k in n.items() if k)
-        top = max([p for p in got if p["change"] == word] or got,
-                  key=lambda p: -1.0 if _isnull(p["change_value"]) else abs(p["change_value"]))
-        name = "' vs '".join(str(top["group"]).split("|", 1))
-        o["change"] = word
-        o["reason"] = (f"judged by its {len(got)} parts ({said})" + (f"; largest: '{name}'" if word != "unchanged" else ""))
+        pick = [j for j in got if changes[j] == word] or got
+        top = max(pick, key=lambda j: size[j] if np.isfinite(size[j]) else -1.0)
+        name = "' vs '".join(str(groups[top]).split("|", 1))
+        changes[i] = word
+        reasons[i] = f"judged by its {len(got)} parts ({said})" + (f"; largest: '{name}'" if word != "unchanged" else "")
+    out["change"], out["reason"] = changes, reasons
+    return out
