@@ -18,6 +18,12 @@ logit of one group shifted, every example's own noise drawn again), so
 that some values change and spill-overs are attributed.
 
     python benchmarks/compare_cost.py [--templates 100] [--groups 8] [--terms 10] [--B 200] [--repeat 3]
+    python benchmarks/compare_cost.py --runs BASE_RUN CANDIDATE_RUN   # two run folders of the same suites
+
+With ``--runs`` the data are two runs' scored examples (e.g. ``bias-suite
+run templates/sentiment_*.yaml --model default-sentiment --dtype onnx --out
+onnx`` and the same with ``--dtype onnx-int8 --out int8``): real models,
+whose findings the single evaluation attributes.
 
 Each measurement is the best of ``--repeat`` runs, both in CPU time of the
 process (what the work costs; stable on a busy machine) and in wall time,
@@ -71,24 +77,39 @@ def main(argv=None):
     ap.add_argument("--B", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--runs", nargs=2, metavar=("BASE", "CANDIDATE"), help="two run folders instead of the synthetic table")
     args = ap.parse_args(argv)
 
     from bias_suite.comparison import compare
     from bias_suite.evaluation import evaluate
     from bias_suite.families import scored_from_arrays
 
-    base = make_paper_scored(args.templates, args.groups, args.terms, seed=args.seed)
-    frame, P, classes = base.frame, base.probs, list(base.classes)
-    cand = scored_from_arrays(frame.drop(columns=["pred"], errors="ignore"), candidate_probs(P, frame, args.seed),
-                              classes)
     print(f"CPU: {cpu_model()}")
-    print(f"table: {len(frame):,} rows, {len(classes)} classes, {args.groups} groups, {args.templates} templates, "
-          f"B = {args.B}")
-    evaluate(base, bootstrap=2)  # imports and first-call set-up, outside the timings
+    options = {}
+    if args.runs:
+        from bias_suite.comparison import read_model
 
-    e_cpu, e_wall, res = best_of(lambda: evaluate(base, bootstrap=args.B, seed=args.seed), args.repeat)
+        models = [read_model(r, f"model {k}") for k, r in enumerate(args.runs)]
+        task = next(iter(models[0].parts))
+        base, meta = models[0].parts[task], models[0].meta.get(task, {})
+        options = dict(group_order_override=meta.get("group_orders"), thresholds=meta.get("thresholds") or None)
+        cand = args.runs[1]
+        print(f"runs: {args.runs[0]} ({len(base):,} examples) and {args.runs[1]}, B = {args.B}")
+        base_arg = args.runs[0]
+    else:
+        base = make_paper_scored(args.templates, args.groups, args.terms, seed=args.seed)
+        frame, P, classes = base.frame, base.probs, list(base.classes)
+        cand = scored_from_arrays(frame.drop(columns=["pred"], errors="ignore"), candidate_probs(P, frame, args.seed),
+                                  classes)
+        base_arg = base
+        print(f"table: {len(frame):,} rows, {len(classes)} classes, {args.groups} groups, {args.templates} templates, "
+              f"B = {args.B}")
+    evaluate(base, bootstrap=2)  # imports and first-call set-up, outside the timings
+    compare(base_arg, cand, bootstrap=2)
+
+    e_cpu, e_wall, res = best_of(lambda: evaluate(base, bootstrap=args.B, seed=args.seed, **options), args.repeat)
     print(f"evaluate (one model, intervals and verdicts): {e_cpu:.2f} s CPU, {e_wall:.2f} s wall, {len(res)} rows")
-    c_cpu, c_wall, comp = best_of(lambda: compare(base, cand, bootstrap=args.B, seed=args.seed), args.repeat)
+    c_cpu, c_wall, comp = best_of(lambda: compare(base_arg, cand, bootstrap=args.B, seed=args.seed), args.repeat)
     counts = comp.counts()
     print(f"compare (two models, paired): {c_cpu:.2f} s CPU, {c_wall:.2f} s wall, {len(comp)} rows "
           f"({', '.join(f'{n} {w}' for w, n in counts.items())})")

@@ -285,3 +285,15 @@ def test_cli_compares_two_tiny_model_runs_of_a_bundled_suite(tmp_path):
     assert rows["task"].eq("classification").all()
     r = _invoke(["compare", str(runs[0]), str(tmp_path / "nothing"), "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "no such run folder or scored file" in r.output
+    # the same model again, compared with its first run as it ends: nothing worsened, so the gate passes
+    again = tmp_path / "again"
+    r = _invoke(["run", "sentiment_gender", "--model", str(tmp_path / "m0"), "--out", str(again), "--no-cache",
+                 "--bootstrap", "0", "--no-invariance", "--baseline", str(runs[0]), "--fail-on", "worsened"])
+    assert r.exit_code == 0, r.output
+    shown = [ln for ln in r.output.replace("\r", "\n").splitlines() if ln.strip() and "Predicting" not in ln]
+    print("\n".join(shown))
+    assert len(shown) <= 60 and "Comparison:" in r.output and "0 worsened" in r.output
+    assert (again / "comparison.jsonl").is_file() and "comparison" in json.loads((again / "run.json").read_text())
+    r = _invoke(["run", "sentiment_gender", "--model", str(tmp_path / "m0"), "--out", str(tmp_path / "y"),
+                 "--fail-on", "worsened"])
+    assert r.exit_code == 2 and "--fail-on worsened needs --baseline" in r.output
