@@ -297,3 +297,39 @@ def test_cli_compares_two_tiny_model_runs_of_a_bundled_suite(tmp_path):
     r = _invoke(["run", "sentiment_gender", "--model", str(tmp_path / "m0"), "--out", str(tmp_path / "y"),
                  "--fail-on", "worsened"])
     assert r.exit_code == 2 and "--fail-on worsened needs --baseline" in r.output
+
+
+def _ner_data(miss: float, J=12, seed=0):
+    """Sequence-labelling scored examples: one-token person names of three
+    groups in J templates; the tagger misses a name of group 'a' with
+    probability ``miss`` (the same random draws for every ``miss``)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for j in range(J):
+        noise = rng.random(6)
+        for k, (g, name) in enumerate([(g, f"{g}{t}") for g in ("a", "b", "c") for t in range(2)]):
+            hit = noise[k] >= (miss if g == "a" else 0.1)
+            p = 0.9 if hit else 0.2
+            rows.append(dict(id=f"{j}-{name}", template=f"t{j}", attribute="names", group=g, term=name,
+                             tokens=[name, "went", f"home{j}"], tags=["U-PER", "O", "O"],
+                             pred_tags=["U-PER" if hit else "O", "O", "O"], term_span=[0, 1],
+                             tag_probs=[{"U-PER": p, "O": 1 - p}, {"U-PER": 0.0, "O": 1.0}, {"U-PER": 0.0, "O": 1.0}]))
+    return pd.DataFrame(rows)
+
+
+def test_sequence_labelling_models_compare_on_paired_resamples():
+    """The NER path (each resample evaluated again) keeps its replicates and
+    signed bases too: a tagger compared with itself changes nothing, and one
+    that stops missing group 'a' changes only rows about 'a' or all groups."""
+    base = _ner_data(0.7)
+    same = compare(base, base, bootstrap=20, metrics=["FNED", "CFGap", "TPR-Gap"])
+    assert set(same["task"]) == {"sequence_labelling"}
+    assert set(same["change"]) <= {"unchanged", "inconclusive"} and (same["change_value"].dropna() == 0).all()
+    assert same["ci_low"].notna().sum() > 10
+    better = compare(base, _ner_data(0.1), bootstrap=20, metrics=["FNED", "CFGap", "TPR-Gap"])
+    moved = better[better["change_value"].abs() > 1e-12]
+    assert len(moved) and moved["group"].map(lambda g: not isinstance(g, str) or _involves(g, "a")
+                                                      or isinstance(g, str) and "|" not in g).all()
+    assert not (better["change"] == "worsened").any()
+    fned = better[(better["metric"] == "FNED") & (better["group"] == "a")]
+    assert fned["change"].iloc[0] == "improved" and fned["ci_high"].iloc[0] < 0
