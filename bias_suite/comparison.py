@@ -143,10 +143,11 @@ def _same(a, b) -> np.ndarray:
     return ((a == b) | (a.isna() & b.isna())).to_numpy()
 
 
-def _pair(base, other, names: tuple, label: str):
+def _pair(base, other):
     """(rows of the baseline, rows of ``other``) of the examples both hold
     with the same identity, in the baseline's order; and what does not pair:
-    {"only_baseline": [...ids], "only_candidate": [...], "mismatch": [(id, field, a, b)]}."""
+    {"only_baseline": [ids], "only_candidate": [ids], "mismatched": count,
+    "mismatch": [(id, field, baseline's, other's, count) per field]}."""
     ib, io_ = _ids(base), _ids(other)
     pos = pd.Series(np.arange(len(io_)), index=pd.Index(io_))
     hit = pos.reindex(ib).to_numpy()
@@ -225,7 +226,7 @@ def _align(models: list, inner: bool):
         rows = []
         label = family_of(b).label
         for m in models[1:]:
-            rb, ro, info = _pair(b, m.parts[t], (base.name, m.name), label)
+            rb, ro, info = _pair(b, m.parts[t])
             lost = info["only_baseline"] or info["only_candidate"] or info["mismatched"]
             if lost and not inner:
                 raise _pairing_error((base.name, m.name), label, info, len(rb))
@@ -517,6 +518,13 @@ def comparison_metadata(comp: Comparison) -> dict:
 
 
 def _json_safe(v):
+    """``v`` with NaN and infinities as null (JSON has neither) and numpy numbers as Python's."""
+    if isinstance(v, dict):
+        return {str(k): _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
@@ -536,7 +544,7 @@ def write_comparison(comp: Comparison, out_dir, *, files=()) -> dict:
     paths["csv"] = out / COMPARISON_CSV
     meta = comparison_metadata(comp)
     meta["files"] = {Path(p).name: file_entry(p) for p in [*files, *paths.values()]}
-    text = json.dumps(meta, indent=2, default=lambda o: _json_safe(o) if isinstance(o, float) else str(o))
+    text = json.dumps(_json_safe(meta), indent=2, default=str, allow_nan=False)
     paths["metadata"] = atomic_write_text(out / COMPARISON_JSON, text + "\n")
     return paths
 

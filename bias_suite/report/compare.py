@@ -498,7 +498,10 @@ def _html_grid(sm: pd.DataFrame) -> str:
 
 
 def _suffix_ids(html: str, suffix: str) -> str:
-    """Ids (and links to them) of one model's overview made unique on a page holding several."""
+    """Ids (and links to them) of one model's overview made unique on a page
+    holding several; links to a run report's attribute sections (not on
+    this page) become plain text."""
+    html = re.sub(r'<a href="#attr-[^"]*">(.*?)</a>', r"\1", html)
     html = re.sub(r'id="([^"]+)"', lambda m: f'id="{m.group(1)}-{suffix}"', html)
     return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{m.group(1)}-{suffix}"', html)
 
