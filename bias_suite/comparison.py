@@ -289,10 +289,10 @@ class Comparison(pd.DataFrame):
     """The rows of a comparison (a pandas DataFrame, columns :data:`COLUMNS`)
     with the headline at hand: :meth:`findings`, :meth:`summary`,
     :meth:`counts`, and for several models :meth:`models` and :meth:`ranking`.
-    ``info`` holds each model's results and scored examples on the paired
+    ``details`` holds each model's results and scored examples on the paired
     examples and the settings."""
 
-    _metadata = ["info"]
+    _metadata = ["details"]
 
     @property
     def _constructor(self):
@@ -325,7 +325,7 @@ class Comparison(pd.DataFrame):
         each change. Rows without a paired interval are left out, and so
         are spill-overs (a ``source``) when another row has the same change."""
         cols = ["candidate", "attribute", "topic", "change", "size", "metric", "class", "group", "source", *CHANGES]
-        info = getattr(self, "info", None)
+        info = getattr(self, "details", None)
         labels = info.labels if info is not None else {}
         f = pd.DataFrame(self[self["ci_low"].notna() | (self["scale"] == SCALES["parts"])])
         if f.empty:
@@ -354,7 +354,7 @@ class Comparison(pd.DataFrame):
         """Models × attributes: each model's worst verdict per attribute on
         the paired examples and the largest effect (×τ) among its rows with
         that verdict."""
-        info = getattr(self, "info", None)
+        info = getattr(self, "details", None)
         if info is None:
             return pd.DataFrame(columns=["model", "attribute", "verdict", "effect"])
         rows = []
@@ -372,7 +372,7 @@ class Comparison(pd.DataFrame):
     def ranking(self) -> pd.DataFrame:
         """The models ranked: fewest ``material`` values first, then the
         smaller sum of their effects (×τ), then fewer ``inconclusive``."""
-        info = getattr(self, "info", None)
+        info = getattr(self, "details", None)
         if info is None:
             return pd.DataFrame(columns=["rank", "model", "material", "material_effect", "inconclusive"])
         rows = []
@@ -425,7 +425,7 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
     baseline, candidate, *more : run folders, scored files (JSONL/Parquet),
         DataFrames of scored examples or RunResults of the same examples.
     inner : keep the examples every model holds (else examples that do not
-        pair are an error); ``comp.info.dropped`` says how many each lost.
+        pair are an error); ``comp.details.dropped`` says how many each lost.
     bootstrap : B, the paired template resamples (the same for every model).
     confidence : the level of the intervals and of the error control.
     seed : the seed of the resamples and of the tuple sampler.
@@ -489,7 +489,7 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
             family[f"{m.name}|{task}"] = fam
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
     out = Comparison(rows[COLUMNS])
-    out.info = ComparisonInfo(models=[m.name for m in models], results=results, scored=scored, settings=settings,
+    out.details = ComparisonInfo(models=[m.name for m in models], results=results, scored=scored, settings=settings,
                               dropped=dropped, family=family, sources={m.name: m.source for m in models}, labels=labels)
     return out
 
@@ -499,7 +499,7 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
 # --------------------------------------------------------------------------
 def comparison_metadata(comp: Comparison) -> dict:
     """What ``comparison.json`` records (besides the file listing)."""
-    info = comp.info
+    info = comp.details
     cands = info.models[1:]
     return {
         "bias_suite": __version__,

@@ -85,7 +85,7 @@ def test_a_model_compared_with_itself_changes_nothing(planted):
     assert len(cv) > 100 and (cv == 0).all()
     assert (comp.loc[comp["ci_low"].notna(), ["ci_low", "ci_high"]] == 0).all().all()
     assert (comp["verdict_baseline"] == comp["verdict_candidate"]).all()
-    assert comp.info.models == ["m (baseline)", "m (candidate)"]  # a name given twice is told apart
+    assert comp.details.models == ["m (baseline)", "m (candidate)"]  # a name given twice is told apart
 
 
 def _two_class_data(J=40, shift=0.0, seed=0):
@@ -150,8 +150,8 @@ def test_inner_keeps_the_common_examples_and_says_how_many_were_dropped():
     extra = pd.DataFrame([dict(base.iloc[0], id="new-1")])
     cand = pd.concat([cand, extra], ignore_index=True)
     comp = compare(base, cand, inner=True, bootstrap=20)
-    assert comp.info.dropped == {"baseline": 3, "candidate": 1}
-    assert len(comp.info.scored["candidate"]["classification"]) == len(base) - 3
+    assert comp.details.dropped == {"baseline": 3, "candidate": 1}
+    assert len(comp.details.scored["candidate"]["classification"]) == len(base) - 3
     assert len(comp) and set(comp["change"]) <= {"unchanged", "inconclusive"}
 
 
@@ -248,11 +248,11 @@ def test_python_api_and_several_models(religion_runs):
     d, fair, biased = religion_runs
     comp = bias_suite.compare(fair, biased, d / "fair" / "scored.jsonl", bootstrap=30)
     assert isinstance(comp, bias_suite.Comparison)
-    assert comp.info.models == [fair.model, biased.model, "scored"] or len(set(comp.info.models)) == 3
+    assert comp.details.models == [fair.model, biased.model, "scored"] or len(set(comp.details.models)) == 3
     rank = comp.ranking()
-    assert list(rank["rank"]) == [1, 2, 3] and rank["model"].iloc[-1] == comp.info.models[1]
+    assert list(rank["rank"]) == [1, 2, 3] and rank["model"].iloc[-1] == comp.details.models[1]
     grid = comp.models()
-    assert set(grid["model"]) == set(comp.info.models) and "religion" in set(grid["attribute"])
+    assert set(grid["model"]) == set(comp.details.models) and "religion" in set(grid["attribute"])
     sm = comp.summary()
     assert list(sm.columns[:5]) == ["candidate", "attribute", "topic", "change", "size"]
     from bias_suite.stats.summary import TOPIC_ORDER
@@ -261,7 +261,7 @@ def test_python_api_and_several_models(religion_runs):
         topics = list(part["topic"])
         assert topics == sorted(topics, key=lambda t: TOPIC_ORDER.index(t) if t in TOPIC_ORDER else 99)
     f = comp.findings("worsened")
-    assert len(f) and (f["candidate"] == comp.info.models[1]).all()
+    assert len(f) and (f["candidate"] == comp.details.models[1]).all()
 
 
 def test_cli_compares_two_tiny_model_runs_of_a_bundled_suite(tmp_path):

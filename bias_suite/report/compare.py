@@ -74,7 +74,7 @@ def _size(v, signed: bool = True) -> str:
 
 
 def _label(comp, attribute, task) -> str:
-    labels = getattr(getattr(comp, "info", None), "labels", {}) or {}
+    labels = getattr(getattr(comp, "details", None), "labels", {}) or {}
     lab = labels.get(task, "")
     return f"{attribute} ({lab})" if lab and len(labels) > 1 else str(attribute)
 
@@ -267,7 +267,7 @@ def changed_pair(base, cand, attribute: str, classes=None) -> dict | None:
 
 def _pair_for(comp, candidate, first: pd.DataFrame):
     """The changed pair of the first listed change of ``candidate`` (else its largest change)."""
-    info = getattr(comp, "info", None)
+    info = getattr(comp, "details", None)
     if info is None:
         return None, None
     if first is None or first.empty:
@@ -317,7 +317,7 @@ def _counts_text(counts: dict):
 def _control_line(comp, candidate):
     from rich.text import Text
 
-    info = getattr(comp, "info", None)
+    info = getattr(comp, "details", None)
     if info is None:
         return None
     st = info.settings
@@ -330,7 +330,7 @@ def _control_line(comp, candidate):
 
 
 def _title(comp) -> str:
-    info = getattr(comp, "info", None)
+    info = getattr(comp, "details", None)
     if info is None:
         return "Comparison"
     n = sum(len(d) for d in info.scored[info.models[0]].values())
@@ -346,7 +346,7 @@ def comparison_renderables(comp, *, top: int = 5, max_attributes: int | None = N
 
     blank = Text("")
     out = [Text(_title(comp), style="bold")]
-    info = getattr(comp, "info", None)
+    info = getattr(comp, "details", None)
     cands = info.models[1:] if info is not None else list(pd.unique(comp["candidate"]))
     if len(cands) > 1:
         out += [blank, Text("Models × attributes: worst verdict and largest effect (×τ), ranked", style="bold"),
@@ -512,7 +512,7 @@ def render_comparison(comp, *, title: str | None = None) -> str:
     from .html import CSS
     from .sections import render_overview
 
-    info = comp.info
+    info = comp.details
     title = title or f"bias_suite comparison — {' vs '.join(info.models)}"
     parts = []
     cands = info.models[1:]
