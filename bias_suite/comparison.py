@@ -293,6 +293,7 @@ class Comparison(pd.DataFrame):
     examples and the settings."""
 
     _metadata = ["details"]
+    details = None  # a ComparisonInfo; None for rows read back from comparison.jsonl
 
     @property
     def _constructor(self):
