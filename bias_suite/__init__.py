@@ -31,7 +31,8 @@ _FACE = {
     "RunResult": "bias_suite.api:RunResult",
     "evaluate": "bias_suite.api:evaluate",
     "Results": "bias_suite.api:Results",
-    "compare": "bias_suite.compare:compare",
+    "compare": "bias_suite.comparison:compare",
+    "Comparison": "bias_suite.comparison:Comparison",
     "load_results": "bias_suite.api:load_results",
     "write_report": "bias_suite.api:write_report",
     # suites and examples, step by step

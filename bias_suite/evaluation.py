@@ -19,7 +19,7 @@ from .metrics.engine import evaluate as metric_values
 from .metrics.engine import resolve_metrics, results_frame, select_attributes, single_group_nulls
 from .suites.views import group_order
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "evaluate_with_replicates"]
 
 
 def evaluate(
@@ -92,6 +92,25 @@ def evaluate(
     returns the same table as a ``bias_suite.Results``, whose
     ``.summary()``, ``.findings()`` and ``.print()`` give the headline.
     """
+    return _evaluate(scored, metrics=metrics, attributes=attributes, groups=groups, max_tuples=max_tuples, seed=seed,
+                     group_order_override=group_order_override, bootstrap=bootstrap, confidence=confidence,
+                     thresholds=thresholds, significance=significance, bernstein=bernstein,
+                     multiplicity=multiplicity, weighting=weighting, extra_rows=extra_rows)[0]
+
+
+def evaluate_with_replicates(scored, *, attribution: bool = True, **options):
+    """:func:`evaluate` (same ``options``), keeping the bootstrap's replicate
+    values: ``(results, BootstrapResult or None)``; the second holds the
+    replicates of every bootstrapped value and of its signed basis
+    (:class:`bias_suite.stats.bootstrap.BootstrapResult`). ``attribution=False``
+    leaves out the ``source`` and ``consistency`` columns (the verdicts are
+    the same; a comparison of two models does without them)."""
+    return _evaluate(scored, keep_replicates=True, attribution=attribution, **options)
+
+
+def _evaluate(scored, *, metrics=None, attributes=None, groups=None, max_tuples=100, seed=0, group_order_override=None,
+              bootstrap=200, confidence=0.95, thresholds=None, significance=None, bernstein=None,
+              multiplicity="holm", weighting="balanced", extra_rows=(), keep_replicates=False, attribution=True):
     data = as_scored(scored)
     if groups:  # a selection of groups: the other groups' rows are left out
         import numpy as np
@@ -105,12 +124,13 @@ def evaluate(
     orders = {a: group_order(data.frame, a, group_order_override) for a in select_attributes(data, attributes)}
     res = metric_values(data, metrics=metrics, attributes=attributes, max_tuples=max_tuples, seed=seed,
                         group_order_override=group_order_override, weighting=weighting)
-    basis = None
+    basis = bs = None
     if bootstrap:
         from .stats.bootstrap import bootstrap as _bootstrap
 
         bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
-                        max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting)
+                        max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting,
+                        keep_replicates=keep_replicates)
         res, basis = bs.results, bs.basis
     extra = list(extra_rows)
     significance = metrics is None if significance is None else significance
@@ -134,10 +154,11 @@ def evaluate(
 
         res = add_verdicts(res, basis=basis, confidence=confidence, metrics=specs, thresholds=thresholds,
                            group_orders=orders, multiplicity=multiplicity)
-        from .stats.attribution import attribute_sources, template_consistency
+        if attribution:
+            from .stats.attribution import attribute_sources, template_consistency
 
-        res = attribute_sources(res, data, max_tuples=max_tuples, seed=seed,
-                                group_order_override=group_order_override, weighting=weighting)
-        res = template_consistency(res, data, basis=basis, group_order_override=group_order_override)
-    return single_group_nulls(res, data.frame, specs, group_order_override)
+            res = attribute_sources(res, data, max_tuples=max_tuples, seed=seed,
+                                    group_order_override=group_order_override, weighting=weighting)
+            res = template_consistency(res, data, basis=basis, group_order_override=group_order_override)
+    return single_group_nulls(res, data.frame, specs, group_order_override), bs
 

@@ -69,6 +69,12 @@ class RunOptions:
             or a prediction cache object.
         engine : "local", "ray" or an engine object (docs/scale.md).
         progress : show progress bars.
+
+    After the run
+        baseline : a run folder (or scored file) of the same examples: when
+            the run ends it is compared with it (``result.comparison``,
+            written to ``comparison.jsonl``/``.csv`` in the run folder;
+            docs/compare.md).
     """
 
     metrics: Any = None
@@ -95,6 +101,7 @@ class RunOptions:
     cache: Any = True
     engine: Any = "local"
     progress: bool = True
+    baseline: Any = None
 
     @classmethod
     def names(cls) -> list:

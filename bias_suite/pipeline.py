@@ -42,6 +42,7 @@ class RunResult:
     metadata: dict = field(default_factory=dict)
     sequence: "RunResult | None" = None  # the next family's part of a run that mixes families (out_dir/<label>)
     failures: pd.DataFrame | None = None  # the failing INV cases (failures.jsonl)
+    comparison: object = None  # with run(..., baseline=...): the Comparison (bias_suite.comparison)
 
     def parts(self) -> list:
         """This result and the other families' parts of the same run, in order."""
@@ -109,6 +110,11 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
     """
     opts = RunOptions.of(options, **overrides)
     opts.check()  # bad options fail before any prediction
+    baseline = opts.baseline
+    if baseline is not None:  # an unreadable baseline fails before any prediction
+        from .comparison import read_model
+
+        baseline = read_model(baseline, "baseline")
     table = _examples_table(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
@@ -145,6 +151,10 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
         results.append(_run_family(fam, parts[name], table, part_model, part_dir, opts))
     for first, nxt in zip(results, results[1:]):
         first.sequence = nxt
+    if baseline is not None:
+        from .comparison import compare_with_baseline
+
+        results[0].comparison = compare_with_baseline(results[0], baseline)
     return results[0]
 
 
@@ -204,9 +214,10 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
         "confidence": opts.confidence,
         "weighting": opts.weighting,
         "groups": {a: list(g) for a, g in opts.groups.items()} if opts.groups else None,
+        "group_orders": order,
         "invariance": bool(opts.invariance),
         "inv_threshold": opts.inv_threshold if opts.invariance else None,
-        "inv_criterion": criterion,
+        "inv_criterion": criterion if opts.invariance and fam.inv_criteria else None,
         "inv_cases": opts.inv_cases if opts.invariance else None,
         "predictions": pstats[0].to_dict() if pstats else None,
         "python": platform.python_version(),

@@ -71,6 +71,7 @@ def run(
     inv_criterion: str = typer.Option("checklist", "--inv-criterion", help="INV rule (classification): checklist = CheckList's Expect.inv, a case fails only when the prediction flips (INV-FailRate); prob = fails when any class probability moves by more than --inv-threshold (INV-ProbShift-FailRate)."),
     inv_cases: str = typer.Option("all_terms", "--inv-cases", help="INV test cases: all_terms = every term of every group per template, as a CheckList perturbation; per_group = one seeded term per group."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="A run folder of the same suites (e.g. the released model's): compare with it when the run ends (OUT/comparison.jsonl; --fail-on worsened exits 3 when a value worsened)."),
 ):
     """Expand suites, run the model, compute metrics, print a one-screen summary and write results.
 
@@ -84,7 +85,11 @@ def run(
     try:
         table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
-        rules = gate_rules([] if table is not None else suites, fail_if, fail_on_verdict)
+        worsened = "worsened" in (fail_on_verdict or [])
+        if worsened and baseline is None:
+            raise BiasSuiteError("--fail-on worsened needs --baseline RUN_DIR (the run to compare with)")
+        rules = gate_rules([] if table is not None else suites, fail_if,
+                           [f for f in fail_on_verdict or [] if f != "worsened"])
         model = _model_arg(model, prompt, verbalizer, scoring, classes)
         options = RunOptions(
             metrics=metrics, attributes=attribute, groups=group_selection(group), max_tuples=max_tuples, seed=seed, device=device,
@@ -93,7 +98,8 @@ def run(
             dtype=dtype, invariance=invariance, inv_threshold=inv_threshold, inv_criterion=inv_criterion,
             inv_cases=inv_cases, engine=_engine(engine, ray_address, num_workers, quiet),
             cache=(cache_dir if cache_dir is not None else True) if cache else False,
-            thresholds=parse_thresholds(threshold), multiplicity=multiplicity, weighting=weighting)
+            thresholds=parse_thresholds(threshold), multiplicity=multiplicity, weighting=weighting,
+            baseline=baseline)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
             table if table is not None else suites, model, out, options)
     except BiasSuiteError as e:
@@ -116,6 +122,12 @@ def run(
         import pandas as pd
 
         gate(pd.concat([p.results for p in res.parts()], ignore_index=True), rules)
+    if worsened and res.comparison is not None and (res.comparison["change"] == "worsened").any():
+        from ..comparison import EXIT_WORSENED
+
+        console.print(f"[{theme.ERROR}]--fail-on worsened: {int((res.comparison['change'] == 'worsened').sum())} "
+                      "values worsened against the baseline[/]")
+        raise typer.Exit(EXIT_WORSENED)
 
 
 def _model_arg(model: str, prompt, verbalizer, scoring, classes=None):

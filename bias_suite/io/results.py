@@ -44,7 +44,8 @@ MANIFEST_KEY = "files"
 #: stale once a new run owns the folder (``ner/`` holds the NER part of a
 #: run that mixes tasks).
 OUTPUT_NAMES = ("examples.jsonl", "scored.jsonl", "scored.parquet", RESULTS_JSONL, RESULTS_CSV,
-                "failures.jsonl", "inv_failures.jsonl", "report.html", RUN_JSON)
+                "failures.jsonl", "inv_failures.jsonl", "report.html", "comparison.jsonl", "comparison.csv",
+                "comparison.json", RUN_JSON)
 SUBFOLDERS = ("ner",)
 
 _TMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")  # atomic_path's temp names (tempfile.mkstemp)

@@ -193,7 +193,7 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
     from rich.table import Table
     from rich.text import Text
 
-    topics = list(pd.unique(ov["topic"]))
+    topics = headline_summary().ordered_topics(ov["topic"])
     attrs = attribute_order(ov)
     hidden = 0
     if max_rows is not None and len(attrs) > max_rows:

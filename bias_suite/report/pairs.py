@@ -23,7 +23,7 @@ import pandas as pd
 from ..io.values import is_null
 from . import theme
 
-__all__ = ["worst_pair", "example_pair", "finding_pair", "example_pair_block", "locate", "ZERO_GAP"]
+__all__ = ["worst_pair", "example_pair", "finding_pair", "example_pair_block", "example_texts", "locate", "ZERO_GAP"]
 
 #: probability gaps below this are floating round-off, not a difference
 ZERO_GAP = 1e-9
@@ -39,7 +39,8 @@ def _example_probs(scored, cls) -> np.ndarray | None:
     return None if fam is None else fam.example_scores(scored, cls)
 
 
-def _texts(scored) -> np.ndarray:
+def example_texts(scored) -> np.ndarray:
+    """Per example, its sentence (NER: the tokens joined by spaces; else its id)."""
     fr = scored.frame
     if "text" in fr.columns and fr["text"].notna().all():
         return fr["text"].astype(str).to_numpy()
@@ -86,7 +87,7 @@ def worst_pair(scored, attribute: str, cls: str, groups: Sequence[str] | None = 
     best = pairs.loc[gap.idxmax()]
     if not float(best["p_a"] - best["p_b"]) >= min_gap:
         return None
-    texts = _texts(scored)
+    texts = example_texts(scored)
     rows = [(best["group_a"], texts[int(best["row_a"])], float(best["p_a"])),
             (best["group_b"], texts[int(best["row_b"])], float(best["p_b"]))]
     return {"template": best["template"], "class": cls, "gap": float(best["p_a"] - best["p_b"]), "rows": rows}

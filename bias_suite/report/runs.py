@@ -117,9 +117,22 @@ def print_run(result, *, console=None, out=None, quiet: bool = False, detail: bo
             line = Text(prediction_line(part.model, st))
             console.print(line, highlight=False)
             used += len(console.render_lines(line, pad=False))  # long paths wrap
+    comparison = getattr(result, "comparison", None)  # run(..., baseline=...): its lines after the headline
+    room = max(12, lines * 2 // 5) if comparison is not None and not quiet else 0
     print_results([(p.results, p.scored, _label(p)) for p in parts], title=run_title(parts),
                   files=run_files(parts, out), intervals=(result.metadata or {}).get("intervals"), console=console,
-                  quiet=quiet, detail=detail, used=used, lines=lines)
+                  quiet=quiet, detail=detail, used=used, lines=lines - room)
+    if comparison is not None:
+        from .compare import print_comparison
+
+        folder = parts[0].folder or out
+        files = [f"{shown(Path(folder))}/comparison.jsonl"] if folder is not None else []
+        if quiet:
+            console.print(" · ".join(f"{n} {w}" for w, n in comparison.counts().items())
+                          + (" → " + files[0] if files else ""), highlight=False, soft_wrap=True)
+        else:
+            console.print("")
+            print_comparison(comparison, console=console, max_lines=room - 1, files=files)
 
 
 def headline_html(results, *, title: str | None = None, top: int = 10) -> str:

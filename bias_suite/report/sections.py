@@ -283,7 +283,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
               f'<div><b>Values</b> (heatmaps, findings): {scale_legend(signed=True)}; each metric says which side is '
               f"worse (under its name) · marks {marks} · verdicts are words.</div></div>")
     ov = overview(results)
-    topics = list(pd.unique(ov["topic"]))
+    topics = sm.ordered_topics(ov["topic"])
     cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
     head = "".join(f'<th scope="col">{esc(t)}</th>' for t in topics)
     body = []

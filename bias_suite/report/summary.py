@@ -20,30 +20,11 @@ import pandas as pd
 
 from ..stats.verdicts import VERDICTS
 
-__all__ = ["findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER"]
+__all__ = ["findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER",
+           "TOPIC_ORDER", "ordered_topics"]
 
-#: worst first: what a reader must look at before the rest (the overview's "worst verdict")
-SEVERITY = ("material", "inconclusive", "small", "negligible", "undefined")
-#: the order of findings: a value shown to be material, then one shown to be
-#: small but not negligible, then one whose interval is too wide to tell
-FINDING_ORDER = ("material", "small", "inconclusive", "negligible", "undefined")
-
-
-def _severity(v) -> int:
-    return SEVERITY.index(v) if v in SEVERITY else len(SEVERITY)
-
-
-def topic_of(metric: str, family: str) -> str:
-    """The summary topic of a metric (its registry topic; "Bernstein" for
-    Bernstein rows, "significance" for the tests, else the family)."""
-    from ..metrics.catalog import REGISTRY
-
-    spec = REGISTRY.get(metric)
-    if spec is not None:
-        return spec.topic
-    if str(metric).startswith("Bernstein-"):
-        return "Bernstein"
-    return {"significance": "significance"}.get(str(family), str(family))
+from ..stats.topics import (FINDING_ORDER, SEVERITY, TOPIC_ORDER, ordered_topics,  # noqa: F401 (re-exported)
+                            severity_rank as _severity, topic_of)
 
 
 def findings(results: pd.DataFrame, verdict=None, top: int | None = None) -> pd.DataFrame:

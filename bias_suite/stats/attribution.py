@@ -38,7 +38,7 @@ from ..metrics.engine import metric_values
 from ..metrics.materiality import RATIO_BAND
 from ..exceptions import MetricError
 
-__all__ = ["attribute_sources"]
+__all__ = ["attribute_sources", "change_sources", "template_consistency"]
 
 _BACKGROUNDS = ("rest", "all", "S", "S\\S^t")
 
@@ -226,3 +226,120 @@ def template_consistency(res: pd.DataFrame, data, *, basis: pd.DataFrame | None 
         out.at[idx, "consistency"] = float(np.mean(np.sign(diff) == np.sign(signed)))
     return out
 
+
+
+def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: int = 0, group_order_override=None,
+                   weighting: str = "balanced") -> pd.DataFrame:
+    """``changes`` (rows of :func:`bias_suite.stats.change.paired_changes`
+    between two models on the same examples ``base`` and ``cand``) with a
+    ``source`` column: the spill-overs of a change.
+
+    The rule of :func:`attribute_sources`, applied to the change. The
+    changed groups of an attribute: the group of the largest ``improved`` or
+    ``worsened`` group-vs-background change of each metric and class, taken
+    largest first, unless the groups already taken explain it (below). Every
+    other such row is computed again for both models with the changed groups
+    (other than its own) left out; when the change of its distance from b is
+    then within tau (the two models' effects differ by less than 1), the
+    row is a spill-over: its change stays, its ``source`` names the groups
+    whose change causes it and its reason says so.
+    """
+    out = changes.copy()
+    out["source"] = None
+    claim = out["change"].isin(["improved", "worsened"]) & out["view"].eq("group") \
+        & out["family"].isin(["BCM", "VBCM"]) & out["group"].map(lambda g: isinstance(g, str) and "|" not in g)
+    if not claim.any():
+        return out
+    frame = base.frame
+    attr_col = frame["attribute"].to_numpy(dtype=object)
+    group_col = frame["group"].to_numpy(dtype=object)
+    subsets: dict = {}
+    memos: tuple = ({}, {})  # per model: (attribute, sources) -> {(metric, class, group): value}; overall AUCs
+    done: set = set()
+
+    def spec_of(idx):
+        r = out.loc[idx]
+        if len(pd.unique(group_col[attr_col == r["attribute"]])) < 3:
+            return None  # with two groups each is the other's whole background: the data cannot say whose it is
+        try:
+            spec = get_metric(r["metric"])
+        except MetricError:
+            return None
+        return spec if spec.background in _BACKGROUNDS or type(spec.phi).__name__ == "AucScore" else None
+
+    def compute(attr, sources, specs):
+        """Every metric of ``specs`` without ``sources``, in one call per
+        model: {(metric, class, group): value} of each model."""
+        key = (attr, sources)
+        if key not in subsets:
+            keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
+            subsets[key] = (base.take(keep), cand.take(keep))
+        order = None
+        if group_order_override and attr in group_order_override:
+            order = {attr: [g for g in group_order_override[attr] if g not in sources]}
+        todo = [sp for sp in specs if (key, sp.name) not in done]
+        if todo:
+            for sub, memo in zip(subsets[key], memos):
+                vals = metric_values(sub, metrics=todo, attributes=[attr], max_tuples=max_tuples, seed=seed,
+                                     group_order_override=order, weighting=weighting)
+                memo.setdefault(key, {}).update(
+                    ((m, c, g), None if pd.isna(v) else float(v))
+                    for m, c, g, v in zip(vals["metric"], vals["class"], vals["group"], vals["value"]))
+            done.update((key, sp.name) for sp in todo)
+        return order
+
+    def effect(spec, r, k, key, order):
+        """The row's effect (its distance from b in tau) in model k without the sources."""
+        v = memos[k][key].get((r["metric"], r["class"], r["group"]))
+        if v is None:
+            return None
+        if type(spec.phi).__name__ == "AucScore":  # against the overall AUC, also without the sources
+            ak = (key, "overall AUC", r["class"])
+            if ak not in memos[k]:
+                memos[k][ak] = _overall_auc(subsets[key][k], key[0], r["class"], weighting, order)
+            overall = memos[k][ak]
+            return None if overall is None else abs(v - overall) / r["threshold"]
+        return _effect(spec, v, r["threshold"])
+
+    def explain(idx, spec, sources) -> bool:
+        """Whether the row's change is within tau without ``sources`` (then say so)."""
+        r = out.loc[idx]
+        key = (r["attribute"], sources)
+        order = compute(r["attribute"], sources, [spec])
+        effects = [effect(spec, r, k, key, order) for k in (0, 1)]
+        if any(e is None for e in effects) or abs(effects[1] - effects[0]) >= 1:
+            return False
+        names = ", ".join(f"'{g}'" for g in sources)
+        out.at[idx, "source"] = ", ".join(sources)
+        out.at[idx, "reason"] = (f"{r['reason']}; the background is shifted by {names}: without "
+                                 f"{'it' if len(sources) == 1 else 'them'} the change is "
+                                 f"{(effects[1] - effects[0]) * r['threshold']:.3g}, within τ, so this is their "
+                                 "change, not this group's")
+        return True
+
+    size = (out["change_value"].abs() / out["threshold"]).where(claim)
+    tops = size[claim].groupby([out["attribute"][claim], out["metric"][claim], out["class"][claim]],
+                               sort=False).idxmax().dropna()
+    tops = sorted(tops, key=lambda i: -size[i])
+    changed: dict = {}  # attribute -> the groups whose own change it is, largest first
+    for idx in tops:
+        attr, g = out.at[idx, "attribute"], out.at[idx, "group"]
+        taken = changed.setdefault(attr, [])
+        if g in taken:
+            continue
+        spec = spec_of(idx)
+        sources = tuple(h for h in taken if h != g)
+        if not sources or spec is None or not explain(idx, spec, sources):
+            taken.append(g)
+    rows = [(idx, spec_of(idx)) for idx in out.index[claim.to_numpy()]
+            if idx not in set(tops) and pd.isna(out.at[idx, "source"])]
+    needed: dict = {}
+    for idx, spec in rows:  # compute every metric one (attribute, sources) needs at once
+        sources = tuple(h for h in changed.get(out.at[idx, "attribute"], []) if h != out.at[idx, "group"])
+        if spec is not None and sources:
+            needed.setdefault((out.at[idx, "attribute"], sources), []).append((idx, spec))
+    for (attr, sources), items in needed.items():
+        compute(attr, sources, list({sp.name: sp for _, sp in items}.values()))
+        for idx, spec in items:
+            explain(idx, spec, sources)
+    return out

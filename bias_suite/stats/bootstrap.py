@@ -142,12 +142,21 @@ class BootstrapResult:
         quantity is), ``basis_value``, ``basis_low``, ``basis_high``.
     keys, replicates : with ``keep_replicates=True``: a frame of (attribute,
         metric, class, group) and the (len(keys), B) replicate values.
+    basis_replicates : with ``keep_replicates=True``: the (len(keys), B)
+        replicates of each key's signed basis (NaN rows for keys without one),
+        from the same resamples.
+
+    The resamples depend on the examples alone (their attributes, templates
+    and order) and the seed, never on the predictions: two models' scored
+    examples in the same order give the same resamples, so their replicates
+    pair up column by column (:mod:`bias_suite.comparison`).
     """
 
     results: pd.DataFrame
     basis: pd.DataFrame
     keys: pd.DataFrame | None = None
     replicates: np.ndarray | None = None
+    basis_replicates: np.ndarray | None = None
 
 
 def template_weights(n_templates: int, B: int, rng: np.random.Generator) -> np.ndarray:
@@ -253,7 +262,7 @@ def bootstrap(
     if not keep_replicates:
         return BootstrapResult(out, basis)
     kf = pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"])
-    return BootstrapResult(out, basis, kf, reps)
+    return BootstrapResult(out, basis, kf, reps, _basis_replicates(keys, extra, B))
 
 
 def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
@@ -334,7 +343,18 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
-    return BootstrapResult(out, basis, pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps)
+    return BootstrapResult(out, basis, pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps,
+                           _basis_replicates(keys, extra, B))
+
+
+def _basis_replicates(keys, extra, B: int) -> np.ndarray:
+    """(len(keys), B): each key's signed-basis replicates, NaN without one."""
+    out = np.full((len(keys), B), np.nan)
+    for i, k in enumerate(keys):
+        v = extra.get(k, {}).get("basis_reps")
+        if v is not None:
+            out[i] = v
+    return out
 
 
 def _events(data, attribute, cf, codes, J, specs, group_order_override, weighting) -> dict:

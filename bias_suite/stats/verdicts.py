@@ -74,7 +74,7 @@ from ..metrics.scores import AucScore
 from .evidence import MIN_EVENT_TEMPLATES
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
-__all__ = ["add_verdicts", "check_thresholds", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
+__all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
            "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
 
 DEFAULT_TOLERANCE = 0.05
@@ -228,9 +228,9 @@ def _sf(x: float, df: int | None) -> float:
     """P(T > x): normal, or Student's t with ``df`` degrees of freedom."""
     if df is None or df > 1000:
         return _norm_sf(x)
-    from scipy.stats import t
+    from scipy.special import stdtr  # Student's t CDF: the values of scipy.stats.t.sf without its per-call overhead
 
-    return float(t.sf(x, max(int(df), 1)))
+    return float(stdtr(max(int(df), 1), -x))
 
 
 def _norm_sf(z: float) -> float:
@@ -478,7 +478,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
             continue
         decided.append(_row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders,
                                     min_n, min_templates))
-    family = _control_claims(recs, decided, 1.0 - confidence, multiplicity)
+    family = control_claims(recs, decided, 1.0 - confidence, multiplicity)
     by_key = {}
     for r, d in zip(recs, decided):
         if d is not None and not _isnull(r.get("group")):
@@ -546,11 +546,15 @@ def _family_key(r, d):
     return (r["attribute"], groups, None if size is None else f"{size:.9g}", f"{d['p']:.9g}")
 
 
-def _control_claims(recs, decided, alpha: float, method: str) -> int:
+def control_claims(recs, decided, alpha: float, method: str) -> int:
     """Keep a ``material`` or ``small`` claim only when it passes the error
     control across every row judged here that could make a claim (rows with
     a p-value: intervals, tests), duplicates counted once; returns the
-    family size m. The others are demoted, with the reason saying so."""
+    family size m. The others are demoted, with the reason saying so.
+    ``recs``: the rows (dicts with ``attribute`` and ``group``); ``decided``:
+    for each, None or a :func:`decide` dict, updated in place (``q``: the
+    adjusted p-value). :mod:`bias_suite.stats.change` controls the changes
+    between two models the same way."""
     if method not in MULTIPLICITY:
         raise MetricError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {method!r}")
     keys, members = {}, []

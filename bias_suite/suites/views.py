@@ -15,6 +15,9 @@ columns (expanded suites, scored examples), with or without a model.
 """
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from math import prod
 from typing import Mapping, Sequence
@@ -134,14 +137,48 @@ def _sample_tuples(lists, max_tuples, rng):
     return np.stack([lists[k][idx[:, k]] for k in range(len(lists))], axis=1)
 
 
+#: the last few views computed (their key: the attribute, template and group
+#: columns' contents, ``max_tuples``, ``seed`` and the group order): the views
+#: depend on nothing else, so the metrics, the bootstrap and a comparison of
+#: several models on the same examples share one; callers never change a view
+_VIEWS: OrderedDict = OrderedDict()
+_VIEWS_KEPT = 4
+_VIEWS_LOCK = threading.Lock()
+
+
+def _view_key(table: pd.DataFrame, max_tuples, seed, group_order_override):
+    cols = table[["attribute", "template", "group"]]
+    digest = hashlib.blake2b(pd.util.hash_pandas_object(cols, index=False).to_numpy().tobytes(),
+                             digest_size=16).hexdigest()
+    order = None if not group_order_override else tuple(
+        sorted((str(a), tuple(map(str, g))) for a, g in group_order_override.items()))
+    return digest, len(table), max_tuples, int(seed), order
+
+
 def counterfactual_view(
     table: pd.DataFrame, *, max_tuples: int | None = 100, seed: int = 0, group_order_override=None
 ) -> dict[str, CounterfactualView]:
     """Counterfactual tuples for every attribute of ``table`` (see module doc).
 
     ``max_tuples=None`` keeps every tuple. The same call with the same seed
-    always gives the same tuples.
+    always gives the same tuples (the last few are kept and returned again:
+    treat them as read-only).
     """
+    key = _view_key(table, max_tuples, seed, group_order_override)
+    with _VIEWS_LOCK:
+        hit = _VIEWS.get(key)
+        if hit is not None:
+            _VIEWS.move_to_end(key)
+            return hit
+    out = _counterfactual_view(table, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
+    with _VIEWS_LOCK:
+        _VIEWS[key] = out
+        while len(_VIEWS) > _VIEWS_KEPT:
+            _VIEWS.popitem(last=False)
+    return out
+
+
+def _counterfactual_view(table, *, max_tuples, seed, group_order_override) -> dict[str, CounterfactualView]:
     rng = np.random.default_rng(seed)
     attr = table["attribute"].to_numpy(dtype=object)
     out = {}
