@@ -612,6 +612,10 @@ def test_identity_span_finds_what_context_names_dilute(context_suite):
     assert "not computed" not in text
     # the example pair: Emma against a male name, the largest gap at the identity term
     assert "Worst counterfactual pair of names" in text and "p=0.300 female Emma" in text
+    # the report's first screen names the spans too
+    from bias_suite.report.sections import render_overview
+
+    assert "names: female vs male · PER identity span" in render_overview(res, scored=[("NER", r.scored)])
 
 
 def test_a_tagger_without_probabilities_says_what_it_cannot_compute(context_suite):
