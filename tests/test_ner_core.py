@@ -661,3 +661,20 @@ def test_bundled_names_suite_truth(tmp_path):
 
     s = summary_stats(st).set_index("group")
     assert s.loc["female", "PER identity recall"] == 0 and s.loc["male", "PER identity recall"] == 1
+
+
+def test_identity_span_metrics_in_the_catalog():
+    from bias_suite.metrics.catalog import IDENTITY_SPAN_METRICS, PUBLISHED_METRICS, catalog_frame, explain
+
+    assert len(PUBLISHED_METRICS) == 31 and len(IDENTITY_SPAN_METRICS) == 7
+    cat = catalog_frame().set_index("name")
+    worse = {"IdentitySpan-FNED": "higher", "IdentitySpan-FNR-Ratio": "higher", "IdentitySpan-Recall-Gap": "higher",
+             "IdentitySpan-Recall-Diff": "lower", "IdentitySpan-PosAEG": "lower",
+             "IdentitySpan-CF-Recall-Gap": "higher", "IdentitySpan-CFGap": "higher"}
+    for m in IDENTITY_SPAN_METRICS:
+        assert m.materiality.worse == worse[m.name]
+        assert "not a published metric" in m.source and "identity" in m.meaning
+        assert cat.loc[m.name, "topic"] == {"group": "scores" if "PosAEG" in m.name else "errors"}.get(
+            m.view, "counterfactual")
+    text = explain("IdentitySpan-FNR-Ratio")
+    assert "worse:     higher" in text and "outside [0.8, 1.25]" in text and "identity spans only" in text
