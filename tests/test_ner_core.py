@@ -612,6 +612,10 @@ def test_identity_span_finds_what_context_names_dilute(context_suite):
     assert "not computed" not in text
     # the example pair: Emma against a male name, the largest gap at the identity term
     assert "Worst counterfactual pair of names" in text and "p=0.300 female Emma" in text
+    # the report's first screen names the spans too
+    from bias_suite.report.sections import render_overview
+
+    assert "names: female vs male · PER identity span" in render_overview(res, scored=[("NER", r.scored)])
 
 
 def test_a_tagger_without_probabilities_says_what_it_cannot_compute(context_suite):
@@ -629,9 +633,10 @@ def test_a_tagger_without_probabilities_says_what_it_cannot_compute(context_suit
     prob_metrics = set(res.loc[res["note"].fillna("").str.startswith("needs tag probabilities"), "metric"])
     assert {"IdentitySpan-PosAEG", "IdentitySpan-CFGap", "CFGap", "AvgGF"} <= prob_metrics
     assert all(m in named for m in prob_metrics)
-    # no test row disappears without a note: every metric a tagger with probabilities gets is there
-    assert {m.name for m in __import__("bias_suite.metrics.catalog", fromlist=["x"]).NAMED_METRICS} - {"AccuracyDiff"} \
-        <= set(res["metric"])
+    # no test row disappears without a note: every named metric but AccuracyDiff (not reported for NER) is there
+    from bias_suite.metrics.catalog import NAMED_METRICS
+
+    assert {m.name for m in NAMED_METRICS} - {"AccuracyDiff"} <= set(res["metric"])
 
 
 def test_bundled_names_suite_truth(tmp_path):
@@ -656,3 +661,20 @@ def test_bundled_names_suite_truth(tmp_path):
 
     s = summary_stats(st).set_index("group")
     assert s.loc["female", "PER identity recall"] == 0 and s.loc["male", "PER identity recall"] == 1
+
+
+def test_identity_span_metrics_in_the_catalog():
+    from bias_suite.metrics.catalog import IDENTITY_SPAN_METRICS, PUBLISHED_METRICS, catalog_frame, explain
+
+    assert len(PUBLISHED_METRICS) == 31 and len(IDENTITY_SPAN_METRICS) == 7
+    cat = catalog_frame().set_index("name")
+    worse = {"IdentitySpan-FNED": "higher", "IdentitySpan-FNR-Ratio": "higher", "IdentitySpan-Recall-Gap": "higher",
+             "IdentitySpan-Recall-Diff": "lower", "IdentitySpan-PosAEG": "lower",
+             "IdentitySpan-CF-Recall-Gap": "higher", "IdentitySpan-CFGap": "higher"}
+    for m in IDENTITY_SPAN_METRICS:
+        assert m.materiality.worse == worse[m.name]
+        assert "not a published metric" in m.source and "identity" in m.meaning
+        assert cat.loc[m.name, "topic"] == {"group": "scores" if "PosAEG" in m.name else "errors"}.get(
+            m.view, "counterfactual")
+    text = explain("IdentitySpan-FNR-Ratio")
+    assert "worse:     higher" in text and "outside [0.8, 1.25]" in text and "identity spans only" in text

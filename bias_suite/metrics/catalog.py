@@ -181,7 +181,7 @@ PUBLISHED_METRICS: list[MetricSpec] = [
 
 
 def _own(of: str) -> str:
-    return f"bias_suite: {of} measured at the identity term's own span (not a published metric)"
+    return f"bias_suite, not a published metric: {of}, counted at the identity term's own span"
 
 
 #: this project's own metrics: taggers measured at the identity term's own span
@@ -197,7 +197,7 @@ IDENTITY_SPAN_METRICS: list[MetricSpec] = [
        "recall(first) - recall(second) of identity spans", two_groups=True),
     _g("IdentitySpan-PosAEG", "VBCM", "identity_prob_pos", "AEG", None, "rest", _own(f"PosAEG ({BORKAN})"),
        "PosAEG of the probability of the identity term's gold type at the term"),
-    _cf("IdentitySpan-CF-Recall-Gap", "PCM", "identity_recall", "abs", "pairs", _own("the counterfactual gap (Garg et al. 2019) of span recall"),
+    _cf("IdentitySpan-CF-Recall-Gap", "PCM", "identity_recall", "abs", "pairs", _own(f"span recall compared inside counterfactual tuples as CFGap compares probabilities ({GARG})"),
         "mean over tuples and pairs |hit(a) - hit(b)|, hit = the identity span is found"),
     _cf("IdentitySpan-CFGap", "PCM", "identity_prob", "abs", "pairs", _own(f"CFGap ({GARG})"),
         "mean over tuples and pairs |f(a,c) - f(b,c)| at the identity term"),
