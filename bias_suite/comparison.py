@@ -15,7 +15,7 @@ of every judged value with its paired interval
 Each model is a run folder (its scored examples; a run that mixes task
 families has its other parts in subfolders, compared part by part), a
 scored file (JSONL or Parquet), a DataFrame of scored examples or a
-:class:`~bias_suite.run.RunResult`. A model is named by its ``run.json``,
+:class:`~bias_suite.pipeline.RunResult`. A model is named by its ``run.json``,
 else by the file's stem. ``bias-suite compare`` and ``run(...,
 baseline=DIR)`` call this module; :mod:`bias_suite.report.compare` prints
 and renders the result.

@@ -179,7 +179,7 @@ def religion_runs(tmp_path_factory):
     """Two run folders of the bundled religion suite: a lexicon model that
     ignores identity terms, and the same lexicon scoring 'Muslim(s)' negatively."""
     from bias_suite.models.base import CallablePredictor
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     d = tmp_path_factory.mktemp("runs")
     fair = run(["sentiment_religion"], CallablePredictor(_lexicon(SENTIMENT), CLASSES), d / "fair", progress=False,
@@ -225,7 +225,7 @@ def test_cli_fail_on_worsened_exits_3_when_the_candidate_adds_a_bias(religion_ru
 
 def test_run_with_a_baseline_writes_the_comparison_into_the_run_folder(religion_runs):
     from bias_suite.models.base import CallablePredictor
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     d, fair, _ = religion_runs
     out = d / "again"

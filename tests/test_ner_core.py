@@ -586,7 +586,7 @@ def test_identity_span_finds_what_context_names_dilute(context_suite):
     span 1 - 1/5. Only the identity-span metrics call it material, and the
     headline says which spans each finding counts."""
     from _tiny_ner import GazetteerTagger
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     r = run([context_suite], GazetteerTagger(FEMALE + MALE + CONTEXT, missed=["Emma"]), None, progress=False,
             bootstrap=50, cache=False)
@@ -620,7 +620,7 @@ def test_identity_span_finds_what_context_names_dilute(context_suite):
 
 def test_a_tagger_without_probabilities_says_what_it_cannot_compute(context_suite):
     from _tiny_ner import GazetteerTagger
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     r = run([context_suite], GazetteerTagger(FEMALE + MALE + CONTEXT, missed=["Emma"], probabilities=False), None,
             progress=False, bootstrap=50, cache=False)
@@ -647,7 +647,7 @@ def test_bundled_names_suite_truth(tmp_path):
     import yaml
 
     from _tiny_ner import GazetteerTagger
-    from bias_suite.run import run
+    from bias_suite.pipeline import run
 
     g = yaml.safe_load(open("identity_terms/names.yaml"))["groups"]
     fem, male = g["female"]["person"], g["male"]["person"]

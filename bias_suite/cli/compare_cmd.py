@@ -47,7 +47,9 @@ def compare(
                     multiplicity=multiplicity, thresholds=parse_thresholds(threshold))
     html = [write_comparison_report(comp, Path(out) / "comparison.html")] if report else []
     paths = write_comparison(comp, out, files=html)
-    files = [str(_relative(p)) for p in [paths["jsonl"], paths["csv"], *html]]
+    from ..report.runs import shown
+
+    files = [str(shown(p)) for p in [paths["jsonl"], paths["csv"], *html]]
     if quiet:
         counts = comp.counts()
         console.print(" · ".join(f"{n} {w}" for w, n in counts.items()) + " → " + ", ".join(files), highlight=False,
@@ -58,12 +60,3 @@ def compare(
         n = int((comp["change"] == "worsened").sum())
         console.print(f"--fail-on worsened: {n} value{'s' if n != 1 else ''} worsened", style="bold red", highlight=False)
         raise typer.Exit(EXIT_WORSENED)
-
-
-def _relative(path) -> Path:
-    """A path as the user would type it: relative to the working folder when inside it."""
-    p = Path(path)
-    try:
-        return p.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        return p

@@ -23,7 +23,7 @@ def _table(title, cells, columns, **kw):
     t = Table(title=title, **({"pad_edge": False, "collapse_padding": True, **kw} if kw else {}))
     for c in columns:  # only phi and source may wrap (at spaces)
         t.add_column("gen." if c == "generalized" and "phi" in columns and kw else c, overflow="fold",
-                     no_wrap=c not in ("phi", "source"))
+                     no_wrap=c not in ("phi", "source"), min_width=18 if c == "phi" and kw else None)
     for row in cells.values():
         t.add_row(*(escape(str(row[c])) for c in columns))
     return t
@@ -66,10 +66,11 @@ def metrics_cmd(
         from rich import box
 
         console.print(_table(title, cells, ("name", "view", "topic", "b", "tau"), box=box.SIMPLE_HEAD))
-        console.print(_table("how each is built (docs/metrics.md)", cells, ("name", "generalized", "phi", "d", "N",
-                                                                            "beta"), box=box.SIMPLE_HEAD))
+        console.print(_table("how each is built (docs/metrics.md)", cells, ("name", "generalized", "d", "N", "beta"),
+                             box=box.SIMPLE_HEAD))
         full = {n: dict(row, source=df.set_index("name").at[n, "source"]) for n, row in cells.items()}
-        console.print(_table("sources", full, ("name", "source"), box=box.SIMPLE_HEAD))
+        console.print(_table("what each scores (phi) and its source", full, ("name", "phi", "source"),
+                             box=box.SIMPLE_HEAD))
     console.print("definitions: docs/metrics.md · intervals and tests: docs/statistics.md · "
                   "verdicts: docs/verdicts.md", highlight=False)
 

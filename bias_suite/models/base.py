@@ -142,7 +142,7 @@ class CallablePredictor:
 
 
 def _function_name(fn) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return getattr(fn, "__name__", None) or type(fn).__name__
 
 
 def _fingerprint_name(fp) -> str | None:

@@ -37,6 +37,7 @@ import pandas as pd
 
 from . import theme
 from .data import isnull as _isnull
+from .summary import grid_cells
 
 __all__ = ["comparison_renderables", "print_comparison", "render_comparison", "write_comparison_report",
            "changed_pair", "CHANGE_STYLES", "CHANGE_SHORT", "MAX_LINES"]
@@ -166,11 +167,9 @@ def change_grid(sm: pd.DataFrame, *, compact: bool, max_rows: int | None = None)
     t.add_column("attribute", overflow="ellipsis", no_wrap=True, max_width=22)
     for tp in topics:
         t.add_column(COMPACT_TOPICS.get(tp, tp) if compact else tp, no_wrap=compact)
-    cells = {(r["attribute"], r["topic"]): r for r in sm.to_dict("records")}
-    for a in attrs:
+    for a, row_cells in grid_cells(sm, attrs, topics):
         row = [Text(str(a))]
-        for tp in topics:
-            r = cells.get((a, tp))
+        for tp, r in row_cells:
             if r is None:
                 row.append(Text(""))
                 continue
@@ -475,13 +474,11 @@ def _html_grid(sm: pd.DataFrame) -> str:
     if sm.empty:
         return '<p class="muted">No value with a paired interval.</p>'
     topics = summary.ordered_topics(sm["topic"])
-    cells = {(r["attribute"], r["topic"]): r for r in sm.to_dict("records")}
     head = "".join(f'<th scope="col">{_esc(t)}</th>' for t in topics)
     rows = []
-    for a in _attribute_order(sm):
+    for a, row_cells in grid_cells(sm, _attribute_order(sm), topics):
         tds = []
-        for t in topics:
-            r = cells.get((a, t))
+        for t, r in row_cells:
             if r is None:
                 tds.append('<td class="ov empty"></td>')
                 continue

@@ -205,11 +205,9 @@ def overview_table(ov: pd.DataFrame, *, compact: bool, max_rows: int | None = No
     t.add_column("attribute", overflow="ellipsis", no_wrap=True, max_width=22)
     for tp in topics:
         t.add_column(COMPACT_TOPICS.get(str(tp), str(tp)) if compact else str(tp), justify="left", no_wrap=compact)
-    cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
-    for a in attrs:
+    for a, row_cells in headline_summary().grid_cells(ov, attrs, topics):
         row = [Text(str(a))]
-        for tp in topics:
-            r = cells.get((a, tp))
+        for tp, r in row_cells:
             if r is None:
                 row.append(Text(""))
                 continue

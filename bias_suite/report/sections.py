@@ -284,13 +284,11 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
               f"worse (under its name) · marks {marks} · verdicts are words.</div></div>")
     ov = overview(results)
     topics = sm.ordered_topics(ov["topic"])
-    cells = {(r["attribute"], r["topic"]): r for r in ov.to_dict("records")}
     head = "".join(f'<th scope="col">{esc(t)}</th>' for t in topics)
     body = []
-    for a in attribute_order(ov):
+    for a, row_cells in sm.grid_cells(ov, attribute_order(ov), topics):
         tds = []
-        for t in topics:
-            r = cells.get((a, t))
+        for t, r in row_cells:
             if r is None:
                 tds.append('<td class="ov empty"></td>')
                 continue

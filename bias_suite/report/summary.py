@@ -20,11 +20,19 @@ import pandas as pd
 
 from ..stats.verdicts import VERDICTS
 
-__all__ = ["findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER",
+__all__ = ["grid_cells", "findings", "overview", "verdict_counts", "multiplicity", "topic_of", "spill_over", "SEVERITY", "FINDING_ORDER",
            "TOPIC_ORDER", "ordered_topics"]
 
 from ..stats.topics import (FINDING_ORDER, SEVERITY, TOPIC_ORDER, ordered_topics,  # noqa: F401 (re-exported)
                             severity_rank as _severity, topic_of)
+
+
+def grid_cells(frame: pd.DataFrame, attributes, topics):
+    """The attribute x topic grid of an overview-like ``frame`` (one row per
+    attribute and topic): ``[(attribute, [(topic, row dict or None), ...]), ...]``
+    in the order of ``attributes`` and ``topics``."""
+    cells = {(r["attribute"], r["topic"]): r for r in frame.to_dict("records")}
+    return [(a, [(t, cells.get((a, t))) for t in topics]) for a in attributes]
 
 
 def findings(results: pd.DataFrame, verdict=None, top: int | None = None) -> pd.DataFrame:
