@@ -255,7 +255,7 @@ def test_python_api_and_several_models(religion_runs):
     assert set(grid["model"]) == set(comp.details.models) and "religion" in set(grid["attribute"])
     sm = comp.summary()
     assert list(sm.columns[:5]) == ["candidate", "attribute", "topic", "change", "size"]
-    from bias_suite.stats.summary import TOPIC_ORDER
+    from bias_suite.stats.topics import TOPIC_ORDER
 
     for _, part in sm.groupby("candidate"):
         topics = list(part["topic"])
