@@ -115,7 +115,7 @@ def test_all_ones_weights_reproduce_evaluate():
     for a in ("attr", "two"):
         prep = bsm._prepare(data, cfs[a], a, None)
         W = np.ones((2, prep.J), dtype=np.int64)
-        vals, _ = bsm._fast_attribute(prep, list(NAMED_METRICS), W)
+        vals, _ = bsm.fast_attribute(prep, list(NAMED_METRICS), W)
         sub = res[(res["attribute"] == a) & res["value"].notna()]
         for r in sub.itertuples(index=False):
             g = r.group if isinstance(r.group, str) else None

@@ -112,11 +112,13 @@ from ..metrics.scores import AucScore, GoldProbScore, SetScore, get_score
 
 _SET_SCORES = (SetScore, GoldProbScore, AucScore)
 from ..suites.views import counterfactual_view, group_order
-from ._bootstrap_fast import _fast_attribute
-from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared, aeg_without_copy_pairs, item_multipliers
+from ._bootstrap_fast import fast_attribute
+from ._bootstrap_sets import BACKGROUND, Prepared, fast_supported, item_multipliers
+from ._bootstrap_terms import aeg_without_copy_pairs
 from ._common import single_threaded_blas
 from .evidence import event_templates
 from ._resamples import AttributeResamples, evaluate_resamples
+from .terms import draw_term_weights, resample_terms_option
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
@@ -173,6 +175,7 @@ def bootstrap_intervals(
     group_order_override: Mapping[str, Sequence[str]] | None = None,
     tuple_seed: int | None = None,
     method: str = "auto",
+    resample_terms="auto",
 ) -> pd.DataFrame:
     """Cluster-bootstrap percentile intervals for the metric rows of ``results``.
 
@@ -190,6 +193,9 @@ def bootstrap_intervals(
     max_tuples, group_order_override : as given to ``evaluate``.
     method : "auto" (fast path where possible), "fast" (error if a metric
         needs the generic path) or "generic" (resample, then the engine).
+    resample_terms : "auto" (default: the terms too, on attributes where
+        some group has several terms), True (the same, and every example
+        must have a term id) or False (templates only).
 
     Returns
     -------
@@ -204,6 +210,7 @@ def bootstrap_intervals(
     return bootstrap(
         scored, results, metrics=metrics, B=B, confidence=confidence, seed=seed, max_tuples=max_tuples,
         group_order_override=group_order_override, tuple_seed=tuple_seed, method=method,
+        resample_terms=resample_terms,
     ).results
 
 
@@ -222,21 +229,24 @@ def bootstrap(
     keep_replicates: bool = False,
     n_jobs: int | None = None,
     weighting: str = "balanced",
+    resample_terms="auto",
 ) -> BootstrapResult:
     """Like :func:`bootstrap_intervals`, returning a :class:`BootstrapResult`
     (intervals, the verdict basis and optionally the replicate values).
     ``results=None`` evaluates first. ``n_jobs``: processes of the
     resampling path (families without the closed form; see
     :func:`resampling_bootstrap`). ``weighting``: the group view's example
-    weights, as given to ``evaluate``."""
+    weights, as given to ``evaluate``. ``resample_terms``: as in
+    :func:`bootstrap_intervals`."""
     _check(B, confidence, method)
+    resample_terms = resample_terms_option(resample_terms)
     data = as_scored(scored)
     tseed = seed if tuple_seed is None else tuple_seed
     if not family_of(data).fast_bootstrap:
         return resampling_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
                                     max_tuples=max_tuples, group_order_override=group_order_override,
                                     tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs,
-                                    weighting=weighting)
+                                    weighting=weighting, resample_terms=resample_terms)
     if results is None:
         from ..metrics.engine import evaluate
 
@@ -245,10 +255,11 @@ def bootstrap(
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
     weights = _draw_weights(data, B, seed)
+    terms = draw_term_weights(data, B, seed, resample_terms)
     with single_threaded_blas():
         keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
                                         max_tuples=max_tuples, tuple_seed=tseed,
-                                        group_order_override=group_order_override, weighting=weighting)
+                                        group_order_override=group_order_override, weighting=weighting, terms=terms)
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
@@ -259,13 +270,16 @@ def bootstrap(
 def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
                          max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
                          keep_replicates: bool = False, n_jobs: int | None = None,
-                         weighting: str = "balanced") -> BootstrapResult:
-    """Cluster bootstrap over templates by evaluating every resample again:
-    the path of families without the closed form (sequence labelling).
+                         weighting: str = "balanced", resample_terms="auto") -> BootstrapResult:
+    """Cluster bootstrap over templates (and terms) by evaluating every
+    resample again: the path of families without the closed form (sequence
+    labelling).
 
-    Same resampling unit and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
+    Same resampling units and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
     ``W[b, j]`` times (multinomial over the J templates, the same weights
-    :func:`bootstrap` draws), each copy becomes a template of its own, and
+    :func:`bootstrap` draws), each copy becomes a template of its own, every
+    example of term t in it is repeated ``T[b, t]`` times (the term weights
+    of :mod:`bias_suite.stats.terms`, where terms are resampled), and
     the metrics are computed again. Unlike the closed-form path, the counterfactual tuples of a copied template
     are drawn again (``max_tuples``), so the intervals include the tuple
     sampling too. The verdict basis of a metric with d = abs (per group or
@@ -296,6 +310,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
             if isinstance(g, str) and v is not None and not pd.isna(v):
                 observed[(a, m, c, g)] = float(v)
     weights = _draw_weights(data, B, seed)
+    terms = draw_term_weights(data, B, seed, resample_terms)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tseed, group_order_override=group_order_override)
     fr = data.frame
     attr_col = fr["attribute"].to_numpy(dtype=object)
@@ -304,7 +319,9 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     for a in attrs:
         rows = np.flatnonzero(attr_col == a)
         codes, _names = pd.factorize(pd.Series(template_col[rows], dtype=object), sort=False)
-        parts.append(AttributeResamples(a, rows, codes, template_col[rows].astype(str), weights[a]))
+        at, T = terms[a]
+        parts.append(AttributeResamples(a, rows, codes, template_col[rows].astype(str), weights[a],
+                                        None if T is None else at.codes, T))
     every = evaluate_resamples(data, parts, run_specs, max_tuples=max_tuples, seed=tseed,
                                group_order_override=group_order_override, n_jobs=n_jobs, weighting=weighting)
     keys, rows_out, extra = [], [], {}
@@ -317,7 +334,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
                 continue
             keys.append(key)
             rows_out.append(v)
-            extra[key] = {"templates": Jc if key[1] in cf_names else J}
+            extra[key] = {"templates": Jc if key[1] in cf_names else J, "terms_resampled": part.term_weights is not None}
             if (key[1], key[2], key[3]) in events:
                 extra[key]["event_templates"] = events[(key[1], key[2], key[3])]
         for key, v in vals.items():  # the signed basis of the metric each twin shadows
@@ -328,7 +345,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
             own = (key[0], spec.name, key[2], key[3])
             phi = getattr(spec.phi, "name", "phi")
             text = (f"{phi}(first) - {phi}(second)" if spec.generalized == "PCM"
-                    else f"{phi}(group) - {phi}({'all' if _BACKGROUND.get(spec.background) == 'all' else 'rest'})")
+                    else f"{phi}(group) - {phi}({'all' if BACKGROUND.get(spec.background) == 'all' else 'rest'})")
             extra.setdefault(own, {}).update(basis=text, basis_reps=sign * v, basis_obs=sign * observed[key])
     reps = np.vstack(rows_out) if rows_out else np.zeros((0, B))
     out, basis = _fill(results, keys, reps, extra, confidence, B)
@@ -380,10 +397,11 @@ def bootstrap_replicates(
     tuple_seed: int | None = None,
     attributes: Iterable[str] | None = None,
     method: str = "auto",
+    resample_terms="auto",
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """The replicate values themselves: a frame of keys (attribute, metric,
     class, group) and an array (len(keys), B); NaN where undefined. Same
-    resamples as :func:`bootstrap` with the same seed."""
+    resamples as :func:`bootstrap` with the same seed and ``resample_terms``."""
     _check(B, 0.95, method)
     data = as_scored(scored)
     if not family_of(data).fast_bootstrap:
@@ -392,10 +410,11 @@ def bootstrap_replicates(
     specs = resolve_metrics(metrics)
     attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
     weights = _draw_weights(data, B, seed)
+    terms = draw_term_weights(data, B, seed, resample_terms)
     with single_threaded_blas():
         keys, reps, _ = _replicates(data, specs, weights, attributes=attrs, method=method, max_tuples=max_tuples,
                                     tuple_seed=seed if tuple_seed is None else tuple_seed,
-                                    group_order_override=group_order_override)
+                                    group_order_override=group_order_override, terms=terms)
     return pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps
 
 
@@ -470,7 +489,9 @@ def _draw_weights(data, B: int, seed: int) -> dict:
     return out
 
 
-def _prepare(data, cf, attribute, group_order_override, weighting="balanced") -> _Prepared:
+def _prepare(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
+    """One attribute's arrays; ``terms`` (:class:`~bias_suite.stats.terms.AttributeTerms`):
+    every row's term, where terms are resampled."""
     groups = group_order(data.frame, attribute, group_order_override)
     ad = attribute_data(data, attribute, cf, groups, weighting=weighting)
     fr = data.frame
@@ -478,21 +499,26 @@ def _prepare(data, cf, attribute, group_order_override, weighting="balanced") ->
     codes, names = pd.factorize(pd.Series(fr["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
     index = {t: i for i, t in enumerate(names)}
     complete = np.array([index[t] for t in ad.templates], dtype=np.int64)
-    return _Prepared(ad, np.asarray(codes, dtype=np.int64), len(names), complete)
+    if terms is None:
+        return Prepared(ad, np.asarray(codes, dtype=np.int64), len(names), complete)
+    return Prepared(ad, np.asarray(codes, dtype=np.int64), len(names), complete, terms.codes,
+                    terms.group_codes(ad.groups))
 
 
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
-                weighting="balanced"):
+                weighting="balanced", terms=None):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
-    {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)}."""
+    {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)};
+    ``terms`` {attribute: (AttributeTerms, T or None)}."""
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tuple_seed,
                               group_order_override=group_order_override)
     keys, rows, extra = [], [], {}
     for a in attributes:
         W = weights[a]
-        prep = _prepare(data, cfs[a], a, group_order_override, weighting)
+        at, T = (terms or {}).get(a, (None, None))
+        prep = _prepare(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
         vals, basis = {}, {}
-        fast = [s for s in specs if method != "generic" and _fast_supported(s)]
+        fast = [s for s in specs if method != "generic" and fast_supported(s)]
         if any(isinstance(get_score(s.score), _SET_SCORES) and s.view == "group" for s in fast):
             try:
                 item_multipliers(prep.ad.row_weight, prep.ad.item_row)
@@ -503,11 +529,11 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")
         slow = [s for s in specs if s not in fast]
         if fast:
-            v, bs = _fast_attribute(prep, fast, W)
+            v, bs = fast_attribute(prep, fast, W, T)
             vals.update(v)
             basis.update(bs)
         if slow:
-            vals.update(_generic_attribute(prep, slow, W))
+            vals.update(_generic_attribute(prep, slow, W, T))
         events = {}
         for s in specs:
             for (c, g), n in event_templates(s, prep.ad, prep.tpl, prep.J).items():
@@ -517,7 +543,7 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             key = (a, m, c, g)
             keys.append(key)
             rows.append(v)
-            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J)}
+            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J), "terms_resampled": T is not None}
             if (m, c, g) in events:
                 e["event_templates"] = events[(m, c, g)]
             if (m, c, g) in basis:
@@ -531,10 +557,14 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
 # --------------------------------------------------------------------------
 # generic path: resample, then the engine
 # --------------------------------------------------------------------------
-def resampled_attribute(prep: _Prepared, w: np.ndarray) -> AttributeData:
+def resampled_attribute(prep: Prepared, w: np.ndarray, t: np.ndarray | None = None) -> AttributeData:
     """The attribute's data in one resample: rows of template j repeated
     ``w[j]`` times, each copy a template of its own; the observed tuples of a
-    complete template repeated with its copies."""
+    complete template repeated with its copies. With term weights ``t``
+    (n_terms,): in each copy, a row of term t repeated ``t[t]`` times, and
+    each observed tuple once per combination of its members' copies."""
+    if t is not None:
+        return _resampled_with_terms(prep, w, t)
     ad = prep.ad
     w = np.asarray(w, dtype=np.int64)
     n = len(ad.g)
@@ -567,11 +597,61 @@ def resampled_attribute(prep: _Prepared, w: np.ndarray) -> AttributeData:
     )
 
 
-def _generic_attribute(prep: _Prepared, specs, W) -> dict:
+def _resampled_with_terms(prep: Prepared, w, t) -> AttributeData:
+    """:func:`resampled_attribute` with term weights (rows of template j and
+    term t repeated ``w[j] * t[t]`` times; a template copy is complete when
+    every group keeps a row in it)."""
+    ad = prep.ad
+    w, t = np.asarray(w, dtype=np.int64), np.asarray(t, dtype=np.int64)
+    n, k = len(ad.g), ad.k
+    tr = t[prep.term] if n else np.zeros(0, np.int64)  # each row's term weight
+    reps = w[prep.tpl] * tr if n else np.zeros(0, np.int64)
+    new_rows = np.repeat(np.arange(n), reps)
+    start = np.cumsum(reps) - reps
+    copy = np.arange(new_rows.size) - start[new_rows]
+    tcopy = copy // np.maximum(tr[new_rows], 1)  # the template copy a repeated row belongs to
+    Jc = len(prep.complete_idx)
+    rt = ad.row_template
+    alive = (rt >= 0) & (tr > 0)
+    has = np.bincount(rt[alive] * k + ad.g[alive], minlength=Jc * k).reshape(Jc, k) > 0
+    wc = (w[prep.complete_idx] * has.all(axis=1)) if Jc else np.zeros(0, np.int64)
+    comp_start = np.cumsum(wc) - wc
+    rtn = rt[new_rows]
+    ok = rtn >= 0
+    ok[ok] = wc[rtn[ok]] > 0
+    new_rt = np.where(ok, comp_start[np.maximum(rtn, 0)] + tcopy if Jc else -1, -1)
+    templates = [f"{ad.templates[j]}#{r}" for j in range(Jc) for r in range(int(wc[j]))]
+    tt = ad.tuple_template
+    if len(tt):
+        mt = tr[ad.tuples]  # (M, k) members' term weights
+        per = np.prod(mt, axis=1)
+        cnt = wc[tt] * per
+        idx = np.repeat(np.arange(len(tt)), cnt)
+        q = np.arange(idx.size) - (np.cumsum(cnt) - cnt)[idx]
+        c, rem = q // np.maximum(per[idx], 1), q % np.maximum(per[idx], 1)
+        tuples = np.empty((idx.size, k), dtype=np.int64)
+        for i in range(k - 1, -1, -1):  # member copies in mixed radix
+            base = mt[idx, i]
+            s, rem = rem % base, rem // base
+            tuples[:, i] = start[ad.tuples[idx, i]] + c * base + s
+        tuple_template = comp_start[tt[idx]] + c
+    else:
+        tuples = np.zeros((0, k), dtype=np.int64)
+        tuple_template = np.zeros(0, dtype=np.int64)
+    return AttributeData(
+        attribute=ad.attribute, groups=list(ad.groups), classes=ad.classes, g=ad.g[new_rows], y=ad.y[new_rows],
+        yhat=ad.yhat[new_rows], counts=lambda cl, f=ad.counts: {m: v[new_rows] for m, v in f(cl).items()},
+        item_row=np.arange(new_rows.size), item_P=ad.item_P[new_rows], item_y=ad.item_y[new_rows],
+        tuples=tuples, tuple_template=tuple_template.astype(np.int64), templates=templates,
+        row_template=new_rt.astype(np.int64), row_weight=None if ad.row_weight is None else ad.row_weight[new_rows],
+    )
+
+
+def _generic_attribute(prep: Prepared, specs, W, T=None) -> dict:
     B = W.shape[0]
     out: dict = {}
     for b in range(B):
-        adb = resampled_attribute(prep, W[b])
+        adb = resampled_attribute(prep, W[b], None if T is None else T[b])
         for spec in specs:
             for r in metric_rows(spec, adb):
                 key = (r["metric"], r["class"], r["group"])
@@ -584,7 +664,7 @@ def _generic_attribute(prep: _Prepared, specs, W) -> dict:
             continue
         for c, cls in (list(enumerate(prep.ad.classes)) if spec.per_class else [(0, "all")]):
             vals = {g: v for (m, cc, g), v in out.items() if m == spec.name and cc == cls}
-            for g, v in aeg_without_copy_pairs(prep, spec, c, W, vals).items():
+            for g, v in aeg_without_copy_pairs(prep, spec, c, W, vals, T).items():
                 out[(spec.name, cls, g)] = v
     return out
 
@@ -623,7 +703,7 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         J = e.get("templates", 0)
         brow = {"metric": r.metric, "attribute": r.attribute, "class": r[2], "group": g,
                 "undefined": float(frac_undef[i]), "templates": J, "event_templates": e.get("event_templates"),
-                "B": B, "confidence": float(confidence),
+                "B": B, "confidence": float(confidence), "terms_resampled": bool(e.get("terms_resampled", False)),
                 "basis": None, "basis_value": None, "basis_low": None, "basis_high": None}
         msg = None
         if J < 2:
@@ -648,7 +728,7 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     out["ci_low"], out["ci_high"], out["note"] = lows, highs, notes
     out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
     cols = ["metric", "attribute", "class", "group", "undefined", "templates", "event_templates", "B", "confidence",
-            "basis", "basis_value", "basis_low", "basis_high"]
+            "terms_resampled", "basis", "basis_value", "basis_low", "basis_high"]
     return out, pd.DataFrame(basis_rows, columns=cols)
 
 
