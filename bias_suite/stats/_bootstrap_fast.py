@@ -59,9 +59,12 @@ def fast_attribute(prep: Prepared, specs, W, T=None):
                 else:
                     if Tf is not None and not tuple_weights:
                         tuple_weights[0] = TupleWeights(prep, Wf, Tf)
-                    res = _tuple_values(spec, prep, sc, comp, c, Wf, tuple_weights.get(0))
+                    res = _tuple_values(spec, prep, sc, comp, c, Wf, tuple_weights.get(0), cls)
                 if res is not None:
                     _store(out, basis, spec, cls, *res, B)
+    if tuple_weights:
+        for (spec, cls), res in tuple_weights[0].flush():
+            _store(out, basis, spec, cls, *res, B)
     for c, jobs in set_jobs.items():
         _set_values(prep, c, jobs, Wx, out, basis, B, Tx)
     return out, basis
@@ -119,9 +122,10 @@ def _rate_phi(prep, score, c, Wf, cache, Tf=None):
     }
 
 
-def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | None = None):
+def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | None = None, cls=None):
     """Counterfactual tuple metrics: per-tuple d once, template-weighted
-    means (with term weights: means weighted by ``tuple_weights``)."""
+    means; with term weights the means are queued on ``tuple_weights``
+    (None is returned; its ``flush`` gives the values)."""
     ad = prep.ad
     k, gen = ad.k, spec.generalized
     V, ok = _member_values(ad, score, c)
@@ -139,9 +143,13 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     def per_tuple(x):
         return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
 
+    phi_name = getattr(score, "name", "f")
+    if tuple_weights is not None:  # weighted by templates and terms, with the attribute's other tuple metrics
+        cols, finish = _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name)
+        tuple_weights.defer(cols, tup_ok, finish, (spec, cls))
+        return None
     labels, cols = [], []
     signed_labels, signed_cols = [], []
-    phi_name = getattr(score, "name", "f")
     if gen == "PCM":
         N = normalizer_value(spec.normalizer, k)
         D = np.stack([per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in ad.pairs()], axis=1)
@@ -173,22 +181,63 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     n_signed = len(signed_cols)
     if n_signed:
         cols = np.column_stack([cols] + signed_cols)
-    if tuple_weights is not None:
-        vals = tuple_weights.weighted_means(cols, tup_ok)
-    else:
-        Jc = len(ad.templates)
-        S = np.zeros((Jc, cols.shape[1]))
-        np.add.at(S, tt, cols)
-        M = np.bincount(tt, minlength=Jc).astype(float)
-        Wc = Wf[:, prep.complete_idx]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            vals = (Wc @ S) / (Wc @ M)[:, None]
-        vals[~np.isfinite(vals)] = np.nan
+    Jc = len(ad.templates)
+    S = np.zeros((Jc, cols.shape[1]))
+    np.add.at(S, tt, cols)
+    M = np.bincount(tt, minlength=Jc).astype(float)
+    Wc = Wf[:, prep.complete_idx]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vals = (Wc @ S) / (Wc @ M)[:, None]
+    vals[~np.isfinite(vals)] = np.nan
     n = len(labels)
     text = (f"{phi_name}(first) - {phi_name}(second), mean over variants" if gen == "PCM"
             else f"{phi_name}(group) - {phi_name}(background), mean over variants")
     signed = {lab: (text, vals[:, n + i]) for i, lab in enumerate(signed_labels)}
     return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
+
+
+def _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name):
+    """The per-tuple columns a weighted mean is needed of, and how the
+    metric's values follow from those means: the comparisons per pair or
+    group, and the member values per group, from which the accumulated
+    value and the signed differences follow linearly (a mean of sums or
+    differences is the sum or difference of the means)."""
+    k, gen = ad.k, spec.generalized
+    signed_on = comp.name == "abs"
+    if gen == "MCM":
+        return per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))[:, None], lambda v: ({None: v[:, 0]}, {})
+    if gen == "PCM":
+        pairs = ad.pairs()
+        D = [per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in pairs]
+        labels, text = ad.pair_names(), f"{phi_name}(first) - {phi_name}(second), mean over variants"
+        N = normalizer_value(spec.normalizer, k)
+    elif gen in ("BCM", "VBCM"):
+        total = Vz.sum(axis=1)
+        rest = BACKGROUND.get(spec.background) != "all"
+        D = [per_tuple(comp.fn((total - Vz[:, t]) / (k - 1) if rest else total / k, Vz[:, t])[0]) for t in range(k)]
+        labels, text = list(ad.groups), f"{phi_name}(group) - {phi_name}(background), mean over variants"
+        N = normalizer_value(spec.normalizer, k) if gen == "BCM" else None
+    else:
+        raise MetricError(f"unknown generalized metric {gen!r}")
+    cols = D + ([per_tuple(Vz[:, t]) for t in range(k)] if signed_on else [])
+    P = len(D)
+
+    def finish(v):
+        values = {lab: v[:, i] for i, lab in enumerate(labels)}
+        if N is not None:
+            values[None] = v[:, :P].sum(axis=1) / N
+        signed = {}
+        if signed_on:
+            m = v[:, P:]
+            if gen == "PCM":
+                signed = {lab: (text, m[:, a] - m[:, b]) for lab, (a, b) in zip(labels, pairs)}
+            else:
+                tot = m.sum(axis=1)
+                signed = {lab: (text, m[:, t] - ((tot - m[:, t]) / (k - 1) if rest else tot / k))
+                          for t, lab in enumerate(labels)}
+        return values, signed
+
+    return np.column_stack(cols), finish
 
 
 def _per_template_values(spec, prep, score, comp, c, Wf):

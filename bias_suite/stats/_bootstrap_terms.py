@@ -19,13 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import MetricError
-from ..metrics.comparisons import get_comparison
+from ..metrics.comparisons import ROUND_OFF, get_comparison
 from ..metrics.generalized import item_selection, normalizer_value
 from ..metrics.scores import MeanScore, SetScore, get_score
 from ._bootstrap_sets import CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, safe_ratio
 
 #: target size (resamples x cells) of one chunk here
 CHUNK_CELLS = 1_000_000
+ABS, DIFF = get_comparison("abs"), get_comparison("diff")
 
 
 def _steps(R: int, width: int):
@@ -37,44 +38,102 @@ def _steps(R: int, width: int):
 class TupleWeights:
     """Per resample, the weight of every counterfactual tuple of an
     attribute: ``W[b, j] * prod_i T[b, term of member i]`` (members of
-    one-term groups weigh 1 and are skipped), built in chunks of resamples
-    and kept when small."""
+    one-term groups weigh 1 and are left out of the product), and the
+    tuple-weighted means of per-tuple values.
 
+    The product is taken once per distinct combination of terms when
+    tuples share combinations (as sampled tuples of a full design do).
+    Means are deferred (:meth:`defer`) and computed together
+    (:meth:`flush`): one product of the weights with the values of every
+    tuple metric of the attribute reads the weights once."""
+
+    #: most weights (resamples x tuples) kept between chunks; most values (tuples x columns) per product
     KEEP = 4_000_000
+    BATCH = 4_000_000
 
     def __init__(self, prep: Prepared, Wf: np.ndarray, Tf: np.ndarray):
         ad = prep.ad
         self.R, self.M = Wf.shape[0], len(ad.tuple_template)
-        self.Wt = Wf[:, prep.complete_idx[ad.tuple_template]] if self.M else np.zeros((self.R, 0))
-        counts = np.bincount(prep.term_g, minlength=ad.k)
-        several = np.flatnonzero(counts > 1)
-        self.members = prep.term[ad.tuples[:, several]] if self.M else np.zeros((0, 0), np.int64)
-        self.Tf = Tf
+        self.Wf, self.Tf = Wf, Tf
+        self.tt = prep.complete_idx[ad.tuple_template]
+        several = np.flatnonzero(np.bincount(prep.term_g, minlength=ad.k) > 1)
+        members = prep.term[ad.tuples[:, several]] if self.M else np.zeros((0, several.size), np.int64)
+        self.combos, self.inv = None, None
+        nT = max(prep.n_terms, 1)
+        if self.M and several.size and several.size * np.log2(nT + 1) < 62:
+            key = np.zeros(self.M, dtype=np.int64)
+            for i in range(several.size):
+                key = key * nT + members[:, i]
+            uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+            if 4 * len(uniq) <= self.M:
+                self.combos, self.inv = members[first], inv.ravel()
+        self.members = members
         self.steps = _steps(self.R, self.M)
         self._kept = None
-        if self.R * self.M <= self.KEEP:
-            self._kept = [self._make(s, e) for s, e in self.steps]
+        self.jobs = []
 
     def _make(self, s, e):
-        w = self.Wt[s:e].copy()
-        for i in range(self.members.shape[1]):
-            w *= self.Tf[s:e, self.members[:, i]]
+        w = self.Wf[s:e][:, self.tt]
+        if self.combos is not None:
+            T = self.Tf[s:e]
+            P = T[:, self.combos[:, 0]]
+            for i in range(1, self.combos.shape[1]):
+                P = P * T[:, self.combos[:, i]]
+            w *= P[:, self.inv]
+        else:
+            for i in range(self.members.shape[1]):
+                w *= self.Tf[s:e][:, self.members[:, i]]
         return w
 
-    def weighted_means(self, cols: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        """(R, C): per resample, the tuple-weighted mean of ``cols`` (Mv, C)
-        over the tuples ``ok`` (M,) (NaN where no tuple weighs)."""
-        full = np.zeros((self.M, cols.shape[1] + 1))
-        full[ok, :-1] = cols
-        full[ok, -1] = 1.0
-        out = np.empty((self.R, cols.shape[1]))
-        for i, (s, e) in enumerate(self.steps):
-            w = self._kept[i] if self._kept is not None else self._make(s, e)
-            sums = w @ full
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out[s:e] = sums[:, :-1] / sums[:, -1:]
-        out[~np.isfinite(out)] = np.nan
+    def _weights(self, i):
+        if self._kept is None and self.R * self.M <= self.KEEP:
+            self._kept = [self._make(s, e) for s, e in self.steps]
+        return self._kept[i] if self._kept is not None else self._make(*self.steps[i])
+
+    def defer(self, cols: np.ndarray, ok: np.ndarray, finish, key) -> None:
+        """Queue the tuple-weighted means of ``cols`` (Mv, C) over the tuples
+        ``ok`` (M,); :meth:`flush` gives ``finish(means (R, C))`` for ``key``."""
+        self.jobs.append((cols, ok, finish, key))
+
+    def flush(self) -> list:
+        """[(key, finish(means))] of every queued job, in order; means are
+        NaN where no tuple weighs."""
+        out, batch, width = [], [], 0
+        for job in self.jobs + [None]:
+            if job is not None and (not batch or (width + job[0].shape[1] + 1) * self.M <= self.BATCH):
+                batch.append(job)
+                width += job[0].shape[1] + 1
+                continue
+            out.extend(self._means(batch))
+            batch, width = ([job], job[0].shape[1] + 1) if job is not None else ([], 0)
+        self.jobs = []
         return out
+
+    def _means(self, batch) -> list:
+        if not batch:
+            return []
+        dens, where = {}, []
+        widths = [cols.shape[1] for cols, _, _, _ in batch]
+        C = sum(widths)
+        for cols, ok, _, _ in batch:
+            where.append(dens.setdefault(ok.tobytes(), C + len(dens)))
+        full = np.zeros((self.M, C + len(dens)))
+        off = 0
+        for (cols, ok, _, _), w, d in zip(batch, widths, where):
+            full[ok, off:off + w] = cols
+            full[ok, d] = 1.0
+            off += w
+        sums = np.empty((self.R, full.shape[1]))
+        for i, (s, e) in enumerate(self.steps):
+            sums[s:e] = self._weights(i) @ full
+        res, off = [], 0
+        for (cols, ok, finish, key), w, d in zip(batch, widths, where):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = sums[:, off:off + w] / sums[:, d:d + 1]
+            v[~np.isfinite(v)] = np.nan
+            res.append((key, finish(v)))
+            off += w
+        return res
 
 
 # ------------------------------------------------------ per-template sets
@@ -91,50 +150,147 @@ def _template_items(prep: Prepared, score, c):
     return x[order], seg[order], ad.item_g()[keep][order], prep.term[ad.item_row[keep]][order]
 
 
-def _weighted_means(prep, x, seg, term, Tf, Jc):
-    """(Rc, Jc, k) T-weighted mean of x per template and group (NaN: no weight)."""
-    nT = prep.n_terms
-    cell = seg * nT + term
-    s = np.bincount(cell, weights=x, minlength=Jc * nT).reshape(Jc, nT)
-    n = np.bincount(cell, minlength=Jc * nT).astype(float).reshape(Jc, nT)
-    onehot = prep.term_onehot()
-    t = Tf[:, None, :]
-    num, den = (s * t) @ onehot, (n * t) @ onehot
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+def _weighted_means(prep, x, seg, term, Jc):
+    """Static part of the T-weighted means per template and group: (S, N)
+    with (S @ T) / (N @ T) the means, S and N (n_terms, k * Jc)."""
+    nT, k = prep.n_terms, prep.ad.k
+    tg = prep.term_g
+    col = tg[term] * Jc + seg
+    S = np.zeros((nT, k * Jc))
+    N = np.zeros((nT, k * Jc))
+    np.add.at(S, (term, col), x)
+    np.add.at(N, (term, col), 1.0)
+    return S, N
 
 
-def _weighted_w1(x, seg, g, term, Tf, Jc, pairs):
-    """(Rc, Jc, pairs) W1 between the T-weighted sets of two groups inside
-    each template: the sum over the template's sorted items of
-    |F_a - F_b| (x_next - x); NaN where a set weighs nothing."""
-    m, R = x.size, Tf.shape[0]
-    out = np.full((R, Jc, len(pairs)), np.nan)
-    if m == 0 or not pairs:
-        return out
-    dx = np.zeros(m)
-    dx[:-1] = np.where(seg[1:] == seg[:-1], np.diff(x), 0.0)
-    new = np.r_[True, seg[1:] != seg[:-1]]
-    starts = np.flatnonzero(new)
-    segi = np.cumsum(new) - 1  # each item's segment (among present ones)
-    last = np.r_[starts[1:], m] - 1
-    w = Tf[:, term]
-    F, tot = {}, {}
-    for t in sorted({p for pair in pairs for p in pair}):
-        wt = w * (g == t)
+def _segment_starts(seg):
+    new = np.r_[True, seg[1:] != seg[:-1]] if seg.size else np.zeros(0, bool)
+    return np.flatnonzero(new), np.cumsum(new) - 1
+
+
+def _w1_plan(x, seg, g, term, a, b, term_g, Jc):
+    """Static plan of W1(a, b) in every template with term weights.
+
+    Where every term of a group has the same positive number of items in a
+    template (the usual design), the group's weight there is that number
+    times its term count, fixed, so F_a - F_b at each item is linear in T:
+    ``Tf[:, terms] @ G`` with the gaps x_next - x folded into G, and W1 the
+    sum of its absolute values over the template. Other templates where
+    both groups have items go by weighted cumulative sums."""
+    pick = np.flatnonzero((g == a) | (g == b))
+    xs, ss, ts = x[pick], seg[pick], term[pick]
+    isa = g[pick] == a
+    ta, tb = np.flatnonzero(term_g == a), np.flatnonzero(term_g == b)
+    terms = np.r_[ta, tb]
+    local = np.zeros(len(term_g), dtype=np.int64)
+    local[terms] = np.arange(terms.size)
+    nT = terms.size
+    lt = local[ts]
+    cnt = np.bincount(ss * nT + lt, minlength=Jc * nT).reshape(Jc, nT)
+    ca, cb = cnt[:, :ta.size], cnt[:, ta.size:]
+    amin, bmin = ca.min(axis=1), cb.min(axis=1)
+    both = (ca.max(axis=1) > 0) & (cb.max(axis=1) > 0)
+    linear = (amin == ca.max(axis=1)) & (amin > 0) & (bmin == cb.max(axis=1)) & (bmin > 0)
+    plan = {"terms": terms, "G": None, "general": None}
+    lin = linear[ss]
+    if lin.any():
+        if not lin.all():
+            xs_l, ss_l, lt_l, isa_l = xs[lin], ss[lin], lt[lin], isa[lin]
+        else:
+            xs_l, ss_l, lt_l, isa_l = xs, ss, lt, isa
+        m = xs_l.size
+        same = ss_l[1:] == ss_l[:-1]
+        dz = np.zeros(m)
+        dz[:-1] = np.where(same, np.diff(xs_l), 0.0)
+        coef = np.where(isa_l, 1.0 / (amin * ta.size)[ss_l], -1.0 / (bmin * tb.size)[ss_l])
+        G = np.zeros((nT, m))
+        G[lt_l, np.arange(m)] = coef
+        np.cumsum(G, axis=1, out=G)
+        starts = np.flatnonzero(np.r_[True, ~same])
+        before = np.zeros((nT, starts.size))
+        before[:, 1:] = G[:, starts[1:] - 1]
+        G -= np.repeat(before, np.diff(np.r_[starts, m]), axis=1)  # restart in every template
+        keep = np.flatnonzero(dz > 0)
+        G = G[:, keep] * dz[keep]
+        # the columns of each template side by side, padded with zero columns to the same number
+        tpl = np.flatnonzero(linear)
+        row = np.searchsorted(tpl, ss_l[keep])
+        size = np.bincount(row, minlength=tpl.size)
+        width = int(size.max()) if size.size else 0
+        pos = np.arange(keep.size) - (np.cumsum(size) - size)[row]
+        G3 = np.zeros((tpl.size, width, nT))
+        G3[row, pos] = G.T
+        plan["G"] = (G3.reshape(tpl.size * width, nT), width, tpl)
+    gen = both & ~linear
+    if gen.any():
+        sel = gen[ss]
+        plan["general"] = (xs[sel], ss[sel], isa[sel], ts[sel])
+    return plan
+
+
+def _w1_general(xs, ss, isa, ts, Tf):
+    """(Rc, templates) W1 by weighted cumulative sums (any design); the
+    templates are ``ss[starts]``, in order; NaN where a side weighs 0."""
+    starts, segi = _segment_starts(ss)
+    last = np.r_[starts[1:], xs.size] - 1
+    dx = np.zeros(xs.size)
+    dx[:-1] = np.where(ss[1:] == ss[:-1], np.diff(xs), 0.0)
+    w = Tf[:, ts]
+    F, tot = [], []
+    for side in (isa, ~isa):
+        wt = w * side
         C = np.cumsum(wt, axis=1)
         C -= (C - wt)[:, starts[segi]]
-        tot[t] = C[:, last]  # (Rc, segments)
+        tot.append(C[:, last])
         with np.errstate(divide="ignore", invalid="ignore"):
-            F[t] = C / tot[t][:, segi]
-    for i, (a, b) in enumerate(pairs):
-        d = np.abs(F[a] - F[b])
-        d *= dx
-        d[~np.isfinite(d)] = 0.0
-        v = np.add.reduceat(d, starts, axis=1)
-        v[(tot[a] == 0) | (tot[b] == 0)] = np.nan
-        out[:, seg[starts], i] = v
+            F.append(C / tot[-1][:, segi])
+    d = np.abs(F[0] - F[1]) * dx
+    d[~np.isfinite(d)] = 0.0
+    v = np.add.reduceat(d, starts, axis=1)
+    v[(tot[0] == 0) | (tot[1] == 0)] = np.nan
+    return v, ss[starts]
+
+
+def _weighted_w1(plans, Tf, Jc):
+    """(pairs, Jc, Rc) W1 between the T-weighted sets of the two groups of
+    each pair inside each template (:func:`_w1_plan`); NaN where a set is
+    empty or weighs nothing."""
+    R = Tf.shape[0]
+    out = np.empty((len(plans), Jc, R))
+    out.fill(np.nan)
+    for i, plan in enumerate(plans):
+        if plan["G"] is not None:
+            G, width, tpl = plan["G"]
+            if width:
+                L = np.abs(G @ Tf[:, plan["terms"]].T)  # (templates x width, Rc)
+                out[i, tpl] = L.reshape(tpl.size, width, R).sum(axis=1)
+            else:  # every item of these templates ties: W1 = 0
+                out[i, tpl] = 0.0
+        if plan["general"] is not None:
+            v, tpl = _w1_general(*plan["general"], Tf)
+            out[i, tpl] = v.T
     return out
+
+
+def _mean_differences(comp, means, a_idx, b_idx, signed_on):
+    """(D, signed) of the comparison between the groups' means of each pair,
+    (Rc, Jc, pairs); the built-in |x - y| and x - y on means within [-1, 1]
+    by one matrix product (equal up to round-off: 0, as the comparisons
+    say), others by the comparison itself."""
+    Rc, Jc, k = means.shape
+    builtin = comp.fn in (ABS.fn, DIFF.fn)
+    finite = means[np.isfinite(means)]
+    if builtin and (finite.size == 0 or np.abs(finite).max() <= 1.0):
+        C = np.zeros((k, a_idx.size))
+        C[a_idx, np.arange(a_idx.size)] = 1.0
+        C[b_idx, np.arange(b_idx.size)] = -1.0
+        Ds = (means.reshape(Rc * Jc, k) @ C).reshape(Rc, Jc, a_idx.size)
+        with np.errstate(invalid="ignore"):
+            Ds[np.abs(Ds) <= ROUND_OFF] = 0.0  # scale max(1, |x|, |y|) is 1 here
+        D = np.abs(Ds) if comp.fn is ABS.fn else Ds
+        return D, (Ds if signed_on else None)
+    ma, mb = means[..., a_idx], means[..., b_idx]
+    return comp.fn(ma, mb)[0], (DIFF.fn(ma, mb)[0] if signed_on else None)
 
 
 def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
@@ -146,33 +302,45 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
     ad = prep.ad
     k, Jc = ad.k, len(ad.templates)
     pairs = ad.pairs()
+    P = len(pairs)
     x, seg, g, term = _template_items(prep, score, c)
     if isinstance(score, SetScore):
         if comp.name != "W1":
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
-    elif not isinstance(score, MeanScore):
+        plans = [_w1_plan(x, seg, g, term, a, b, prep.term_g, Jc) for a, b in pairs]
+    elif isinstance(score, MeanScore):
+        S, Nn = _weighted_means(prep, x, seg, term, Jc)
+    else:
         raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
     signed_on = isinstance(score, MeanScore) and comp.name == "abs"
     N = normalizer_value(spec.normalizer, k)
     R = Wf.shape[0]
-    width = len(pairs) * 2 + 1
-    vals = np.empty((R, width if signed_on else len(pairs) + 1))
-    diff = get_comparison("diff")
-    for s, e in _steps(R, max(Jc * max(prep.n_terms, width), x.size * 4)):
+    vals = np.empty((R, 2 * P + 1 if signed_on else P + 1))
+    a_idx = np.array([p[0] for p in pairs], dtype=np.int64)
+    b_idx = np.array([p[1] for p in pairs], dtype=np.int64)
+    for s, e in _steps(R, Jc * (2 * P + k + 1)):
         if isinstance(score, SetScore):
-            D = _weighted_w1(x, seg, g, term, Tf[s:e], Jc, pairs)
+            D = _weighted_w1(plans, Tf[s:e], Jc)  # (P, Jc, Rc)
+            ok = np.isfinite(D).all(axis=0)  # (Jc, Rc): the templates that count in each resample
+            Wc = Wf[s:e, prep.complete_idx].T * ok
+            D[:, ~ok] = 0.0
+            num = np.einsum("jr,pjr->rp", Wc, D)
+            ok = ok.T
         else:
-            means = _weighted_means(prep, x, seg, term, Tf[s:e], Jc)
-            D = np.stack([comp.fn(means[..., a], means[..., b])[0] for a, b in pairs], axis=-1)
-        ok = np.isfinite(D).all(axis=2)  # (Rc, Jc)
-        Dz = np.where(ok[..., None], D, 0.0)
-        cols = [Dz, Dz.sum(axis=2, keepdims=True) / N]
-        if signed_on:
-            S = np.stack([diff.fn(means[..., a], means[..., b])[0] for a, b in pairs], axis=-1)
-            cols.append(np.where(ok[..., None], S, 0.0))
-        Wc = Wf[s:e, prep.complete_idx] * ok
+            with np.errstate(divide="ignore", invalid="ignore"):
+                means = ((Tf[s:e] @ S) / (Tf[s:e] @ Nn)).reshape(e - s, k, Jc).transpose(0, 2, 1)  # (Rc, Jc, k)
+            D, Ds = _mean_differences(comp, means, a_idx, b_idx, signed_on)  # (Rc, Jc, P)
+            ok = np.isfinite(D).all(axis=2)  # (Rc, Jc)
+            Wc = (Wf[s:e, prep.complete_idx] * ok).T
+            D[~ok] = 0.0
+            num = np.einsum("jr,rjp->rp", Wc, D)
         with np.errstate(divide="ignore", invalid="ignore"):
-            vals[s:e] = np.einsum("rj,rjc->rc", Wc, np.concatenate(cols, axis=2)) / Wc.sum(axis=1)[:, None]
+            inv = 1.0 / Wc.sum(axis=0)[:, None]
+            vals[s:e, :P] = num * inv
+            vals[s:e, P] = vals[s:e, :P].sum(axis=1) / N
+            if signed_on:
+                Ds[~ok] = 0.0
+                vals[s:e, P + 1:] = np.einsum("jr,rjp->rp", Wc, Ds) * inv
         if e == R and not ok[-1].any():
             return None
     vals[~np.isfinite(vals)] = np.nan
