@@ -95,7 +95,8 @@ def _count_sums(prep, c, Wf, cache, Tf=None):
                             for m in names], axis=1)
         S = Wf @ C
         if Tf is not None:  # (R, names, terms) * T, then per group
-            S = ((S.reshape(S.shape[0], len(names), n) * Tf[:, None, :]) @ prep.term_onehot()).reshape(S.shape[0], -1)
+            R = S.shape[0]
+            S = ((S.reshape(R, len(names), n) * Tf[:, None, :]).reshape(R * len(names), n) @ prep.term_onehot()).reshape(R, -1)
         cache[c] = {m: S[:, i * k:(i + 1) * k] for i, m in enumerate(names)}
     return cache[c]
 
@@ -129,7 +130,8 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     ad = prep.ad
     k, gen = ad.k, spec.generalized
     V, ok = _member_values(ad, score, c)
-    if V.ndim == 2:
+    one_position = V.ndim == 2  # one item per example: a tuple's value is its one position's
+    if one_position:
         V, ok = V[:, :, None], ok[:, :, None]
     pos_ok = ok.all(axis=1)
     tup_ok = pos_ok.any(axis=1)
@@ -137,27 +139,33 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
         return None
     V, pos_ok = V[tup_ok], pos_ok[tup_ok]
     tt = ad.tuple_template[tup_ok]
-    w = pos_ok / pos_ok.sum(axis=1, keepdims=True)
-    Vz = np.where(pos_ok[:, None, :], V, 0.0)
+    if one_position:  # every kept tuple has its one position valid, weight 1
+        Vz = V.astype(np.float64, copy=False)
 
-    def per_tuple(x):
-        return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
+        def per_tuple(x):
+            return np.asarray(x, dtype=np.float64)[:, 0]
+    else:
+        w = pos_ok / pos_ok.sum(axis=1, keepdims=True)
+        Vz = np.where(pos_ok[:, None, :], V, 0.0)
+
+        def per_tuple(x):
+            return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
 
     phi_name = getattr(score, "name", "f")
     if tuple_weights is not None:  # weighted by templates and terms, with the attribute's other tuple metrics
-        cols, finish = _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name)
+        cols, finish = _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name, one_position)
         tuple_weights.defer(cols, tup_ok, finish, (spec, cls))
         return None
     labels, cols = [], []
     signed_labels, signed_cols = [], []
     if gen == "PCM":
         N = normalizer_value(spec.normalizer, k)
-        D = np.stack([per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in ad.pairs()], axis=1)
+        D, signed = _pair_columns(ad, comp, Vz, per_tuple, one_position)
         labels = ad.pair_names() + [None]
         cols = np.column_stack([D, D.sum(axis=1) / N])
-        if comp.name == "abs":  # the signed difference beneath |f(a) - f(b)|, per variant
+        if signed is not None:  # the signed difference beneath |f(a) - f(b)|, per variant
             signed_labels = ad.pair_names()
-            signed_cols = [per_tuple(Vz[:, a] - Vz[:, b]) for a, b in ad.pairs()]
+            signed_cols = [signed]
     elif gen == "MCM":
         labels = [None]
         cols = per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))[:, None]
@@ -182,8 +190,8 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     if n_signed:
         cols = np.column_stack([cols] + signed_cols)
     Jc = len(ad.templates)
-    S = np.zeros((Jc, cols.shape[1]))
-    np.add.at(S, tt, cols)
+    # per-template sums in tuple order (as np.add.at adds them), column by column
+    S = np.column_stack([np.bincount(tt, weights=cols[:, i], minlength=Jc) for i in range(cols.shape[1])])
     M = np.bincount(tt, minlength=Jc).astype(float)
     Wc = Wf[:, prep.complete_idx]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -196,7 +204,22 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
 
 
-def _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name):
+def _pair_columns(ad, comp, Vz, per_tuple, one_position):
+    """(Mv, pairs) per-tuple d(f(a), f(b)) of every pair, and f(a) - f(b)
+    where d = |x - y| (else None); every pair in one call when each example
+    holds one item (the comparisons are elementwise)."""
+    pairs = ad.pairs()
+    signed_on = comp.name == "abs"
+    if one_position:
+        X = Vz[:, :, 0]
+        a = np.array([p[0] for p in pairs], dtype=np.int64)
+        b = np.array([p[1] for p in pairs], dtype=np.int64)
+        return comp.fn(X[:, a], X[:, b])[0], (X[:, a] - X[:, b] if signed_on else None)
+    D = np.stack([per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in pairs], axis=1)
+    return D, (np.column_stack([per_tuple(Vz[:, a] - Vz[:, b]) for a, b in pairs]) if signed_on else None)
+
+
+def _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name, one_position):
     """The per-tuple columns a weighted mean is needed of, and how the
     metric's values follow from those means: the comparisons per pair or
     group, and the member values per group, from which the accumulated
@@ -208,19 +231,20 @@ def _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name):
         return per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))[:, None], lambda v: ({None: v[:, 0]}, {})
     if gen == "PCM":
         pairs = ad.pairs()
-        D = [per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in pairs]
+        D = _pair_columns(ad, comp, Vz, per_tuple, one_position)[0]
         labels, text = ad.pair_names(), f"{phi_name}(first) - {phi_name}(second), mean over variants"
         N = normalizer_value(spec.normalizer, k)
     elif gen in ("BCM", "VBCM"):
         total = Vz.sum(axis=1)
         rest = BACKGROUND.get(spec.background) != "all"
-        D = [per_tuple(comp.fn((total - Vz[:, t]) / (k - 1) if rest else total / k, Vz[:, t])[0]) for t in range(k)]
+        D = np.column_stack([per_tuple(comp.fn((total - Vz[:, t]) / (k - 1) if rest else total / k, Vz[:, t])[0])
+                             for t in range(k)])
         labels, text = list(ad.groups), f"{phi_name}(group) - {phi_name}(background), mean over variants"
         N = normalizer_value(spec.normalizer, k) if gen == "BCM" else None
     else:
         raise MetricError(f"unknown generalized metric {gen!r}")
-    cols = D + ([per_tuple(Vz[:, t]) for t in range(k)] if signed_on else [])
-    P = len(D)
+    cols = [D] + ([per_tuple(Vz[:, t])[:, None] for t in range(k)] if signed_on else [])
+    P = D.shape[1]
 
     def finish(v):
         values = {lab: v[:, i] for i, lab in enumerate(labels)}
@@ -237,7 +261,7 @@ def _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name):
                           for t, lab in enumerate(labels)}
         return values, signed
 
-    return np.column_stack(cols), finish
+    return np.hstack(cols), finish
 
 
 def _per_template_values(spec, prep, score, comp, c, Wf):

@@ -168,63 +168,80 @@ def _segment_starts(seg):
     return np.flatnonzero(new), np.cumsum(new) - 1
 
 
-def _w1_plan(x, seg, g, term, a, b, term_g, Jc):
-    """Static plan of W1(a, b) in every template with term weights.
+def _w1_plan(x, seg, g, term, pairs, term_g, Jc):
+    """Static plan of W1(a, b) for every pair in every template with term
+    weights (items sorted by template, then value).
 
-    Where every term of a group has the same positive number of items in a
-    template (the usual design), the group's weight there is that number
-    times its term count, fixed, so F_a - F_b at each item is linear in T:
-    ``Tf[:, terms] @ G`` with the gaps x_next - x folded into G, and W1 the
-    sum of its absolute values over the template. Other templates where
-    both groups have items go by weighted cumulative sums."""
-    pick = np.flatnonzero((g == a) | (g == b))
-    xs, ss, ts = x[pick], seg[pick], term[pick]
-    isa = g[pick] == a
-    ta, tb = np.flatnonzero(term_g == a), np.flatnonzero(term_g == b)
-    terms = np.r_[ta, tb]
-    local = np.zeros(len(term_g), dtype=np.int64)
-    local[terms] = np.arange(terms.size)
-    nT = terms.size
-    lt = local[ts]
-    cnt = np.bincount(ss * nT + lt, minlength=Jc * nT).reshape(Jc, nT)
-    ca, cb = cnt[:, :ta.size], cnt[:, ta.size:]
-    amin, bmin = ca.min(axis=1), cb.min(axis=1)
-    both = (ca.max(axis=1) > 0) & (cb.max(axis=1) > 0)
-    linear = (amin == ca.max(axis=1)) & (amin > 0) & (bmin == cb.max(axis=1)) & (bmin > 0)
-    plan = {"terms": terms, "G": None, "general": None}
-    lin = linear[ss]
+    Where every term of each of the two groups has the same positive number
+    of items in a template (the usual design), a group's weight there is
+    that number times its term count, fixed, so F_a - F_b at each item is
+    linear in T: ``G @ T[terms]`` with the gap to the pair's next item
+    folded into G, and W1 the sum of its absolute values over the
+    template. Other templates where both groups have items go by weighted
+    cumulative sums (:func:`_w1_general`). All pairs at once: each item is
+    repeated for each pair of its group."""
+    P = len(pairs)
+    pa = np.array([p[0] for p in pairs], dtype=np.int64)
+    pb = np.array([p[1] for p in pairs], dtype=np.int64)
+    members = [np.flatnonzero(term_g == t) for t in range(int(term_g.max()) + 1 if term_g.size else 0)]
+    na = np.array([members[a].size for a in pa], dtype=np.int64)
+    nTp = int(max((members[a].size + members[b].size for a, b in pairs), default=0))
+    terms = np.zeros((P, nTp), dtype=np.int64)  # each pair's terms: a's, then b's (padding: term 0, zero rows)
+    local = np.full((P, len(term_g)), -1, dtype=np.int64)
+    for i, (a, b) in enumerate(pairs):
+        t = np.r_[members[a], members[b]]
+        terms[i, :t.size] = t
+        local[i, t] = np.arange(t.size)
+    # (pair, item) for every item of either group of the pair, in pair order, then item order
+    in_pair = (g[None, :] == pa[:, None]) | (g[None, :] == pb[:, None])
+    pr, it = np.nonzero(in_pair)
+    xs, ss, ts = x[it], seg[it], term[it]
+    isa = g[it] == pa[pr]
+    lt = local[pr, ts]
+    run = pr * Jc + ss  # (pair, template)
+    cnt = np.bincount(run * nTp + lt, minlength=P * Jc * nTp).reshape(P, Jc, nTp)
+    side_a = np.arange(nTp)[None, :] < na[:, None]  # (P, nTp)
+    nb = np.array([members[b].size for b in pb], dtype=np.int64)
+    side_b = (np.arange(nTp)[None, :] >= na[:, None]) & (np.arange(nTp)[None, :] < (na + nb)[:, None])
+    big = np.iinfo(np.int64).max
+
+    def extent(side):
+        c = np.where(side[:, None, :], cnt, big)
+        lo = c.min(axis=2)
+        hi = np.where(side[:, None, :], cnt, -1).max(axis=2)
+        return lo, hi
+
+    alo, ahi = extent(side_a)
+    blo, bhi = extent(side_b)
+    both = (ahi > 0) & (bhi > 0)
+    linear = both & (alo == ahi) & (blo == bhi)
+    lin = linear[pr, ss]
+    same = np.r_[run[1:] == run[:-1], False]
+    dz = np.where(same & lin, np.r_[xs[1:], 0.0] - xs, 0.0)
+    plan = {"terms": terms, "both": both, "G": None, "general": []}
     if lin.any():
-        if not lin.all():
-            xs_l, ss_l, lt_l, isa_l = xs[lin], ss[lin], lt[lin], isa[lin]
-        else:
-            xs_l, ss_l, lt_l, isa_l = xs, ss, lt, isa
-        m = xs_l.size
-        same = ss_l[1:] == ss_l[:-1]
-        dz = np.zeros(m)
-        dz[:-1] = np.where(same, np.diff(xs_l), 0.0)
-        coef = np.where(isa_l, 1.0 / (amin * ta.size)[ss_l], -1.0 / (bmin * tb.size)[ss_l])
-        G = np.zeros((nT, m))
-        G[lt_l, np.arange(m)] = coef
-        np.cumsum(G, axis=1, out=G)
-        starts = np.flatnonzero(np.r_[True, ~same])
-        before = np.zeros((nT, starts.size))
-        before[:, 1:] = G[:, starts[1:] - 1]
-        G -= np.repeat(before, np.diff(np.r_[starts, m]), axis=1)  # restart in every template
-        keep = np.flatnonzero(dz > 0)
-        G = G[:, keep] * dz[keep]
-        # the columns of each template side by side, padded with zero columns to the same number
-        tpl = np.flatnonzero(linear)
-        row = np.searchsorted(tpl, ss_l[keep])
-        size = np.bincount(row, minlength=tpl.size)
-        width = int(size.max()) if size.size else 0
-        pos = np.arange(keep.size) - (np.cumsum(size) - size)[row]
-        G3 = np.zeros((tpl.size, width, nT))
-        G3[row, pos] = G.T
-        plan["G"] = (G3.reshape(tpl.size * width, nT), width, tpl)
+        with np.errstate(divide="ignore"):
+            wa = np.where(linear, 1.0 / np.where(linear, alo * na[:, None], 1), 0.0)
+            wb = np.where(linear, 1.0 / np.where(linear, blo * nb[:, None], 1), 0.0)
+        n = xs.size
+        starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+        size = np.diff(np.r_[starts, n])
+        width = int(size.max())
+        pos = np.arange(n) - np.repeat(starts, size)  # each item's place in its (pair, template)
+        # Z[p, j, i, l]: the coefficient of term l's weight in F_a - F_b at the i-th item of the pair's
+        # items in template j (a cumulative sum over the items up to it), times the gap to the next item
+        Z = np.zeros((P, Jc, width, nTp))
+        Z[pr, ss, pos, lt] = np.where(isa, wa[pr, ss], -wb[pr, ss])
+        for i in range(1, width):  # cumulative over the items (a short axis)
+            Z[:, :, i] += Z[:, :, i - 1]
+        gap = np.zeros((P, Jc, width))
+        gap[pr, ss, pos] = dz
+        Z *= gap[..., None]
+        plan["G"] = (Z.reshape(P, Jc * width, nTp), width, linear)
     gen = both & ~linear
-    if gen.any():
-        sel = gen[ss]
-        plan["general"] = (xs[sel], ss[sel], isa[sel], ts[sel])
+    for i in np.flatnonzero(gen.any(axis=1)):
+        sel = (pr == i) & gen[i][ss]
+        plan["general"].append((i, (xs[sel], ss[sel], isa[sel], ts[sel])))
     return plan
 
 
@@ -251,24 +268,25 @@ def _w1_general(xs, ss, isa, ts, Tf):
     return v, ss[starts]
 
 
-def _weighted_w1(plans, Tf, Jc):
+def _weighted_w1(plan, Tf, Jc):
     """(pairs, Jc, Rc) W1 between the T-weighted sets of the two groups of
     each pair inside each template (:func:`_w1_plan`); NaN where a set is
     empty or weighs nothing."""
     R = Tf.shape[0]
-    out = np.empty((len(plans), Jc, R))
-    out.fill(np.nan)
-    for i, plan in enumerate(plans):
-        if plan["G"] is not None:
-            G, width, tpl = plan["G"]
-            if width:
-                L = np.abs(G @ Tf[:, plan["terms"]].T)  # (templates x width, Rc)
-                out[i, tpl] = L.reshape(tpl.size, width, R).sum(axis=1)
-            else:  # every item of these templates ties: W1 = 0
-                out[i, tpl] = 0.0
-        if plan["general"] is not None:
-            v, tpl = _w1_general(*plan["general"], Tf)
-            out[i, tpl] = v.T
+    P = plan["both"].shape[0]
+    out = np.zeros((P, Jc, R))
+    if plan["G"] is not None:
+        G, width, linear = plan["G"]
+        if width:
+            TT = np.ascontiguousarray(Tf.T)
+            for i in range(P):  # pair by pair: the products stay in cache
+                L = G[i] @ TT[plan["terms"][i]]  # (Jc * width, Rc)
+                np.abs(L, out=L)
+                out[i] = L.reshape(Jc, width, R).sum(axis=1)
+    out[~plan["both"]] = np.nan
+    for i, args in plan["general"]:
+        v, tpl = _w1_general(*args, Tf)
+        out[i, tpl] = v.T
     return out
 
 
@@ -307,7 +325,7 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
     if isinstance(score, SetScore):
         if comp.name != "W1":
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
-        plans = [_w1_plan(x, seg, g, term, a, b, prep.term_g, Jc) for a, b in pairs]
+        plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc)
     elif isinstance(score, MeanScore):
         S, Nn = _weighted_means(prep, x, seg, term, Jc)
     else:
@@ -320,7 +338,7 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
     b_idx = np.array([p[1] for p in pairs], dtype=np.int64)
     for s, e in _steps(R, Jc * (2 * P + k + 1)):
         if isinstance(score, SetScore):
-            D = _weighted_w1(plans, Tf[s:e], Jc)  # (P, Jc, Rc)
+            D = _weighted_w1(plan, Tf[s:e], Jc)  # (P, Jc, Rc)
             ok = np.isfinite(D).all(axis=0)  # (Jc, Rc): the templates that count in each resample
             Wc = Wf[s:e, prep.complete_idx].T * ok
             D[:, ~ok] = 0.0
@@ -352,13 +370,74 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
 
 
 # ------------------------------------------------------------- AEG pairs
+#: largest templates x items^2 (or templates x terms^2) for the pair kernels of :func:`within_terms`
+KERNEL_CELLS = 4_000_000
+
+
+def _pair_kernel(items: ClassItems, cats):
+    """Per template j, K[j, s, t] = U(items of term s over items of term t)
+    inside j (multipliers included, ties 1/2, an item with itself 1/2) and
+    the items of term t in template j (with multipliers), laid out so that
+    ``T @ C`` gives each group's weight in each template: then U(a over b)
+    in j is sum over s in a, t in b of T_s T_t K[j, s, t]. None when too
+    large (:data:`KERNEL_CELLS`)."""
+    p = items.positions(cats)
+    J, nT = items.J, items.prep.n_terms
+    tq = items.tpl[p]
+    sizes = np.bincount(tq, minlength=J)
+    width = int(sizes.max()) if sizes.size else 0
+    if J * max(width, nT) ** 2 > KERNEL_CELLS:
+        return None
+    order = np.argsort(tq, kind="stable")
+    q, tq = p[order], tq[order]
+    slot = np.arange(q.size) - (np.cumsum(sizes) - sizes)[tq]
+    X = np.full((J, width), np.nan)
+    X[tq, slot] = items.x[q]
+    A = np.zeros((J, width, nT))
+    A[tq, slot, items.term[q]] = 1.0 if items.r is None else items.r[q].astype(np.float64)
+    u = (X[:, :, None] > X[:, None, :]) + 0.5 * (X[:, :, None] == X[:, None, :])
+    K = A.transpose(0, 2, 1) @ u @ A  # (J, nT, nT)
+    k = items.k
+    Cg = np.zeros((nT, J, k))  # Cg[t, j, group of t] = the items of term t in template j
+    Cg[np.arange(nT), :, items.prep.term_g] = A.sum(axis=1).T
+    return np.ascontiguousarray(K.reshape(J * nT, nT).T), Cg.reshape(nT, J * k)
+
+
 def within_terms(items: ClassItems, cats, pairs: bool):
     """The pairs inside each template in the current chunk of resamples,
     items weighted by their term weights (and multipliers):
     ``(U, N)`` with N (Bc, J, k) the weight of each group in each template
     and U (Bc, J, k) U(group over all items of the template), or with
     ``pairs`` U (Bc, J, k, k) U(group a over group b) inside each template
-    (ties count 1/2)."""
+    (ties count 1/2). By the pair kernel of each template (bilinear in T)
+    where it is small, else by cumulative sums over the sorted items."""
+    kernel = items.memo(("pair_kernel", cats), lambda: _pair_kernel(items, cats))
+    if kernel is None:
+        return _within_by_sums(items, cats, pairs)
+
+    def chunk():
+        Kt, C = kernel
+        Tf = items.Tf
+        Bc, J, k, nT = Tf.shape[0], items.J, items.k, items.prep.n_terms
+        onehot = items.prep.term_onehot()
+
+        def by_group(Y):  # (Bc, J, nT) -> (Bc, J, k), one matrix product
+            return (Y * Tf[:, None, :]).reshape(Bc * J, nT) @ onehot
+
+        N = (Tf @ C).reshape(Bc, J, k)
+        if not pairs:
+            return by_group((Tf @ Kt).reshape(Bc, J, nT)).reshape(Bc, J, k), N  # sum over t of K[j, s, t] T_t
+        U = np.empty((Bc, J, k, k))
+        for g in range(k):
+            U[..., g] = by_group(((Tf * onehot[:, g]) @ Kt).reshape(Bc, J, nT)).reshape(Bc, J, k)
+        return U, N
+
+    return items.chunk_memo(("within_terms", cats, pairs), chunk)
+
+
+def _within_by_sums(items: ClassItems, cats, pairs: bool):
+    """:func:`within_terms` by cumulative sums over the items sorted by
+    template and score (any size)."""
     def static():
         p = items.positions(cats)
         order = np.lexsort((items.x[p], items.tpl[p]))  # by template, then score
@@ -399,7 +478,7 @@ def within_terms(items: ClassItems, cats, pairs: bool):
             U[..., b] = per_cell(u_over(wt * (gq == b)))
         return U, N
 
-    return items.chunk_memo(("within_terms", cats, pairs), chunk)
+    return items.chunk_memo(("within_by_sums", cats, pairs), chunk)
 
 
 def aeg_excess(items: ClassItems, cats, spec):

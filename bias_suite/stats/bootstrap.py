@@ -690,6 +690,7 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             q[:, part] = np.nanquantile(reps[part], probs, axis=1)
     lows, highs, notes = out["ci_low"].to_numpy(dtype=float).copy(), out["ci_high"].to_numpy(dtype=float).copy(), \
         out["note"].to_numpy(dtype=object).copy()
+    basis_q = _basis_quantiles(extra, probs)
     basis_rows = []
     for pos, r in enumerate(out[["attribute", "metric", "class", "group", "value", "family"]].itertuples(index=False)):
         if r.family not in GENERALIZED:
@@ -714,13 +715,10 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             lows[pos], highs[pos] = q[0, i], q[1, i]
             if frac_undef[i] > NOTE_FRACTION:
                 msg = f"bootstrap: undefined in {frac_undef[i]:.0%} of {B} template resamples (dropped from the interval)"
-            if "basis_reps" in e:
-                v = e["basis_reps"]
-                ok = np.isfinite(v)
-                if ok.mean() >= 1 - MAX_UNDEFINED and np.isfinite(e["basis_obs"]):
-                    bl, bh = np.quantile(v[ok], [alpha / 2, 1 - alpha / 2])
-                    brow.update(basis=e["basis"], basis_value=float(e["basis_obs"]), basis_low=float(bl),
-                                basis_high=float(bh))
+            if key in basis_q:
+                bl, bh = basis_q[key]
+                brow.update(basis=e["basis"], basis_value=float(e["basis_obs"]), basis_low=float(bl),
+                            basis_high=float(bh))
         if msg:
             notes[pos] = msg if notes[pos] is None or (isinstance(notes[pos], float) and np.isnan(notes[pos])) \
                 else f"{notes[pos]}; {msg}"
@@ -731,6 +729,26 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             "terms_resampled", "basis", "basis_value", "basis_low", "basis_high"]
     return out, pd.DataFrame(basis_rows, columns=cols)
 
+
+
+def _basis_quantiles(extra, probs) -> dict:
+    """{key: (low, high)} percentile interval of each signed basis defined in
+    at least half of the resamples (and at the observed data), all rows in
+    one quantile call (NaN replicates left out)."""
+    keys = [k for k, e in extra.items() if "basis_reps" in e and np.isfinite(e["basis_obs"])]
+    if not keys:
+        return {}
+    V = np.vstack([extra[k]["basis_reps"] for k in keys])
+    ok = np.isfinite(V)
+    use = ok.mean(axis=1) >= 1 - MAX_UNDEFINED
+    full = use & ok.all(axis=1)
+    part = use & ~full
+    q = np.full((2, len(keys)), np.nan)
+    if full.any():
+        q[:, full] = np.quantile(V[full], probs, axis=1)
+    if part.any():
+        q[:, part] = np.nanquantile(V[part], probs, axis=1)
+    return {k: (q[0, i], q[1, i]) for i, k in enumerate(keys) if use[i]}
 
 
 sequence_bootstrap = resampling_bootstrap  # deprecated name
