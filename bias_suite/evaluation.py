@@ -39,6 +39,7 @@ def evaluate(
     multiplicity: str = "holm",
     weighting: str = "balanced",
     extra_rows: Sequence[pd.DataFrame] = (),
+    resample_terms="auto",
 ) -> Results:
     """Compute bias metrics on scored examples, with intervals, tests and verdicts.
 
@@ -78,6 +79,10 @@ def evaluate(
         (:func:`bias_suite.metrics.evaluate`).
     extra_rows : further result rows (CheckList INV fail rates, say),
         judged in the same verdict stage.
+    resample_terms : "auto" (default), True or False
+        Whether the bootstrap resamples each group's identity terms as well
+        as the templates: "auto" where some group has several terms
+        (docs/statistics.md, "Templates and terms").
 
     Returns
     -------
@@ -105,7 +110,8 @@ def evaluate(
         from .stats.bootstrap import bootstrap as _bootstrap
 
         bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
-                        max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting)
+                        max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting,
+                        resample_terms=resample_terms)
         res, basis = bs.results, bs.basis
     extra = list(extra_rows)
     significance = metrics is None if significance is None else significance

@@ -95,7 +95,6 @@ set-metric machinery in :mod:`bias_suite.stats._bootstrap_sets`; NER data go thr
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -678,16 +677,8 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     alpha = 1.0 - float(confidence)
     defined = np.isfinite(reps)
     frac_undef = 1.0 - defined.mean(axis=1) if reps.size else np.zeros(len(keys))
-    q = np.full((2, len(keys)), np.nan)
-    full = defined.all(axis=1) if reps.size else np.zeros(len(keys), bool)
     probs = [alpha / 2, 1 - alpha / 2]
-    if full.any():
-        q[:, full] = np.quantile(reps[full], probs, axis=1)
-    part = ~full & defined.any(axis=1) if reps.size else full
-    if part.any():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            q[:, part] = np.nanquantile(reps[part], probs, axis=1)
+    q = _row_quantiles(reps, probs, defined)
     lows, highs, notes = out["ci_low"].to_numpy(dtype=float).copy(), out["ci_high"].to_numpy(dtype=float).copy(), \
         out["note"].to_numpy(dtype=object).copy()
     basis_q = _basis_quantiles(extra, probs)
@@ -741,14 +732,24 @@ def _basis_quantiles(extra, probs) -> dict:
     V = np.vstack([extra[k]["basis_reps"] for k in keys])
     ok = np.isfinite(V)
     use = ok.mean(axis=1) >= 1 - MAX_UNDEFINED
-    full = use & ok.all(axis=1)
-    part = use & ~full
-    q = np.full((2, len(keys)), np.nan)
+    q = _row_quantiles(V, probs, ok & use[:, None])
+    return {k: (q[0, i], q[1, i]) for i, k in enumerate(keys) if use[i]}
+
+
+def _row_quantiles(V: np.ndarray, probs, ok: np.ndarray) -> np.ndarray:
+    """(len(probs), rows) quantiles of each row of ``V`` over its entries
+    ``ok`` (NaN for a row without any): ``np.quantile`` on the rows with
+    every entry, and on the rows with n entries, for each n, together
+    (what ``np.nanquantile`` gives row by row, in a few calls)."""
+    q = np.full((len(probs), V.shape[0]), np.nan)
+    n = ok.sum(axis=1)
+    full = n == V.shape[1]
     if full.any():
         q[:, full] = np.quantile(V[full], probs, axis=1)
-    if part.any():
-        q[:, part] = np.nanquantile(V[part], probs, axis=1)
-    return {k: (q[0, i], q[1, i]) for i, k in enumerate(keys) if use[i]}
+    for m in np.unique(n[(n > 0) & ~full]):
+        rows = np.flatnonzero(n == m)
+        q[:, rows] = np.quantile(V[rows][ok[rows]].reshape(rows.size, int(m)), probs, axis=1)
+    return q
 
 
 sequence_bootstrap = resampling_bootstrap  # deprecated name

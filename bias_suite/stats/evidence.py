@@ -102,30 +102,33 @@ def _group_view(spec, ad: AttributeData, score, c, tpl, J) -> dict:
         return {}
     sides = _sides(spec, score)
     bg_all = spec.background in ("all", "S")
-
-    def count(members_a, members_b):
-        """Templates with events: both sets together, or the weaker side."""
-        outs = []
-        for P in pres:
-            a = P[:, members_a].any(axis=1)
-            b = P[:, members_b].any(axis=1)
-            outs.append(min(a.sum(), b.sum()) if sides else (a | b).sum())
-        return int(min(outs))
-
+    # per kind of event: templates with one in each group, in any other group, in any group
+    one = [P.sum(axis=0) for P in pres]
+    others = [((P.sum(axis=1)[:, None] - P) > 0).sum(axis=0) for P in pres]
+    anyg = [int(P.any(axis=1).sum()) for P in pres]
     out = {}
     groups = list(ad.groups)
     if spec.generalized == "PCM":
-        for a, b in ad.pairs():
-            out[f"{groups[a]}|{groups[b]}"] = count([a], [b])
+        pairs = ad.pairs()
+        pa = np.array([p[0] for p in pairs], dtype=np.int64)
+        pb = np.array([p[1] for p in pairs], dtype=np.int64)
+        if sides:  # the weaker side
+            n = np.min([np.minimum(o[pa], o[pb]) for o in one], axis=0)
+        else:  # both sets together
+            n = np.min([(P[:, pa] | P[:, pb]).sum(axis=0) for P in pres], axis=0)
+        for (a, b), v in zip(pairs, n):
+            out[f"{groups[a]}|{groups[b]}"] = int(v)
     elif spec.generalized in ("BCM", "VBCM"):
+        if isinstance(score, AucScore):
+            na = one[0] if score.pos_from == "group" else others[0]
+            nb = one[1] if score.neg_from == "group" else others[1]
+            n = np.minimum(na, nb)
+        elif sides:  # the group against its background (all groups, or the others)
+            n = np.min([np.minimum(o, np.full(k, y) if bg_all else r) for o, r, y in zip(one, others, anyg)], axis=0)
+        else:  # a group or its background: a template with an event in any group
+            n = np.full(k, min(anyg))
         for t in range(k):
-            rest = [u for u in range(k) if u != t or bg_all]
-            if isinstance(score, AucScore):
-                a = [t] if score.pos_from == "group" else [u for u in range(k) if u != t]
-                b = [t] if score.neg_from == "group" else [u for u in range(k) if u != t]
-                out[groups[t]] = int(min(pres[0][:, a].any(axis=1).sum(), pres[1][:, b].any(axis=1).sum()))
-            else:
-                out[groups[t]] = count([t], rest)
+            out[groups[t]] = int(n[t])
     return out
 
 
