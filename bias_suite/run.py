@@ -113,6 +113,7 @@ def run(
     dtype=None,
     multiplicity: str = "holm",
     weighting: str = "balanced",
+    resample_terms="auto",
 ) -> RunResult:
     """Expand suites, predict, score, compute metrics and write the results.
 
@@ -146,11 +147,17 @@ def run(
         (false-discovery rate) over every claim of the run (docs/verdicts.md).
     weighting : "balanced" (each template counts once per group, default)
         or "pooled" (every example once) in the group view (docs/metrics.md).
+    resample_terms : "auto" (default), True or False: whether the bootstrap
+        resamples the identity terms as well as the templates
+        (docs/statistics.md, "Templates and terms").
     """
     from .metrics.engine import check_weighting
     from .stats.verdicts import MULTIPLICITY
 
     check_weighting(weighting)  # bad options fail before any prediction
+    from .stats.terms import resample_terms_option
+
+    resample_terms = resample_terms_option(resample_terms)
     if multiplicity not in MULTIPLICITY:
         raise BiasSuiteError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {multiplicity!r}")
     table = _examples_table(suites, attributes)  # an examples table instead of suites (bias_suite.suites.tables)
@@ -179,7 +186,7 @@ def run(
                    inv_threshold=inv_threshold, inv_criterion=inv_criterion, inv_cases=inv_cases, bootstrap=bootstrap,
                    thresholds=thresholds, confidence=confidence, bernstein=bernstein, progress=progress,
                    trust_remote_code=trust_remote_code, cache=cache, engine=engine, dtype=dtype,
-                   multiplicity=multiplicity, weighting=weighting)
+                   multiplicity=multiplicity, weighting=weighting, resample_terms=resample_terms)
     results = []
     for i, name in enumerate(order):
         fam = get_family(name)
@@ -198,7 +205,7 @@ def _subfolder(fam: TaskFamily) -> str:
 def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics, attributes, max_tuples, seed, device,
                 batch_size, class_map, significance, invariance, inv_threshold, inv_criterion, inv_cases, bootstrap,
                 thresholds, confidence, bernstein, progress, trust_remote_code, cache, engine, dtype, multiplicity,
-                weighting) -> RunResult:
+                weighting, resample_terms="auto") -> RunResult:
     """One family's part of a run: expand, load the model, predict, judge, write."""
     examples = expand_suites(suites, attributes=attributes) if table is None else table.frame
     if examples.empty:
@@ -223,7 +230,8 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
     # metrics, intervals, tests, Bernstein and INV rows: judged once, in one error-control family
     res = evaluate(scored, metrics=metrics, max_tuples=max_tuples, seed=seed, group_order_override=order,
                    bootstrap=bootstrap, confidence=confidence, thresholds=thresholds, significance=significance,
-                   bernstein=bernstein, multiplicity=multiplicity, weighting=weighting, extra_rows=inv_rows)
+                   bernstein=bernstein, multiplicity=multiplicity, weighting=weighting, extra_rows=inv_rows,
+                   resample_terms=resample_terms)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -244,6 +252,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, *, metrics
                   for st in suites for i, d in enumerate(getattr(st, "thresholds", None) or [])],
         "confidence": confidence,
         "weighting": weighting,
+        "resample_terms": resample_terms,
         "invariance": bool(invariance),
         "inv_threshold": inv_threshold if invariance else None,
         "inv_criterion": criterion if invariance and fam.inv_criteria else None,

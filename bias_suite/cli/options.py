@@ -71,3 +71,13 @@ def _thresholds(specs: Optional[List[str]]) -> Optional[dict]:
 def _class_map(specs: Optional[List[str]]) -> Optional[dict]:
     """--class-map SUITE_CLASS=MODEL_CLASS -> {suite class: model class}."""
     return _name_values(specs, "--class-map", "SUITE_CLASS=MODEL_CLASS")
+
+
+def terms_option(text: str):
+    """``--resample-terms``: auto, yes or no (one clear error otherwise)."""
+    from ..stats.terms import resample_terms_option
+
+    try:
+        return resample_terms_option(text)
+    except BiasSuiteError as e:
+        raise typer.BadParameter(str(e), param_hint="--resample-terms") from None

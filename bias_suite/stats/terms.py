@@ -9,13 +9,23 @@ resamples them too (docs/statistics.md, "Templates and terms").
 
 Per attribute, each resample b gets template weights ``W[b, j]``
 (:func:`bias_suite.stats.bootstrap.template_weights`) and term weights
-``T[b, t]``: within each group, its n_g terms are drawn n_g times with
-replacement and counted (a group with one term keeps weight 1). An example
-of template j and term t counts ``W[b, j] * T[b, t]`` times.
+``T[b, t]``: within each block of interchangeable terms, its n terms are
+drawn n times with replacement and counted (a block of one term keeps
+weight 1). An example of template j and term t counts ``W[b, j] * T[b, t]``
+times.
 
 A term is a (group, term) pair of the attribute: the same string in two
 groups is two terms. Rows without a term id (null ``term``) count as one
 unknown term of their group.
+
+Blocks: the terms of a group that fill the same templates are a sample of
+the group's terms *within* those templates, and are resampled together. A
+term that never shares a template with another term of its group (the
+bundled suites' "Muslim" in singular slots and "Muslims" in plural ones,
+or a design that puts one randomly chosen name in each template) is nested
+in its templates, and resampling templates already resamples it; it keeps
+weight 1. Formally, the blocks of a group are the connected components of
+its terms, two terms being linked when some template holds both.
 """
 from __future__ import annotations
 
@@ -62,6 +72,7 @@ class AttributeTerms:
     codes: np.ndarray
     group: np.ndarray
     name: np.ndarray
+    block: np.ndarray | None = None  # (n_terms,) block of each term (terms that share templates)
 
     @property
     def n_terms(self) -> int:
@@ -73,8 +84,9 @@ class AttributeTerms:
         return not any(n is None for n in self.name)
 
     def several(self) -> bool:
-        """Whether some group has more than one term."""
-        return len(pd.unique(pd.Series(self.group, dtype=object))) < self.n_terms
+        """Whether some block holds more than one term (some group has
+        several terms in one template)."""
+        return self.block is not None and len(np.unique(self.block)) < self.n_terms
 
     def group_codes(self, groups) -> np.ndarray:
         """(n_terms,) each term's group as an index into ``groups``."""
@@ -97,17 +109,39 @@ def attribute_terms(frame: pd.DataFrame, attribute: str) -> AttributeTerms:
     at = np.zeros(len(first), dtype=np.int64)
     at[codes[::-1]] = np.arange(len(codes))[::-1]  # first row of each term
     name = np.array([None if pd.isna(v) else v for v in term[at]], dtype=object) if len(at) else np.zeros(0, object)
-    return AttributeTerms(attribute, np.asarray(codes, dtype=np.int64), np.asarray(grp[at], dtype=object), name)
+    codes = np.asarray(codes, dtype=np.int64)
+    tpl, _ = pd.factorize(pd.Series(frame["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
+    block = _blocks(codes, tpl.astype(np.int64) * (int(gcode.max()) + 1 if gcode.size else 1) + gcode, len(first))
+    return AttributeTerms(attribute, codes, np.asarray(grp[at], dtype=object), name, block)
 
 
-def term_weights(term_group: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
-    """(B, n_terms) term counts: for each group with n_g >= 2 terms (groups
-    in order of their first term), n_g uniform draws among its terms per
-    resample (``rng.integers``), counted; terms of one-term groups weigh 1."""
-    term_group = np.asarray(term_group)
-    nT = len(term_group)
+def _blocks(term: np.ndarray, cell: np.ndarray, n_terms: int) -> np.ndarray:
+    """(n_terms,) block of each term: connected components of the terms,
+    two terms linked when they share a cell (a template's examples of one
+    group); blocks numbered in order of their first term."""
+    label = np.arange(n_terms)
+    if term.size == 0:
+        return label
+    cells, cell_id = np.unique(cell, return_inverse=True)
+    while True:  # propagate the smallest label through cells and terms until nothing changes
+        low = np.full(cells.size, n_terms)
+        np.minimum.at(low, cell_id, label[term])
+        new = label.copy()
+        np.minimum.at(new, term, low[cell_id])
+        if np.array_equal(new, label):
+            break
+        label = new
+    return pd.factorize(label, sort=False)[0].astype(np.int64)
+
+
+def term_weights(term_block: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, n_terms) term counts: for each block of n >= 2 terms (blocks in
+    order of their first term), n uniform draws among its terms per
+    resample (``rng.integers``), counted; terms alone in their block weigh 1."""
+    term_block = np.asarray(term_block)
+    nT = len(term_block)
     T = np.ones((B, nT), dtype=np.int64)
-    codes, _ = pd.factorize(pd.Series(term_group, dtype=object), sort=False)
+    codes, _ = pd.factorize(pd.Series(term_block, dtype=object), sort=False)
     for g in range(int(codes.max()) + 1 if nT else 0):
         members = np.flatnonzero(codes == g)
         n = members.size
@@ -127,7 +161,8 @@ def term_generator(seed) -> np.random.Generator:
 def draw_term_weights(data, B: int, seed, mode="auto") -> dict:
     """{attribute: (AttributeTerms, T or None)} for every attribute of the
     data in order of first appearance; T (B, n_terms) where terms are
-    resampled (``mode`` "auto" or True and some group has several terms),
+    resampled (``mode`` "auto" or True and some group has several terms in
+    one template),
     else None. The draws for all attributes come from one
     :func:`term_generator`, attribute after attribute."""
     mode = resample_terms_option(mode)
@@ -138,6 +173,6 @@ def draw_term_weights(data, B: int, seed, mode="auto") -> dict:
         if mode is True and not terms.known:
             raise MetricError(f"resample_terms=yes needs a term for every example; attribute {a!r} has examples "
                               "without one (column 'term'); use resample_terms=auto or no")
-        T = term_weights(terms.group, B, rng) if mode is not False and terms.several() else None
+        T = term_weights(terms.block, B, rng) if mode is not False and terms.several() else None
         out[a] = (terms, T)
     return out
