@@ -144,7 +144,7 @@ def test_hand_checked_two_templates_by_two_terms():
     # rest), 24 have a above b (only t1's a1 under t1's b1, within a copy)
     assert vals[("PosAEG", "pos", "a")][0] == pytest.approx(24 / 28 - 0.5)
     # the generic path (copies of the rows, then the engine) agrees on every metric
-    gen = bsm._generic_attribute(prep, list(NAMED_METRICS), W, T)
+    gen = bsm.generic_attribute(prep, list(NAMED_METRICS), W, T)
     for key, v in vals.items():
         assert _same(v, gen[key]), key
 

@@ -1,8 +1,10 @@
 """The fast path of the cluster bootstrap: every metric of one attribute on
-all resamples at once, from template weights (rates from weighted count
-sums, counterfactual tuples and per-template sets from weighted copies).
-:mod:`bias_suite.stats.bootstrap` has the method and the public API,
-:mod:`bias_suite.stats._bootstrap_sets` the shared pieces and set metrics.
+all resamples at once, from template weights and, where terms are
+resampled, term weights (rates from weighted count sums, counterfactual
+tuples and per-template sets from weighted copies, set metrics per chunk of
+resamples). :mod:`bias_suite.stats.bootstrap` has the method and the public
+API, :mod:`bias_suite.stats._bootstrap_sets` the shared pieces,
+:mod:`bias_suite.stats._bootstrap_terms` the term-weighted quantities.
 """
 from __future__ import annotations
 

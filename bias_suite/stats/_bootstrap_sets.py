@@ -1,12 +1,15 @@
-"""Shared pieces of the cluster bootstrap's closed-form path and its set
-metrics (:mod:`bias_suite.stats.bootstrap` has the method and the public
-API, :mod:`bias_suite.stats._bootstrap_fast` the per-attribute fast path).
+"""Shared pieces of the cluster bootstrap's closed-form path
+(:mod:`bias_suite.stats.bootstrap` has the method and the public API,
+:mod:`bias_suite.stats._bootstrap_fast` the per-attribute fast path,
+:mod:`bias_suite.stats._bootstrap_terms` what the term weights add).
 
-- :class:`Prepared`: one attribute's arrays with every row's template;
+- :class:`Prepared`: one attribute's arrays with every row's template (and
+  term, where terms are resampled);
 - :func:`scalar_values`: the engine's scalar group metrics on (R, k) arrays
   of phi values, with the signed basis beneath |x|;
-- set metrics (W1, AEG, AUC) over once-sorted probability items with
-  integer template weights per chunk of resamples (:class:`ClassItems`);
+- :class:`ClassItems`: once-sorted probability items with integer item
+  weights (template and term weights, balance multipliers) per chunk of
+  resamples, and the Mann-Whitney U and W1 sums of the set metrics;
 - :func:`fast_supported`: which metrics the closed form covers.
 """
 from __future__ import annotations

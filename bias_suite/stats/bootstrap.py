@@ -1,7 +1,12 @@
-r"""Cluster-bootstrap intervals for every metric value: templates are resampled.
+r"""Cluster-bootstrap intervals for every metric value: templates, and the
+identity terms of groups with several, are resampled.
 
 Templates are the unit of independent evidence (every example of a template
 shares its wording), so the bootstrap resamples *templates*, not examples.
+A group's terms are a sample too (a claim about "low-income countries" is
+about more than the eight a suite lists), so where a group has several terms
+in a template the terms are resampled as well: a two-way cluster bootstrap
+(:mod:`bias_suite.stats.terms`; ``resample_terms``).
 
 Resampling scheme
 -----------------
@@ -25,6 +30,17 @@ where J is the number of templates of the attribute (complete or not) and
 - per-template metrics (AvgIF, AvgScoreDiff) average the per-template values
   with weights ``W[b, j]``.
 
+Where terms are resampled, a second generator (a child of the seed's seed
+sequence, so ``W`` is the same with or without terms) draws term weights
+``T[b, t]``: within each block of terms that share templates, its n terms
+drawn n times with replacement and counted; a term alone in its block
+weighs 1. Then an example of template j and term t counts
+``W[b, j] * T[b, t]`` times (times its integer balance multiplier), a tuple
+of template j counts ``W[b, j]`` times the product of its members' term
+weights, and the per-template sets and means weigh their examples by
+``T``. Attributes whose blocks have one term each are resampled exactly as
+without terms.
+
 Every metric value (per group, per pair and accumulated) is recomputed on every
 resample and the percentile interval
 :math:`[q_{\alpha/2}, q_{1-\alpha/2}]`, :math:`\alpha = 1 - \text{confidence}`,
@@ -44,6 +60,13 @@ Two paths, same numbers
 *Fast path* (every named metric and any user :class:`MetricSpec` built from the
 registered score types): no Python loop over rows; resamples are processed in
 chunks (about ``CHUNK_ELEMENTS`` resample x item cells, to stay in cache).
+With term weights the same quantities are weighted by ``T`` as well
+(:mod:`bias_suite.stats._bootstrap_terms`): rates from per-(template, term)
+count sums, ``((W @ C) * T)`` summed per group; set metrics with item
+weights ``W * T``; tuple means from one product of the tuple weights with
+the per-tuple values of every tuple metric; per-template W1 linear in ``T``
+where a template holds every term of a block; the AEG's own pairs of a
+template from a per-template kernel bilinear in ``T``.
 
 - Rate scores: per-(template, group) count sums ``C`` once; ``W @ C`` gives the
   (B, k) group sums of every resample and the score functions and
@@ -70,8 +93,9 @@ chunks (about ``CHUNK_ELEMENTS`` resample x item cells, to stay in cache).
 
 *Generic path* (any other user-defined metric kind, or ``method="generic"``):
 for every resample it builds the resampled :class:`AttributeData` (rows of
-template j repeated ``W[b, j]`` times as distinct template copies, the observed
-tuples repeated with them) and calls the engine's ``metric_rows`` - slower,
+template j repeated ``W[b, j]`` times as distinct template copies, in each
+copy a row of term t repeated ``T[b, t]`` times, the observed tuples
+repeated with them) and calls the engine's ``metric_rows`` - slower,
 and correct by construction. The test suite checks that both paths give the
 same replicate values for every named metric.
 
@@ -79,7 +103,8 @@ Verdict basis
 -------------
 :func:`bootstrap` also returns, per bootstrapped row, what
 :mod:`bias_suite.stats.verdicts` needs: the fraction of undefined replicates,
-the number of templates, and - where the row's value is unsigned but a signed
+the number of templates, whether terms were resampled (``terms_resampled``),
+and - where the row's value is unsigned but a signed
 quantity underlies it - the interval of that signed quantity from the same
 resamples: phi(group) - phi(background) for BCM/VBCM with d = abs,
 phi(first) - phi(second) for PCM pairs with d = abs, in the counterfactual
@@ -103,17 +128,16 @@ import pandas as pd
 
 from ..exceptions import MetricError
 from ..metrics.catalog import MetricSpec, get_metric
-from ..metrics.comparisons import get_comparison
 from ..families import as_scored, family_of
-from ..metrics.engine import attribute_data, metric_input_kind, metric_rows, metric_values, resolve_metrics
-from ..metrics.generalized import GENERALIZED, AttributeData
+from ..metrics.engine import attribute_data, metric_input_kind, metric_values, resolve_metrics
+from ..metrics.generalized import GENERALIZED
 from ..metrics.scores import AucScore, GoldProbScore, SetScore, get_score
 
 _SET_SCORES = (SetScore, GoldProbScore, AucScore)
 from ..suites.views import counterfactual_view, group_order
 from ._bootstrap_fast import fast_attribute
 from ._bootstrap_sets import BACKGROUND, Prepared, fast_supported, item_multipliers
-from ._bootstrap_terms import aeg_without_copy_pairs
+from ._bootstrap_generic import generic_attribute, resampled_attribute
 from ._common import single_threaded_blas
 from .evidence import event_templates
 from ._resamples import AttributeResamples, evaluate_resamples
@@ -121,7 +145,7 @@ from .terms import draw_term_weights, resample_terms_option
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
-    "template_weights", "cluster_bootstrap_difference",
+    "template_weights", "cluster_bootstrap_difference", "resampled_attribute",
 ]
 
 #: undefined-replicate fractions: above NOTE_FRACTION a note, above MAX_UNDEFINED no interval
@@ -139,7 +163,8 @@ class BootstrapResult:
     results : the input results with ``ci_low``/``ci_high`` filled (and notes).
     basis : one row per bootstrapped value: ``metric, attribute, class, group,
         undefined`` (fraction of undefined replicates), ``templates`` (J),
-        ``B``, ``confidence``, and where available ``basis`` (what the signed
+        ``B``, ``confidence``, ``terms_resampled`` (whether the attribute's
+        terms were resampled), and where available ``basis`` (what the signed
         quantity is), ``basis_value``, ``basis_low``, ``basis_high``.
     keys, replicates : with ``keep_replicates=True``: a frame of (attribute,
         metric, class, group) and the (len(keys), B) replicate values.
@@ -532,7 +557,7 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             vals.update(v)
             basis.update(bs)
         if slow:
-            vals.update(_generic_attribute(prep, slow, W, T))
+            vals.update(generic_attribute(prep, slow, W, T))
         events = {}
         for s in specs:
             for (c, g), n in event_templates(s, prep.ad, prep.tpl, prep.J).items():
@@ -551,121 +576,6 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     B = next(iter(weights.values())).shape[0] if weights else 0
     values = np.vstack(rows) if rows else np.zeros((0, B))
     return keys, values, extra
-
-
-# --------------------------------------------------------------------------
-# generic path: resample, then the engine
-# --------------------------------------------------------------------------
-def resampled_attribute(prep: Prepared, w: np.ndarray, t: np.ndarray | None = None) -> AttributeData:
-    """The attribute's data in one resample: rows of template j repeated
-    ``w[j]`` times, each copy a template of its own; the observed tuples of a
-    complete template repeated with its copies. With term weights ``t``
-    (n_terms,): in each copy, a row of term t repeated ``t[t]`` times, and
-    each observed tuple once per combination of its members' copies."""
-    if t is not None:
-        return _resampled_with_terms(prep, w, t)
-    ad = prep.ad
-    w = np.asarray(w, dtype=np.int64)
-    n = len(ad.g)
-    reps = w[prep.tpl] if n else np.zeros(0, np.int64)
-    new_rows = np.repeat(np.arange(n), reps)
-    start = np.cumsum(reps) - reps
-    copy = np.arange(new_rows.size) - start[new_rows]
-    wc = w[prep.complete_idx] if len(prep.complete_idx) else np.zeros(0, np.int64)
-    comp_start = np.cumsum(wc) - wc
-    rt = ad.row_template[new_rows]
-    new_rt = np.where(rt >= 0, comp_start[np.maximum(rt, 0)] + copy if wc.size else -1, -1)
-    templates = [f"{ad.templates[j]}#{r}" for j in range(len(wc)) for r in range(int(wc[j]))]
-    tt = ad.tuple_template
-    if len(tt):
-        tw = wc[tt]
-        idx = np.repeat(np.arange(len(tt)), tw)
-        tcopy = np.arange(idx.size) - (np.cumsum(tw) - tw)[idx]
-        tuples = start[ad.tuples[idx]] + tcopy[:, None]
-        tuple_template = comp_start[tt[idx]] + tcopy
-    else:
-        tuples = np.zeros((0, ad.k), dtype=np.int64)
-        tuple_template = np.zeros(0, dtype=np.int64)
-    y, yhat = ad.y[new_rows], ad.yhat[new_rows]
-    return AttributeData(
-        attribute=ad.attribute, groups=list(ad.groups), classes=ad.classes, g=ad.g[new_rows], y=y, yhat=yhat,
-        counts=lambda c, f=ad.counts: {k: v[new_rows] for k, v in f(c).items()}, item_row=np.arange(new_rows.size), item_P=ad.item_P[new_rows],
-        item_y=ad.item_y[new_rows], tuples=tuples.astype(np.int64), tuple_template=tuple_template.astype(np.int64),
-        templates=templates, row_template=new_rt.astype(np.int64),
-        row_weight=None if ad.row_weight is None else ad.row_weight[new_rows],
-    )
-
-
-def _resampled_with_terms(prep: Prepared, w, t) -> AttributeData:
-    """:func:`resampled_attribute` with term weights (rows of template j and
-    term t repeated ``w[j] * t[t]`` times; a template copy is complete when
-    every group keeps a row in it)."""
-    ad = prep.ad
-    w, t = np.asarray(w, dtype=np.int64), np.asarray(t, dtype=np.int64)
-    n, k = len(ad.g), ad.k
-    tr = t[prep.term] if n else np.zeros(0, np.int64)  # each row's term weight
-    reps = w[prep.tpl] * tr if n else np.zeros(0, np.int64)
-    new_rows = np.repeat(np.arange(n), reps)
-    start = np.cumsum(reps) - reps
-    copy = np.arange(new_rows.size) - start[new_rows]
-    tcopy = copy // np.maximum(tr[new_rows], 1)  # the template copy a repeated row belongs to
-    Jc = len(prep.complete_idx)
-    rt = ad.row_template
-    alive = (rt >= 0) & (tr > 0)
-    has = np.bincount(rt[alive] * k + ad.g[alive], minlength=Jc * k).reshape(Jc, k) > 0
-    wc = (w[prep.complete_idx] * has.all(axis=1)) if Jc else np.zeros(0, np.int64)
-    comp_start = np.cumsum(wc) - wc
-    rtn = rt[new_rows]
-    ok = rtn >= 0
-    ok[ok] = wc[rtn[ok]] > 0
-    new_rt = np.where(ok, comp_start[np.maximum(rtn, 0)] + tcopy if Jc else -1, -1)
-    templates = [f"{ad.templates[j]}#{r}" for j in range(Jc) for r in range(int(wc[j]))]
-    tt = ad.tuple_template
-    if len(tt):
-        mt = tr[ad.tuples]  # (M, k) members' term weights
-        per = np.prod(mt, axis=1)
-        cnt = wc[tt] * per
-        idx = np.repeat(np.arange(len(tt)), cnt)
-        q = np.arange(idx.size) - (np.cumsum(cnt) - cnt)[idx]
-        c, rem = q // np.maximum(per[idx], 1), q % np.maximum(per[idx], 1)
-        tuples = np.empty((idx.size, k), dtype=np.int64)
-        for i in range(k - 1, -1, -1):  # member copies in mixed radix
-            base = mt[idx, i]
-            s, rem = rem % base, rem // base
-            tuples[:, i] = start[ad.tuples[idx, i]] + c * base + s
-        tuple_template = comp_start[tt[idx]] + c
-    else:
-        tuples = np.zeros((0, k), dtype=np.int64)
-        tuple_template = np.zeros(0, dtype=np.int64)
-    return AttributeData(
-        attribute=ad.attribute, groups=list(ad.groups), classes=ad.classes, g=ad.g[new_rows], y=ad.y[new_rows],
-        yhat=ad.yhat[new_rows], counts=lambda cl, f=ad.counts: {m: v[new_rows] for m, v in f(cl).items()},
-        item_row=np.arange(new_rows.size), item_P=ad.item_P[new_rows], item_y=ad.item_y[new_rows],
-        tuples=tuples, tuple_template=tuple_template.astype(np.int64), templates=templates,
-        row_template=new_rt.astype(np.int64), row_weight=None if ad.row_weight is None else ad.row_weight[new_rows],
-    )
-
-
-def _generic_attribute(prep: Prepared, specs, W, T=None) -> dict:
-    B = W.shape[0]
-    out: dict = {}
-    for b in range(B):
-        adb = resampled_attribute(prep, W[b], None if T is None else T[b])
-        for spec in specs:
-            for r in metric_rows(spec, adb):
-                key = (r["metric"], r["class"], r["group"])
-                if key not in out:
-                    out[key] = np.full(B, np.nan)
-                if r["value"] is not None:
-                    out[key][b] = r["value"]
-    for spec in specs:  # AEG: the pairs between copies of one template are left out, as in the closed form
-        if spec.view != "group" or get_comparison(spec.comparison).name != "AEG":
-            continue
-        for c, cls in (list(enumerate(prep.ad.classes)) if spec.per_class else [(0, "all")]):
-            vals = {g: v for (m, cc, g), v in out.items() if m == spec.name and cc == cls}
-            for g, v in aeg_without_copy_pairs(prep, spec, c, W, vals, T).items():
-                out[(spec.name, cls, g)] = v
-    return out
 
 
 # --------------------------------------------------------------------------
