@@ -183,61 +183,55 @@ def _w1_plan(x, seg, g, term, pairs, term_g, Jc):
     P = len(pairs)
     pa = np.array([p[0] for p in pairs], dtype=np.int64)
     pb = np.array([p[1] for p in pairs], dtype=np.int64)
-    members = [np.flatnonzero(term_g == t) for t in range(int(term_g.max()) + 1 if term_g.size else 0)]
-    na = np.array([members[a].size for a in pa], dtype=np.int64)
-    nTp = int(max((members[a].size + members[b].size for a, b in pairs), default=0))
+    k = int(term_g.max()) + 1 if term_g.size else 0
+    members = [np.flatnonzero(term_g == t) for t in range(k)]
+    size_g = np.array([m.size for m in members], dtype=np.int64)
+    within = np.zeros(len(term_g), dtype=np.int64)  # each term's place among its group's terms
+    for m in members:
+        within[m] = np.arange(m.size)
+    na, nb = size_g[pa], size_g[pb]
+    nTp = int((na + nb).max()) if P else 0
     terms = np.zeros((P, nTp), dtype=np.int64)  # each pair's terms: a's, then b's (padding: term 0, zero rows)
-    local = np.full((P, len(term_g)), -1, dtype=np.int64)
     for i, (a, b) in enumerate(pairs):
-        t = np.r_[members[a], members[b]]
-        terms[i, :t.size] = t
-        local[i, t] = np.arange(t.size)
+        terms[i, :na[i] + nb[i]] = np.r_[members[a], members[b]]
+    # per group and template: the fewest and the most items of one of its terms
+    lo, hi = np.zeros((k, Jc), dtype=np.int64), np.zeros((k, Jc), dtype=np.int64)
+    for t in range(k):
+        on = g == t
+        c = np.bincount(seg[on] * size_g[t] + within[term[on]], minlength=Jc * size_g[t]).reshape(Jc, size_g[t])
+        lo[t], hi[t] = c.min(axis=1), c.max(axis=1)
+    both = (hi[pa] > 0) & (hi[pb] > 0)
+    linear = both & (lo[pa] == hi[pa]) & (lo[pb] == hi[pb])
     # (pair, item) for every item of either group of the pair, in pair order, then item order
     in_pair = (g[None, :] == pa[:, None]) | (g[None, :] == pb[:, None])
     pr, it = np.nonzero(in_pair)
     xs, ss, ts = x[it], seg[it], term[it]
     isa = g[it] == pa[pr]
-    lt = local[pr, ts]
-    run = pr * Jc + ss  # (pair, template)
-    cnt = np.bincount(run * nTp + lt, minlength=P * Jc * nTp).reshape(P, Jc, nTp)
-    side_a = np.arange(nTp)[None, :] < na[:, None]  # (P, nTp)
-    nb = np.array([members[b].size for b in pb], dtype=np.int64)
-    side_b = (np.arange(nTp)[None, :] >= na[:, None]) & (np.arange(nTp)[None, :] < (na + nb)[:, None])
-    big = np.iinfo(np.int64).max
-
-    def extent(side):
-        c = np.where(side[:, None, :], cnt, big)
-        lo = c.min(axis=2)
-        hi = np.where(side[:, None, :], cnt, -1).max(axis=2)
-        return lo, hi
-
-    alo, ahi = extent(side_a)
-    blo, bhi = extent(side_b)
-    both = (ahi > 0) & (bhi > 0)
-    linear = both & (alo == ahi) & (blo == bhi)
-    lin = linear[pr, ss]
-    same = np.r_[run[1:] == run[:-1], False]
-    dz = np.where(same & lin, np.r_[xs[1:], 0.0] - xs, 0.0)
     plan = {"terms": terms, "both": both, "G": None, "general": []}
+    lin = linear[pr, ss]
     if lin.any():
-        with np.errstate(divide="ignore"):
-            wa = np.where(linear, 1.0 / np.where(linear, alo * na[:, None], 1), 0.0)
-            wb = np.where(linear, 1.0 / np.where(linear, blo * nb[:, None], 1), 0.0)
-        n = xs.size
-        starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
-        size = np.diff(np.r_[starts, n])
-        width = int(size.max())
-        pos = np.arange(n) - np.repeat(starts, size)  # each item's place in its (pair, template)
+        pr_l, xs_l, ss_l, isa_l = pr[lin], xs[lin], ss[lin], isa[lin]
+        lt = within[ts[lin]] + np.where(isa_l, 0, na[pr_l])
+        run = pr_l * Jc + ss_l
+        n = run.size
+        new = np.r_[True, run[1:] != run[:-1]]
+        starts = np.flatnonzero(new)
+        width = int(np.diff(np.r_[starts, n]).max())
+        pos = np.arange(n) - starts[np.cumsum(new) - 1]  # each item's place in its (pair, template)
+        dz = np.where(np.r_[~new[1:], False], np.r_[xs_l[1:], 0.0] - xs_l, 0.0)  # gap to the pair's next item
+        tpl = np.flatnonzero(linear.any(axis=0))  # templates where some pair is linear
+        row = np.searchsorted(tpl, ss_l)
+        coef = np.where(isa_l, 1.0 / (lo[pa[pr_l], ss_l] * na[pr_l]), -1.0 / (lo[pb[pr_l], ss_l] * nb[pr_l]))
         # Z[p, j, i, l]: the coefficient of term l's weight in F_a - F_b at the i-th item of the pair's
         # items in template j (a cumulative sum over the items up to it), times the gap to the next item
-        Z = np.zeros((P, Jc, width, nTp))
-        Z[pr, ss, pos, lt] = np.where(isa, wa[pr, ss], -wb[pr, ss])
+        Z = np.zeros((P, tpl.size, width, nTp))
+        Z[pr_l, row, pos, lt] = coef
         for i in range(1, width):  # cumulative over the items (a short axis)
             Z[:, :, i] += Z[:, :, i - 1]
-        gap = np.zeros((P, Jc, width))
-        gap[pr, ss, pos] = dz
+        gap = np.zeros((P, tpl.size, width))
+        gap[pr_l, row, pos] = dz
         Z *= gap[..., None]
-        plan["G"] = (Z.reshape(P, Jc * width, nTp), width, linear)
+        plan["G"] = (Z.reshape(P, tpl.size * width, nTp), width, tpl)
     gen = both & ~linear
     for i in np.flatnonzero(gen.any(axis=1)):
         sel = (pr == i) & gen[i][ss]
@@ -276,13 +270,13 @@ def _weighted_w1(plan, Tf, Jc):
     P = plan["both"].shape[0]
     out = np.zeros((P, Jc, R))
     if plan["G"] is not None:
-        G, width, linear = plan["G"]
+        G, width, tpl = plan["G"]
         if width:
             TT = np.ascontiguousarray(Tf.T)
             for i in range(P):  # pair by pair: the products stay in cache
-                L = G[i] @ TT[plan["terms"][i]]  # (Jc * width, Rc)
+                L = G[i] @ TT[plan["terms"][i]]  # (templates * width, Rc)
                 np.abs(L, out=L)
-                out[i] = L.reshape(Jc, width, R).sum(axis=1)
+                out[i, tpl] = L.reshape(tpl.size, width, R).sum(axis=1)
     out[~plan["both"]] = np.nan
     for i, args in plan["general"]:
         v, tpl = _w1_general(*args, Tf)
@@ -414,12 +408,12 @@ def within_terms(items: ClassItems, cats, pairs: bool):
     kernel = items.memo(("pair_kernel", cats), lambda: _pair_kernel(items, cats))
     if kernel is None:
         return _within_by_sums(items, cats, pairs)
+    Kt, C = kernel
+    J, k, nT = items.J, items.k, items.prep.n_terms
+    onehot = items.prep.term_onehot()
 
-    def chunk():
-        Kt, C = kernel
-        Tf = items.Tf
-        Bc, J, k, nT = Tf.shape[0], items.J, items.k, items.prep.n_terms
-        onehot = items.prep.term_onehot()
+    def compute(Tf):
+        Bc = Tf.shape[0]
 
         def by_group(Y):  # (Bc, J, nT) -> (Bc, J, k), one matrix product
             return (Y * Tf[:, None, :]).reshape(Bc * J, nT) @ onehot
@@ -432,7 +426,13 @@ def within_terms(items: ClassItems, cats, pairs: bool):
             U[..., g] = by_group(((Tf * onehot[:, g]) @ Kt).reshape(Bc, J, nT)).reshape(Bc, J, k)
         return U, N
 
-    return items.chunk_memo(("within_terms", cats, pairs), chunk)
+    T_all = items.T_all
+    if T_all is not None and T_all.shape[0] * J * max(k, nT) * (k if pairs else 1) <= KERNEL_CELLS:
+        # every resample at once (fewer, larger products), then the rows of this chunk
+        U, N = items.memo(("within_all", cats, pairs), lambda: compute(T_all))
+        s, e = items.rows
+        return U[s:e], N[s:e]
+    return items.chunk_memo(("within_terms", cats, pairs), lambda: compute(items.Tf))
 
 
 def _within_by_sums(items: ClassItems, cats, pairs: bool):
