@@ -152,14 +152,13 @@ def _template_items(prep: Prepared, score, c):
 
 def _weighted_means(prep, x, seg, term, Jc):
     """Static part of the T-weighted means per template and group: (S, N)
-    with (S @ T) / (N @ T) the means, S and N (n_terms, k * Jc)."""
+    with (T @ S) / (T @ N) the means, S and N (n_terms, Jc * k)."""
     nT, k = prep.n_terms, prep.ad.k
     tg = prep.term_g
-    col = tg[term] * Jc + seg
-    S = np.zeros((nT, k * Jc))
-    N = np.zeros((nT, k * Jc))
-    np.add.at(S, (term, col), x)
-    np.add.at(N, (term, col), 1.0)
+    col = seg * k + tg[term]  # (template, group) columns
+    cell = term * (k * Jc) + col
+    S = np.bincount(cell, weights=x, minlength=nT * k * Jc).reshape(nT, k * Jc)
+    N = np.bincount(cell, minlength=nT * k * Jc).astype(np.float64).reshape(nT, k * Jc)
     return S, N
 
 
@@ -284,15 +283,14 @@ def _weighted_w1(plan, Tf, Jc):
     return out
 
 
-def _mean_differences(comp, means, a_idx, b_idx, signed_on):
+def _mean_differences(comp, means, a_idx, b_idx, signed_on, bounded):
     """(D, signed) of the comparison between the groups' means of each pair,
     (Rc, Jc, pairs); the built-in |x - y| and x - y on means within [-1, 1]
-    by one matrix product (equal up to round-off: 0, as the comparisons
-    say), others by the comparison itself."""
+    (``bounded``: means of values within it) by one matrix product (equal
+    up to round-off: 0, as the comparisons say), others by the comparison
+    itself."""
     Rc, Jc, k = means.shape
-    builtin = comp.fn in (ABS.fn, DIFF.fn)
-    finite = means[np.isfinite(means)]
-    if builtin and (finite.size == 0 or np.abs(finite).max() <= 1.0):
+    if bounded and comp.fn in (ABS.fn, DIFF.fn):
         C = np.zeros((k, a_idx.size))
         C[a_idx, np.arange(a_idx.size)] = 1.0
         C[b_idx, np.arange(b_idx.size)] = -1.0
@@ -322,6 +320,7 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
         plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc)
     elif isinstance(score, MeanScore):
         S, Nn = _weighted_means(prep, x, seg, term, Jc)
+        bounded = x.size == 0 or np.abs(x).max() <= 1.0
     else:
         raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
     signed_on = isinstance(score, MeanScore) and comp.name == "abs"
@@ -340,8 +339,8 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
             ok = ok.T
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
-                means = ((Tf[s:e] @ S) / (Tf[s:e] @ Nn)).reshape(e - s, k, Jc).transpose(0, 2, 1)  # (Rc, Jc, k)
-            D, Ds = _mean_differences(comp, means, a_idx, b_idx, signed_on)  # (Rc, Jc, P)
+                means = ((Tf[s:e] @ S) / (Tf[s:e] @ Nn)).reshape(e - s, Jc, k)
+            D, Ds = _mean_differences(comp, means, a_idx, b_idx, signed_on, bounded)  # (Rc, Jc, P)
             ok = np.isfinite(D).all(axis=2)  # (Rc, Jc)
             Wc = (Wf[s:e, prep.complete_idx] * ok).T
             D[~ok] = 0.0
