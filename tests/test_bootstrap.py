@@ -278,3 +278,18 @@ def test_cluster_bootstrap_difference():
     d = costs[ann == 1].mean() - costs[ann == -1].mean()
     assert lo < d < hi and lo < 0.1 < hi
     assert cluster_bootstrap_difference(costs[:4], ann[:4], clusters[:4]) == (None, None)
+
+
+def test_row_quantiles_are_numpys_bit_for_bit():
+    """Interval ends from sorted rows, grouped by their number of defined
+    replicates, are exactly np.quantile's of each row's defined values."""
+    rng = np.random.default_rng(1)
+    for B in (1, 2, 7, 200):
+        V = rng.normal(size=(40, B))
+        V[rng.random(V.shape) < 0.2] = np.nan
+        ok = np.isfinite(V)
+        for probs in ([0.025, 0.975], [0.0, 1.0], [0.1, 0.5]):
+            got = bsm._row_quantiles(V, probs, ok)
+            ref = np.array([[np.quantile(V[i][ok[i]], p) if ok[i].any() else np.nan for i in range(len(V))]
+                            for p in probs])
+            assert np.array_equal(got, ref, equal_nan=True)

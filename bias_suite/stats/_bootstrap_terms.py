@@ -97,42 +97,48 @@ class TupleWeights:
 
     def flush(self) -> list:
         """[(key, finish(means))] of every queued job, in order; means are
-        NaN where no tuple weighs."""
-        out, batch, width = [], [], 0
-        for job in self.jobs + [None]:
-            if job is not None and (not batch or (width + job[0].shape[1] + 1) * self.M <= self.BATCH):
-                batch.append(job)
-                width += job[0].shape[1] + 1
-                continue
-            out.extend(self._means(batch))
-            batch, width = ([job], job[0].shape[1] + 1) if job is not None else ([], 0)
+        NaN where no tuple weighs. Jobs over the same tuples share one
+        product (their values side by side, one column of ones for the
+        total weight); a product over part of the tuples reads only their
+        weights."""
+        groups: dict = {}
+        for n, job in enumerate(self.jobs):
+            groups.setdefault(job[1].tobytes(), []).append(n)
+        done = {}
+        for members in groups.values():
+            ok = self.jobs[members[0]][1]
+            idx = None if ok.all() else np.flatnonzero(ok)
+            rows = self.M if idx is None else idx.size
+            batch, width = [], 1
+            for n in members + [None]:
+                w = None if n is None else self.jobs[n][0].shape[1]
+                if n is not None and (not batch or (width + w) * rows <= self.BATCH):
+                    batch.append(n)
+                    width += w
+                    continue
+                done.update(self._means([self.jobs[m] for m in batch], batch, idx))
+                batch, width = ([n], 1 + w) if n is not None else ([], 1)
+        out = [done[n] for n in range(len(self.jobs))]
         self.jobs = []
         return out
 
-    def _means(self, batch) -> list:
-        if not batch:
-            return []
-        dens, where = {}, []
-        widths = [cols.shape[1] for cols, _, _, _ in batch]
-        C = sum(widths)
-        for cols, ok, _, _ in batch:
-            where.append(dens.setdefault(ok.tobytes(), C + len(dens)))
-        full = np.zeros((self.M, C + len(dens)))
-        off = 0
-        for (cols, ok, _, _), w, d in zip(batch, widths, where):
-            full[ok, off:off + w] = cols
-            full[ok, d] = 1.0
-            off += w
-        sums = np.empty((self.R, full.shape[1]))
+    def _means(self, jobs, numbers, idx) -> dict:
+        """{job number: (key, finish(means))} of jobs over the same tuples
+        (``idx``: their positions, None for all)."""
+        if not jobs:
+            return {}
+        X = np.hstack([cols for cols, _, _, _ in jobs] + [np.ones((len(jobs[0][0]), 1))])
+        sums = np.empty((self.R, X.shape[1]))
         for i, (s, e) in enumerate(self.steps):
-            sums[s:e] = self._weights(i) @ full
-        res, off = [], 0
-        for (cols, ok, finish, key), w, d in zip(batch, widths, where):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                v = sums[:, off:off + w] / sums[:, d:d + 1]
-            v[~np.isfinite(v)] = np.nan
-            res.append((key, finish(v)))
-            off += w
+            w = self._weights(i)
+            sums[s:e] = (w if idx is None else w[:, idx]) @ X
+        res, off = {}, 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for (cols, _, finish, key), n in zip(jobs, numbers):
+                v = sums[:, off:off + cols.shape[1]] / sums[:, -1:]
+                v[~np.isfinite(v)] = np.nan
+                res[n] = (key, finish(v))
+                off += cols.shape[1]
         return res
 
 
