@@ -68,21 +68,29 @@ class TupleWeights:
             if 4 * len(uniq) <= self.M:
                 self.combos, self.inv = members[first], inv.ravel()
         self.members = members
-        self.steps = _steps(self.R, self.M)
+        # tuples come template by template: the template weights repeat rather than gather
+        self.sorted = bool(np.all(np.diff(self.tt) >= 0)) if self.M else True
+        self.Wc = np.ascontiguousarray(Wf[:, prep.complete_idx])
+        self.per_template = np.bincount(ad.tuple_template, minlength=self.Wc.shape[1]) if self.M else None
+        self.steps = [(0, self.R)] if self.R * self.M <= self.KEEP else _steps(self.R, self.M)
         self._kept = None
         self.jobs = []
 
     def _make(self, s, e):
-        w = self.Wf[s:e][:, self.tt]
+        """(e - s, M) C-ordered tuple weights of resamples s..e."""
+        if self.sorted:
+            w = np.repeat(self.Wc[s:e], self.per_template, axis=1)
+        else:
+            w = np.take(self.Wf[s:e], self.tt, axis=1)
+        T = self.Tf[s:e]
         if self.combos is not None:
-            T = self.Tf[s:e]
-            P = T[:, self.combos[:, 0]]
+            P = np.take(T, self.combos[:, 0], axis=1)
             for i in range(1, self.combos.shape[1]):
-                P = P * T[:, self.combos[:, i]]
-            w *= P[:, self.inv]
+                P *= np.take(T, self.combos[:, i], axis=1)
+            w *= np.take(P, self.inv, axis=1)
         else:
             for i in range(self.members.shape[1]):
-                w *= self.Tf[s:e][:, self.members[:, i]]
+                w *= np.take(T, self.members[:, i], axis=1)
         return w
 
     def _weights(self, i):
@@ -131,7 +139,7 @@ class TupleWeights:
         sums = np.empty((self.R, X.shape[1]))
         for i, (s, e) in enumerate(self.steps):
             w = self._weights(i)
-            sums[s:e] = (w if idx is None else w[:, idx]) @ X
+            sums[s:e] = (w if idx is None else np.take(w, idx, axis=1)) @ X
         res, off = {}, 0
         with np.errstate(divide="ignore", invalid="ignore"):
             for (cols, _, finish, key), n in zip(jobs, numbers):
@@ -378,11 +386,13 @@ def _pair_kernel(items: ClassItems, cats):
     inside j (multipliers included, ties 1/2, an item with itself 1/2) and
     the items of term t in template j (with multipliers), laid out so that
     ``T @ C`` gives each group's weight in each template: then U(a over b)
-    in j is sum over s in a, t in b of T_s T_t K[j, s, t]. None when too
-    large (:data:`KERNEL_CELLS`)."""
+    in j is sum over s in a, t in b of T_s T_t K[j, s, t]; over the
+    templates that hold items of the selection (the third value: their
+    indices). None when too large (:data:`KERNEL_CELLS`)."""
     p = items.positions(cats)
-    J, nT = items.J, items.prep.n_terms
-    tq = items.tpl[p]
+    nT = items.prep.n_terms
+    present, tq = np.unique(items.tpl[p], return_inverse=True)  # the templates with items of the selection
+    J = present.size
     sizes = np.bincount(tq, minlength=J)
     width = int(sizes.max()) if sizes.size else 0
     if J * max(width, nT) ** 2 > KERNEL_CELLS:
@@ -399,29 +409,45 @@ def _pair_kernel(items: ClassItems, cats):
     k = items.k
     Cg = np.zeros((nT, J, k))  # Cg[t, j, group of t] = the items of term t in template j
     Cg[np.arange(nT), :, items.prep.term_g] = A.sum(axis=1).T
-    return np.ascontiguousarray(K.reshape(J * nT, nT).T), Cg.reshape(nT, J * k)
+    return np.ascontiguousarray(K.reshape(J * nT, nT).T), Cg.reshape(nT, J * k), present
 
 
 def within_terms(items: ClassItems, cats, pairs: bool):
     """The pairs inside each template in the current chunk of resamples,
     items weighted by their term weights (and multipliers):
-    ``(U, N)`` with N (Bc, J, k) the weight of each group in each template
-    and U (Bc, J, k) U(group over all items of the template), or with
-    ``pairs`` U (Bc, J, k, k) U(group a over group b) inside each template
-    (ties count 1/2). By the pair kernel of each template (bilinear in T)
-    where it is small, else by cumulative sums over the sorted items."""
+    ``(U, N, tpl)`` with N (Bc, Jt, k) the weight of each group in the
+    templates ``tpl`` (indices, or a slice of all) and U (Bc, Jt, k)
+    U(group over all items of the template), or with ``pairs`` U
+    (Bc, Jt, k, k) U(group a over group b) inside each template (ties count
+    1/2); templates outside ``tpl`` hold no item of the selection. By the
+    pair kernel of each template (bilinear in T) where it is small, else by
+    cumulative sums over the sorted items."""
     kernel = items.memo(("pair_kernel", cats), lambda: _pair_kernel(items, cats))
     if kernel is None:
-        return _within_by_sums(items, cats, pairs)
-    Kt, C = kernel
-    J, k, nT = items.J, items.k, items.prep.n_terms
+        return _within_by_sums(items, cats, pairs) + (slice(None),)
+    Kt, C, tpl = kernel
+    J, k, nT = tpl.size, items.k, items.prep.n_terms
     onehot = items.prep.term_onehot()
+    # terms in group order: with groups of one size, group sums are sums over a trailing axis
+    perm = np.argsort(items.prep.term_g, kind="stable")
+    sizes = np.bincount(items.prep.term_g, minlength=k)
+    even = sizes.size > 0 and (sizes == sizes[0]).all()
+    if even:
+        Kt = np.ascontiguousarray(Kt.reshape(nT, J, nT)[:, :, perm].reshape(nT, J * nT))
 
     def compute(Tf):
         Bc = Tf.shape[0]
+        Tp = Tf[:, perm] if even else Tf
 
-        def by_group(Y):  # (Bc, J, nT) -> (Bc, J, k), one matrix product
-            return (Y * Tf[:, None, :]).reshape(Bc * J, nT) @ onehot
+        def by_group(Y):  # (Bc, J, nT) -> (Bc, J, k)
+            Y *= Tp[:, None, :]
+            if even:  # (a sum over a short trailing axis is slow in numpy: add its slices)
+                Y = Y.reshape(Bc, J, k, sizes[0])
+                out = Y[..., 0].copy()
+                for i in range(1, sizes[0]):
+                    out += Y[..., i]
+                return out
+            return Y.reshape(Bc * J, nT) @ onehot
 
         N = (Tf @ C).reshape(Bc, J, k)
         if not pairs:
@@ -436,8 +462,8 @@ def within_terms(items: ClassItems, cats, pairs: bool):
         # every resample at once (fewer, larger products), then the rows of this chunk
         U, N = items.memo(("within_all", cats, pairs), lambda: compute(T_all))
         s, e = items.rows
-        return U[s:e], N[s:e]
-    return items.chunk_memo(("within_terms", cats, pairs), lambda: compute(items.Tf))
+        return U[s:e], N[s:e], tpl
+    return items.chunk_memo(("within_terms", cats, pairs), lambda: compute(items.Tf)) + (tpl,)
 
 
 def _within_by_sums(items: ClassItems, cats, pairs: bool):
@@ -493,10 +519,12 @@ def aeg_excess(items: ClassItems, cats, spec):
     its background)."""
     Q = items.within_excess()  # (Bc, J): W^2 - W
     if spec.generalized == "PCM":
-        U, N = within_terms(items, cats, pairs=True)
+        U, N, tpl = within_terms(items, cats, pairs=True)
+        Q = Q[:, tpl]
         return {(a, b): (np.einsum("bj,bj->b", Q, U[:, :, a, b]), np.einsum("bj,bj->b", Q, N[:, :, a] * N[:, :, b]))
                 for a in range(items.k) for b in range(items.k) if a < b}
-    Ut, N = within_terms(items, cats, pairs=False)
+    Ut, N, tpl = within_terms(items, cats, pairs=False)
+    Q = Q[:, tpl]
     Nb = N.sum(axis=2, keepdims=True)
     if BACKGROUND.get(spec.background) == "rest":
         Ut, Nb = Ut - N * N / 2.0, Nb - N
