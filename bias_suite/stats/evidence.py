@@ -77,28 +77,42 @@ def _sides(spec, score) -> bool:
     return get_comparison(spec.comparison).name in ("ratio", "ratio_to_background")
 
 
-def _group_view(spec, ad: AttributeData, score, c, tpl, J) -> dict:
+def _presence(ad: AttributeData, score, c, tpl, J):
+    """Per kind of event of ``score`` and class c, (J, k) whether template j
+    has one for group t; None when the row count says it all. Cached on
+    ``ad`` (metrics sharing a score share it)."""
     k = ad.k
     if isinstance(score, RateScore):
         outcomes = OUTCOMES.get(score.name)
         if outcomes is None:
-            return {}
-        cnt = ad.class_counts(c)
-        ones = np.ones(len(ad.g), bool)
-        pres = [_present(_expression(cnt, o), ones, J, k, tpl, ad.g) for o in outcomes]
+            return None
+        key = ("rate", score.name, c)
     elif isinstance(score, (SetScore, MeanScore, AucScore, GoldProbScore)):
-        iy, ig, it = ad.item_y, ad.item_g(), tpl[ad.item_row]
-        pos, neg = iy == c, (iy >= 0) & (iy != c)
-        select = getattr(score, "select", "all")
-        if isinstance(score, AucScore):
-            pres = [_present(pos.astype(float), pos, J, k, it, ig), _present(neg.astype(float), neg, J, k, it, ig)]
-        elif select == "pos":
-            pres = [_present(pos.astype(float), pos, J, k, it, ig)]
-        elif select == "neg":
-            pres = [_present(neg.astype(float), neg, J, k, it, ig)]
-        else:
-            return {}  # every example is an event: the template count says it
+        select = "auc" if isinstance(score, AucScore) else getattr(score, "select", "all")
+        if select not in ("auc", "pos", "neg"):
+            return None  # every example is an event: the template count says it
+        key = ("items", select, c)
     else:
+        return None
+    cache = ad.__dict__.setdefault("_event_presence", {})
+    key = key + (id(tpl), J)
+    if key not in cache:
+        if key[0] == "rate":
+            cnt = ad.class_counts(c)
+            ones = np.ones(len(ad.g), bool)
+            cache[key] = [_present(_expression(cnt, o), ones, J, k, tpl, ad.g) for o in outcomes]
+        else:
+            iy, ig, it = ad.item_y, ad.item_g(), tpl[ad.item_row]
+            pos, neg = iy == c, (iy >= 0) & (iy != c)
+            sets = {"auc": (pos, neg), "pos": (pos,), "neg": (neg,)}[key[1]]
+            cache[key] = [_present(m.astype(float), m, J, k, it, ig) for m in sets]
+    return cache[key]
+
+
+def _group_view(spec, ad: AttributeData, score, c, tpl, J) -> dict:
+    k = ad.k
+    pres = _presence(ad, score, c, tpl, J)
+    if pres is None:
         return {}
     sides = _sides(spec, score)
     bg_all = spec.background in ("all", "S")
