@@ -1,22 +1,29 @@
 """Cost of the cluster bootstrap (bias_suite.stats.bootstrap) against one
-evaluation on the same data.
+evaluation on the same data, templates alone and templates and terms.
 
-A realistic table (default: 20,000 rows, 3 classes, 8 groups, 100 templates,
-5% unlabelled rows, every named metric; optionally --rows 200000): times one
-``evaluate`` call and ``bootstrap(B=1000)`` (intervals for every metric value,
-the evaluation itself not included), prints their ratio (target <= ~10x) and
-the peak memory of the bootstrap (tracemalloc: Python/numpy allocations;
-ru_maxrss: the process's peak RSS so far).
+Designs (every named metric, 3 classes, every template rendered with every
+term of every group, a gold class per template):
 
-    python benchmarks/bootstrap_cost.py [--rows 20000] [--groups 8] [--templates 100] [--B 1000] [--repeat 3]
+- ``calibration`` (default): 6 groups x 3 terms, as in
+  ``benchmarks/calibration.py``, at 30 and 150 templates;
+- ``paper``: 8 groups x 10 terms x 60 templates (``metrics_scale.py --paper``).
+
+For each, the best of ``--repeat`` runs of one ``evaluate`` (metric values
+only) and of ``bootstrap(B)`` with ``resample_terms=False`` (templates only)
+and with the default (templates and terms), wall clock and process CPU
+time, and their ratios to the evaluation (goal: the default within 4x one
+evaluation at the default B = 200), then the peak memory of the default
+bootstrap (tracemalloc: Python/numpy allocations).
+
+    python benchmarks/bootstrap_cost.py [--design calibration] [--templates 30,150] [--B 200] [--repeat 5]
 
 Wall times are the best of ``--repeat`` runs (the machine is shared, so the
-minimum is the least noisy estimate).
+minimum is the least noisy estimate); the CPU column is steadier on a busy
+machine.
 """
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 import tracemalloc
@@ -25,50 +32,65 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metrics_scale import make_scored  # noqa: E402
+from _machine import cpu_model  # noqa: E402
+from metrics_scale import make_paper_scored  # noqa: E402
+
+DESIGNS = {"calibration": (6, 3), "paper": (8, 10)}
 
 
 def best_of(fn, repeat):
-    best, out = float("inf"), None
+    """(best wall seconds, best CPU seconds, last result)."""
+    wall = cpu = float("inf")
+    out = None
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        wall, cpu = min(wall, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
+    return wall, cpu, out
+
+
+def measure(templates, groups, terms, B, repeat, seed=0):
+    from bias_suite.metrics import evaluate
+    from bias_suite.stats.bootstrap import bootstrap
+
+    data = make_paper_scored(templates, groups, terms, seed=seed)
+    ew, ec, results = best_of(lambda: evaluate(data), repeat)
+    row = {"templates": templates, "groups": groups, "terms": terms, "rows": len(data), "evaluate_s": ew,
+           "evaluate_cpu_s": ec}
+    for label, mode in (("templates", False), ("terms", "auto")):
+        bw, bc, bs = best_of(lambda: bootstrap(data, results, B=B, seed=seed, resample_terms=mode), repeat)
+        row[f"{label}_s"], row[f"{label}_cpu_s"] = bw, bc
+        row[f"{label}_ratio"], row[f"{label}_cpu_ratio"] = bw / ew, bc / ec
+        if mode == "auto":
+            assert bs.basis["terms_resampled"].all()
+    tracemalloc.start()
+    bootstrap(data, results, B=B, seed=seed)
+    row["peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return row
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=20_000)
-    ap.add_argument("--groups", type=int, default=8)
-    ap.add_argument("--templates", type=int, default=100)
-    ap.add_argument("--B", type=int, default=1000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--design", choices=sorted(DESIGNS), default="calibration")
+    ap.add_argument("--templates", default=None, help="comma-separated template counts (default 30,150; paper: 60)")
+    ap.add_argument("--B", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
-
-    from bias_suite.metrics import evaluate
-    from bias_suite.stats.bootstrap import bootstrap
-
-    frame, P, classes, scored_from_arrays = make_scored(args.rows, args.groups, args.templates, seed=args.seed)
-    data = scored_from_arrays(frame, P, classes)
-    print(f"table: {len(frame):,} rows, {len(classes)} classes, {args.groups} groups, {args.templates} templates")
-
-    t_eval, results = best_of(lambda: evaluate(data), args.repeat)
-    print(f"evaluate (every named metric): {t_eval:.3f} s, {len(results)} result rows")
-
-    t_boot, bs = best_of(lambda: bootstrap(data, results, B=args.B, seed=args.seed), args.repeat)
-    n_ci = int(bs.results["ci_low"].notna().sum())
-    print(f"bootstrap B={args.B}: {t_boot:.3f} s, intervals for {n_ci} of {len(results)} rows")
-    print(f"ratio bootstrap / evaluate: {t_boot / t_eval:.1f}x (target <= ~10x)")
-
-    tracemalloc.start()
-    bootstrap(data, results, B=args.B, seed=args.seed)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"bootstrap peak memory (tracemalloc): {peak / 2**20:.0f} MiB; process peak RSS: {rss:.0f} MiB")
-    return {"evaluate_s": t_eval, "bootstrap_s": t_boot, "ratio": t_boot / t_eval, "peak_mib": peak / 2**20}
+    groups, terms = DESIGNS[args.design]
+    counts = [int(x) for x in (args.templates or ("60" if args.design == "paper" else "30,150")).split(",")]
+    print(f"CPU: {cpu_model()}; B = {args.B}; best of {args.repeat}; every named metric")
+    rows = []
+    for J in counts:
+        r = measure(J, groups, terms, args.B, args.repeat)
+        rows.append(r)
+        print(f"{J} templates x {groups} groups x {terms} terms ({r['rows']:,} rows): evaluate {r['evaluate_s'] * 1e3:.0f} ms "
+              f"(CPU {r['evaluate_cpu_s'] * 1e3:.0f} ms)")
+        for label, what in (("templates", "templates only"), ("terms", "templates and terms (default)")):
+            print(f"  bootstrap, {what}: {r[f'{label}_s'] * 1e3:.0f} ms = {r[f'{label}_ratio']:.2f}x "
+                  f"(CPU {r[f'{label}_cpu_s'] * 1e3:.0f} ms = {r[f'{label}_cpu_ratio']:.2f}x)")
+        print(f"  peak traced memory of the default bootstrap: {r['peak_mib']:.0f} MiB")
+    return rows
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ def evaluate(
     multiplicity: str = "holm",
     weighting: str = "balanced",
     extra_rows: Sequence[pd.DataFrame] = (),
+    resample_terms="auto",
 ) -> pd.DataFrame:
     """Compute bias metrics on scored examples, with intervals, tests and verdicts.
 
@@ -81,6 +82,10 @@ def evaluate(
         (:func:`bias_suite.metrics.evaluate`).
     extra_rows : further result rows (CheckList INV fail rates, say),
         judged in the same verdict stage.
+    resample_terms : "auto" (default), True or False
+        Whether the bootstrap resamples each group's identity terms as well
+        as the templates: "auto" where some group has several terms
+        (docs/statistics.md, "Templates and terms").
 
     Returns
     -------
@@ -95,7 +100,8 @@ def evaluate(
     return _evaluate(scored, metrics=metrics, attributes=attributes, groups=groups, max_tuples=max_tuples, seed=seed,
                      group_order_override=group_order_override, bootstrap=bootstrap, confidence=confidence,
                      thresholds=thresholds, significance=significance, bernstein=bernstein,
-                     multiplicity=multiplicity, weighting=weighting, extra_rows=extra_rows)[0]
+                     multiplicity=multiplicity, weighting=weighting, extra_rows=extra_rows,
+                     resample_terms=resample_terms)[0]
 
 
 def evaluate_with_replicates(scored, *, attribution: bool = True, **options):
@@ -110,7 +116,8 @@ def evaluate_with_replicates(scored, *, attribution: bool = True, **options):
 
 def _evaluate(scored, *, metrics=None, attributes=None, groups=None, max_tuples=100, seed=0, group_order_override=None,
               bootstrap=200, confidence=0.95, thresholds=None, significance=None, bernstein=None,
-              multiplicity="holm", weighting="balanced", extra_rows=(), keep_replicates=False, attribution=True):
+              multiplicity="holm", weighting="balanced", extra_rows=(), keep_replicates=False, attribution=True,
+              resample_terms="auto"):
     data = as_scored(scored)
     if groups:  # a selection of groups: the other groups' rows are left out
         import numpy as np
@@ -130,7 +137,7 @@ def _evaluate(scored, *, metrics=None, attributes=None, groups=None, max_tuples=
 
         bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
                         max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting,
-                        keep_replicates=keep_replicates)
+                        keep_replicates=keep_replicates, resample_terms=resample_terms)
         res, basis = bs.results, bs.basis
     extra = list(extra_rows)
     significance = metrics is None if significance is None else significance

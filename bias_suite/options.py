@@ -57,6 +57,9 @@ class RunOptions:
             (false-discovery rate) over every claim of the run.
         weighting : "balanced" (each template counts once per group) or
             "pooled" (every example once) in the group view.
+        resample_terms : "auto" (default: where a group has several
+            terms), True or False: whether the bootstrap resamples the
+            identity terms as well as the templates (docs/statistics.md).
 
     How the model predicts
         class_map : ``{suite class: model class}`` when they are named differently.
@@ -93,6 +96,7 @@ class RunOptions:
     thresholds: dict | None = None
     multiplicity: str = "holm"
     weighting: str = "balanced"
+    resample_terms: Any = "auto"
     class_map: dict | None = None
     device: str = "auto"
     batch_size: int = 64
@@ -133,6 +137,9 @@ class RunOptions:
         from .stats.verdicts import MULTIPLICITY
 
         check_weighting(self.weighting)
+        from .stats.terms import resample_terms_option
+
+        resample_terms_option(self.resample_terms)
         if self.multiplicity not in MULTIPLICITY:
             raise BiasSuiteError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {self.multiplicity!r}")
         known = list(dict.fromkeys(c for f in FAMILIES.values() for c in f.inv_criteria))

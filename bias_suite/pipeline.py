@@ -115,6 +115,9 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
         from .comparison import read_model
 
         baseline = read_model(baseline, "baseline")
+    from .stats.terms import resample_terms_option
+
+    opts = opts.replace(resample_terms=resample_terms_option(opts.resample_terms))
     table = _examples_table(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
@@ -192,7 +195,8 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
     res = evaluate(scored, metrics=opts.metrics, max_tuples=opts.max_tuples, seed=opts.seed,
                    group_order_override=order, bootstrap=opts.bootstrap, confidence=opts.confidence,
                    thresholds=opts.thresholds, significance=opts.significance, bernstein=opts.bernstein,
-                   multiplicity=opts.multiplicity, weighting=opts.weighting, extra_rows=inv_rows)
+                   multiplicity=opts.multiplicity, weighting=opts.weighting, extra_rows=inv_rows,
+                   resample_terms=opts.resample_terms)
     meta = {
         "bias_suite": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -213,6 +217,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
                   for st in suites for i, d in enumerate(getattr(st, "thresholds", None) or [])],
         "confidence": opts.confidence,
         "weighting": opts.weighting,
+        "resample_terms": opts.resample_terms,
         "groups": {a: list(g) for a, g in opts.groups.items()} if opts.groups else None,
         "group_orders": order,
         "invariance": bool(opts.invariance),

@@ -193,3 +193,43 @@ def test_task_branch_finder_sees_one(tmp_path, monkeypatch):
     (pkg / "families" / "y.py").write_text("def g(d):\n    return d.task != 'classification'\n")
     monkeypatch.setattr(__import__(__name__), "PKG", pkg)
     assert task_branches() == {"report.x"}
+
+
+def private_imports(files) -> list:
+    """``(file, line, module, name)`` for every import of another module's
+    private name (one leading underscore, not a dunder) inside the package:
+    ``from bias_suite.x import _y`` and the relative forms."""
+    out = []
+    for path in files:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        parts = Path(path).resolve().relative_to(PKG.parent).with_suffix("").parts
+        package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = list(package[: len(package) - node.level + 1])
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if not module.startswith("bias_suite"):
+                continue
+            for alias in node.names:
+                n = alias.name
+                if n.startswith("_") and not n.startswith("__"):
+                    out.append((str(path), node.lineno, module, n))
+    return out
+
+
+def test_no_module_imports_another_modules_private_names():
+    found = private_imports(sorted(PKG.rglob("*.py")))
+    assert not found, "\n".join(f"{f}:{line}: from {m} import {n}" for f, line, m, n in found)
+
+
+def test_private_import_finder_sees_a_planted_one(tmp_path, monkeypatch):
+    pkg = tmp_path / "bias_suite" / "stats"
+    pkg.mkdir(parents=True)
+    (pkg / "a.py").write_text("from ._b import _hidden, visible\nfrom ..metrics.x import __all__\n")
+    monkeypatch.setattr(__import__(__name__), "PKG", tmp_path / "bias_suite")
+    got = private_imports([pkg / "a.py"])
+    assert [(m, n) for _, _, m, n in got] == [("bias_suite.stats._b", "_hidden")]

@@ -122,7 +122,7 @@ def test_all_ones_weights_reproduce_evaluate():
     for a in ("attr", "two"):
         prep = bsm._prepare(data, cfs[a], a, None)
         W = np.ones((2, prep.J), dtype=np.int64)
-        vals, _ = bsm._fast_attribute(prep, classification_metrics(data), W)
+        vals, _ = bsm.fast_attribute(prep, classification_metrics(data), W)
         sub = res[(res["attribute"] == a) & res["value"].notna()]
         for r in sub.itertuples(index=False):
             g = r.group if isinstance(r.group, str) else None
@@ -285,3 +285,20 @@ def test_cluster_bootstrap_difference():
     d = costs[ann == 1].mean() - costs[ann == -1].mean()
     assert lo < d < hi and lo < 0.1 < hi
     assert cluster_bootstrap_difference(costs[:4], ann[:4], clusters[:4]) == (None, None)
+
+
+def test_row_quantiles_are_numpys_bit_for_bit():
+    from bias_suite.stats.quantiles import row_quantiles
+
+    """Interval ends from sorted rows, grouped by their number of defined
+    replicates, are exactly np.quantile's of each row's defined values."""
+    rng = np.random.default_rng(1)
+    for B in (1, 2, 7, 200):
+        V = rng.normal(size=(40, B))
+        V[rng.random(V.shape) < 0.2] = np.nan
+        ok = np.isfinite(V)
+        for probs in ([0.025, 0.975], [0.0, 1.0], [0.1, 0.5]):
+            got = row_quantiles(V, probs, ok)
+            ref = np.array([[np.quantile(V[i][ok[i]], p) if ok[i].any() else np.nan for i in range(len(V))]
+                            for p in probs])
+            assert np.array_equal(got, ref, equal_nan=True)

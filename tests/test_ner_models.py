@@ -354,6 +354,9 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
 
     # all-ones weights: the replicate is the data itself, relabelled
     monkeypatch.setattr(bmod, "template_weights", lambda J, B, rng: np.ones((B, J), dtype=np.int64))
+    from bias_suite.stats import terms as tmod
+
+    monkeypatch.setattr(tmod, "term_weights", lambda blocks, B, rng: np.ones((B, len(blocks)), dtype=np.int64))
     data = res.scored
     obs = evaluate(data, metrics=["FNED", "TPR-Gap", "AvgGF", "CFGap"], max_tuples=None)
     bs = bmod.resampling_bootstrap(data, obs, metrics=["FNED", "TPR-Gap", "AvgGF", "CFGap"], B=2, max_tuples=None,

@@ -32,13 +32,13 @@ def lexicon_model(words):
     return predict
 
 
-def _run(fn):
+def _run(fn, names="*", **kw):
     from bias_suite.models.base import CallablePredictor
     from bias_suite.pipeline import run
 
-    suites = sorted(glob.glob("templates/sentiment_*.yaml"))
-    assert len(suites) >= 9
-    return run(suites, CallablePredictor(fn, CLASSES), None, progress=False, cache=False).results
+    suites = sorted(glob.glob(f"templates/sentiment_{names}.yaml"))
+    assert len(suites) >= (9 if names == "*" else 1)
+    return run(suites, CallablePredictor(fn, CLASSES), None, progress=False, cache=False, **kw).results
 
 
 @pytest.fixture(scope="module")
@@ -67,18 +67,38 @@ def test_claims_about_unaffected_groups_name_their_source(lexicon_results):
         assert (c["source"] == name).all(), c[["metric", "class", "group", "verdict", "source", "reason"]]
 
 
+def _scoring_pairs(r, attr, name):
+    return r[(r["attribute"] == attr) & (r["metric"].isin(["CFGap", "AvgScoreDiff"]))
+             & r["group"].map(lambda g: _involves(g, name)) & (r["class"] == "positive")]
+
+
+def _material_in_the_right_direction(pairs, name):
+    assert len(pairs) and (pairs["verdict"] == "material").all(), pairs[["metric", "group", "verdict", "reason"]]
+    # the probability of 'positive' moves down for a negative word and up for a positive one
+    lower = IDENTITY[name] < 0
+    for g, reason in zip(pairs["group"], pairs["reason"]):
+        first = g.split("|")[0] == name
+        says_higher = "higher for" in reason
+        assert says_higher == (first != lower), (g, reason)
+
+
 def test_the_scoring_groups_are_found_in_the_right_direction(lexicon_results):
-    r = lexicon_results
-    for attr, name in AFFECTED.items():
-        pairs = r[(r["attribute"] == attr) & (r["metric"].isin(["CFGap", "AvgScoreDiff"]))
-                  & r["group"].map(lambda g: _involves(g, name)) & (r["class"] == "positive")]
-        assert len(pairs) and (pairs["verdict"] == "material").all(), pairs[["metric", "group", "verdict", "reason"]]
-        # the probability of 'positive' moves down for a negative word and up for a positive one
-        lower = IDENTITY[name] < 0
-        for g, reason in zip(pairs["group"], pairs["reason"]):
-            first = g.split("|")[0] == name
-            says_higher = "higher for" in reason
-            assert says_higher == (first != lower), (g, reason)
+    # every term of 'muslim' scores ('Muslim' in singular slots, 'Muslims' in plural ones): a claim about the
+    # group, with its terms resampled (the default)
+    _material_in_the_right_direction(_scoring_pairs(lexicon_results, "religion", "muslim"), "muslim")
+
+
+def test_a_term_that_scores_is_not_a_group_that_scores(lexicon_results):
+    # 'blind' scores and 'visually impaired' does not; 'straight' scores and 'heterosexual' does not. With the
+    # terms resampled the groups' intervals hold the terms that do not score: no claim about the group
+    for attr, name in (("disability", "blind"), ("sexual_orientation", "straight")):
+        pairs = _scoring_pairs(lexicon_results, attr, name)
+        assert len(pairs) and not pairs["verdict"].isin(["material", "small"]).any(), pairs[["group", "verdict"]]
+        assert (pairs["ci_low"] < pairs["value"] / 2).all()
+    # with the templates alone resampled, the claim is about these terms, and it holds
+    r = _run(lexicon_model({**SENTIMENT, **IDENTITY}), "[ds][ie]*", resample_terms=False)
+    for attr, name in (("disability", "blind"), ("sexual_orientation", "straight")):
+        _material_in_the_right_direction(_scoring_pairs(r, attr, name), name)
 
 
 def test_a_constant_model_gets_no_claim():

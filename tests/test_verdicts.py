@@ -321,7 +321,9 @@ def test_calibration_random_term_sensitivity_is_not_a_group_bias():
     counts = judged["verdict"].value_counts()
     assert counts.get("material", 0) == 0, judged[judged["verdict"] == "material"][["metric", "group", "reason"]]
     assert counts.get("small", 0) <= 0.01 * len(judged)
-    assert counts.get("negligible", 0) > 0.4 * len(judged)
+    # (with three terms per group resampled as well as the templates, the intervals also hold which terms a
+    # group might have had: 35% negligible here, 54% with the templates alone)
+    assert counts.get("negligible", 0) > 0.3 * len(judged)
     # the counterfactual distances are large (about 0.06-0.1) and still not evidence of a bias
     cf = res[(res["metric"] == "CFGap") & res["group"].notna()]
     assert (cf["value"] > 0.04).all() and not cf["verdict"].isin(["material", "small"]).any()

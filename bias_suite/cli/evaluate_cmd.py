@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import GROUP_HELP, name_lists, parse_thresholds, group_selection
+from .options import GROUP_HELP, name_lists, parse_thresholds, group_selection, terms_option
 from .output import exit_with, console
 
 commands = typer.Typer()
@@ -31,6 +31,7 @@ def evaluate(
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
     multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),
     weighting: str = typer.Option("balanced", "--weighting", help="Group view: balanced (every template counts once for every group) or pooled (every example once, the published definitions)."),
+    resample_terms: str = typer.Option("auto", "--resample-terms", metavar="auto|yes|no", help="Bootstrap: resample the identity terms within their groups as well as the templates: auto (where a group has several terms in a template), yes or no (templates only)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
     detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
@@ -42,6 +43,8 @@ def evaluate(
     from ..evaluation import evaluate as evaluate_
     from ..families import read_scored
     from ..io.results import write_results
+
+    resample_terms = terms_option(resample_terms)  # a bad value fails before any work
 
     try:
         data = read_scored(scored)
@@ -55,10 +58,10 @@ def evaluate(
         res = evaluate_(data, metrics=metrics, attributes=attribute, groups=groups, max_tuples=max_tuples, seed=seed, group_order_override=name_lists(group_order),
                         bootstrap=bootstrap, confidence=confidence, thresholds=parse_thresholds(threshold),
                         significance=None if significance else False, bernstein=None if bernstein else False,
-                        multiplicity=multiplicity, weighting=weighting)
+                        multiplicity=multiplicity, weighting=weighting, resample_terms=resample_terms)
         inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
         write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence,
-                                          "weighting": weighting,
+                                          "weighting": weighting, "resample_terms": resample_terms,
                                           "intervals": dict(res.attrs.get("intervals") or {}, bootstrap=bootstrap),
                                           "thresholds": parse_thresholds(threshold) or {}},
                       files=inside)

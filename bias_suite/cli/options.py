@@ -87,3 +87,13 @@ def group_selection(specs: Optional[List[str]]) -> Optional[dict]:
     if twice:
         raise BiasSuiteError(f"--group names attribute(s) {twice} twice; give each attribute's groups in one --group")
     return name_lists(specs, "--group", "ATTRIBUTE=GROUP,GROUP,...")
+
+
+def terms_option(text: str):
+    """``--resample-terms``: auto, yes or no (one clear error otherwise)."""
+    from ..stats.terms import resample_terms_option
+
+    try:
+        return resample_terms_option(text)
+    except BiasSuiteError as e:
+        raise typer.BadParameter(str(e), param_hint="--resample-terms") from None

@@ -9,7 +9,7 @@ import typer
 
 from ..exceptions import BiasSuiteError
 from ..report import theme
-from .options import GROUP_HELP, parse_class_map, Command, parse_thresholds, group_selection
+from .options import GROUP_HELP, parse_class_map, Command, parse_thresholds, group_selection, terms_option
 from .output import exit_with, console
 from .summary import gate, gate_rules
 
@@ -60,6 +60,7 @@ def run(
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
     multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),
     weighting: str = typer.Option("balanced", "--weighting", help="Group view: balanced (every template counts once for every group) or pooled (every example once, the published definitions)."),
+    resample_terms: str = typer.Option("auto", "--resample-terms", metavar="auto|yes|no", help="Bootstrap: resample the identity terms within their groups as well as the templates: auto (where a group has several terms in a template), yes or no (templates only)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Reuse and store predictions in the prediction cache (resumes interrupted runs)."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Prediction cache folder (default: $BIAS_SUITE_CACHE/predictions or ~/.cache/bias_suite/predictions)."),
     engine: str = typer.Option("local", "--engine", help="Where predictions run: local, or ray (Ray Data actor pool; needs ray[data])."),
@@ -82,6 +83,8 @@ def run(
     from ..options import RunOptions
     from ..pipeline import run as run_
 
+    resample_terms = terms_option(resample_terms)  # a bad value fails before any work
+
     try:
         table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
                             template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
@@ -99,7 +102,7 @@ def run(
             inv_cases=inv_cases, engine=_engine(engine, ray_address, num_workers, quiet),
             cache=(cache_dir if cache_dir is not None else True) if cache else False,
             thresholds=parse_thresholds(threshold), multiplicity=multiplicity, weighting=weighting,
-            baseline=baseline)
+            resample_terms=resample_terms, baseline=baseline)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
             table if table is not None else suites, model, out, options)
     except BiasSuiteError as e:

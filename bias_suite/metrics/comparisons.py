@@ -29,9 +29,19 @@ ROUND_OFF = 1e-9
 def equal_within_round_off(x, y) -> np.ndarray:
     """Where ``x`` and ``y`` are equal up to :data:`ROUND_OFF` (NaN: False)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
+    return _difference(x, y)[1]
+
+
+def _difference(x, y):
+    """``x - y`` and where the two are equal up to :data:`ROUND_OFF`, with
+    as few temporary arrays as possible (the bootstrap calls this on
+    arrays of every resample)."""
     with np.errstate(invalid="ignore"):
-        scale = np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
-        return np.abs(x - y) <= ROUND_OFF * scale
+        scale = np.asarray(np.maximum(np.abs(x), np.abs(y)))
+        np.maximum(scale, 1.0, out=scale)
+        scale *= ROUND_OFF
+        d = np.asarray(np.subtract(x, y))
+        return d, np.abs(d) <= scale
 
 
 @dataclass(frozen=True)
@@ -54,12 +64,17 @@ class Comparison:
 
 def _abs(x, y):
     x, y = np.asarray(x, float), np.asarray(y, float)
-    return np.where(equal_within_round_off(x, y), 0.0, np.abs(x - y)), np.zeros(np.broadcast(x, y).shape, bool)
+    d, same = _difference(x, y)
+    np.abs(d, out=d)
+    d[same] = 0.0
+    return d, np.zeros(d.shape, bool)
 
 
 def _diff(x, y):
     x, y = np.asarray(x, float), np.asarray(y, float)
-    return np.where(equal_within_round_off(x, y), 0.0, x - y), np.zeros(np.broadcast(x, y).shape, bool)
+    d, same = _difference(x, y)
+    d[same] = 0.0
+    return d, np.zeros(d.shape, bool)
 
 
 def _ratio(x, y):

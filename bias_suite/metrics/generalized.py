@@ -158,7 +158,7 @@ def _accumulate(parts, bad, notes, N):
 
 
 # ------------------------------------------------- group view: phi per set
-def _selection(ad: AttributeData, select: str, c: int) -> np.ndarray:
+def item_selection(ad: AttributeData, select: str, c: int) -> np.ndarray:
     """Items kept by a set score's selection for class c."""
     yy = ad.item_y
     if select == "all":
@@ -216,7 +216,7 @@ def _scalar_phi(ad, score, c):
             rest=(rv, rb, [f"{reason} for the rest of group {ad.groups[t]!r}" for t in range(k)], _n_used(score, raw_rest)),
         )
     if isinstance(score, (MeanScore,)):
-        sel = _selection(ad, score.select, c)
+        sel = item_selection(ad, score.select, c)
         ig = ad.item_g()
         vals = ad.item_P[:, c]
         w = np.ones(len(ig)) if ad.row_weight is None else ad.row_weight[ad.item_row]
@@ -393,7 +393,7 @@ def _group_set_metric(spec, ad, score, comp, c, cls_name):
 
 
 # ---------------------------------------------------- counterfactual view
-def _member_values(ad, score, c):
+def member_values(ad, score, c):
     """Values of tuple members (M, k) or, when examples hold several items
     (``item_pos``), (M, k, L) at aligned positions, plus the mask of valid
     entries."""
@@ -410,7 +410,7 @@ def _member_values(ad, score, c):
             yy = ad.y[T]
             ok = yy >= 0
             return ad.item_P[T, np.where(ok, yy, 0)], ok
-        return ad.item_P[T, c], _selection(ad, score.select, c)[T]
+        return ad.item_P[T, c], item_selection(ad, score.select, c)[T]
     n = len(ad.g)
     L = int(ad.item_pos.max()) + 1 if len(ad.item_pos) else 1
     at = (ad.item_row, ad.item_pos)
@@ -424,7 +424,7 @@ def _member_values(ad, score, c):
         sel[at] = labelled
     else:
         Vx[at] = ad.item_P[:, c]
-        sel[at] = _selection(ad, score.select, c)
+        sel[at] = item_selection(ad, score.select, c)
     return Vx[T], (valid & sel)[T]
 
 
@@ -454,7 +454,7 @@ def _tuple_values(ad, score, c):
     key = (getattr(score, "name", None) or id(score), type(score).__name__, c)
     if key in cache:
         return cache[key]
-    V, ok = _member_values(ad, score, c)
+    V, ok = member_values(ad, score, c)
     if V.ndim == 2:
         V, ok = V[:, :, None], ok[:, :, None]
     # a position counts when it is valid for every member; a tuple when it has such a position
@@ -559,7 +559,7 @@ def per_template_differences(spec, ad, score, comp, c) -> np.ndarray:
     an array (templates, pairs), NaN where a group has no items in the
     template (W1 for set scores, the comparison of the means for mean scores)."""
     k, J = ad.k, len(ad.templates)
-    sel = _selection(ad, getattr(score, "select", "all"), c)
+    sel = item_selection(ad, getattr(score, "select", "all"), c)
     it_tpl = ad.row_template[ad.item_row]  # -1 for items of incomplete templates
     keep = sel & (it_tpl >= 0)
     vals = ad.item_P[keep, c]

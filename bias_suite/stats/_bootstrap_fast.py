@@ -1,8 +1,10 @@
 """The fast path of the cluster bootstrap: every metric of one attribute on
-all resamples at once, from template weights (rates from weighted count
-sums, counterfactual tuples and per-template sets from weighted copies).
-:mod:`bias_suite.stats.bootstrap` has the method and the public API,
-:mod:`bias_suite.stats._bootstrap_sets` the shared pieces and set metrics.
+all resamples at once, from template weights and, where terms are
+resampled, term weights (rates from weighted count sums, counterfactual
+tuples and per-template sets from weighted copies, set metrics per chunk of
+resamples). :mod:`bias_suite.stats.bootstrap` has the method and the public
+API, :mod:`bias_suite.stats._bootstrap_sets` the shared pieces,
+:mod:`bias_suite.stats._bootstrap_terms` the term-weighted quantities.
 """
 from __future__ import annotations
 
@@ -10,22 +12,29 @@ import numpy as np
 
 from ..exceptions import MetricError
 from ..metrics.comparisons import get_comparison
-from ..metrics.generalized import _member_values, normalizer_value, per_template_differences
-from ..metrics.scores import MeanScore, RateScore, get_score
-from ._bootstrap_sets import _BACKGROUND, _class_list, _Prepared, _scalar_values, _set_values
+from ..metrics.generalized import member_values, normalizer_value, per_template_differences
+from ..metrics.scores import AucScore, MeanScore, RateScore, get_score
+from ._bootstrap_sets import (BACKGROUND, CATS, CHUNK_ELEMENTS, ClassItems, Prepared, accumulated, class_list,
+                              safe_ratio, scalar_values)
+from ._bootstrap_terms import TupleWeights, aeg_excess, per_template_term_values
 
 
 # --------------------------------------------------------------------------
 # fast path
 # --------------------------------------------------------------------------
-def _fast_attribute(prep: _Prepared, specs, W):
-    """Replicate values of every fast-path metric on one attribute; the last
-    row of the internal weight matrix is all ones (the observed data) and is
-    used only for the observed value of the verdict basis."""
+def fast_attribute(prep: Prepared, specs, W, T=None):
+    """Replicate values of every fast-path metric on one attribute from the
+    template weights ``W`` (B, J) and the term weights ``T`` (B, n_terms;
+    None: terms not resampled); the last row of the internal weight
+    matrices is all ones (the observed data) and is used only for the
+    observed value of the verdict basis."""
     ad = prep.ad
     B = W.shape[0]
     Wx = np.vstack([W, np.ones((1, prep.J), dtype=W.dtype)]) if prep.J else np.zeros((B + 1, 0), dtype=np.int64)
     Wf = Wx.astype(np.float64)
+    Tx = None if T is None else np.vstack([T, np.ones((1, T.shape[1]), dtype=T.dtype)])
+    Tf = None if Tx is None else Tx.astype(np.float64)
+    tuple_weights = {}  # the tuples' weights, built once per attribute where terms are resampled
     out, basis = {}, {}
     set_jobs = {}  # class index -> list of (spec, cls_name)
     sums_cache: dict = {}
@@ -34,26 +43,32 @@ def _fast_attribute(prep: _Prepared, specs, W):
             continue
         sc = get_score(spec.score)
         comp = get_comparison(spec.comparison)
-        for c, cls in _class_list(spec, ad):
+        for c, cls in class_list(spec, ad):
             if spec.view == "group":
                 if spec.generalized in ("PCM", "MCM") and ad.k < 2:
                     continue
                 if isinstance(sc, RateScore):
-                    phi = _rate_phi(prep, sc, c, Wf, sums_cache)
-                    _store(out, basis, spec, cls, *_scalar_values(spec, ad, sc, comp, phi), B)
+                    phi = _rate_phi(prep, sc, c, Wf, sums_cache, Tf)
+                    _store(out, basis, spec, cls, *scalar_values(spec, ad, sc, comp, phi), B)
                 else:
                     set_jobs.setdefault(c, []).append((spec, cls))
             else:
                 if ad.k < 2 or len(ad.templates) == 0:
                     continue
                 if spec.per_template:
-                    res = _per_template_values(spec, prep, sc, comp, c, Wf)
+                    res = (_per_template_values(spec, prep, sc, comp, c, Wf) if Tf is None
+                           else per_template_term_values(spec, prep, sc, comp, c, Wf, Tf))
                 else:
-                    res = _tuple_values(spec, prep, sc, comp, c, Wf)
+                    if Tf is not None and not tuple_weights:
+                        tuple_weights[0] = TupleWeights(prep, Wf, Tf)
+                    res = _tuple_values(spec, prep, sc, comp, c, Wf, tuple_weights.get(0), cls)
                 if res is not None:
                     _store(out, basis, spec, cls, *res, B)
+    if tuple_weights:
+        for (spec, cls), res in tuple_weights[0].flush():
+            _store(out, basis, spec, cls, *res, B)
     for c, jobs in set_jobs.items():
-        _set_values(prep, c, jobs, Wx, out, basis, B)
+        _set_values(prep, c, jobs, Wx, out, basis, B, Tx)
     return out, basis
 
 
@@ -66,27 +81,32 @@ def _store(out, basis, spec, cls, values: dict, signed: dict, B):
         basis[(spec.name, cls, g)] = {"basis": label, "basis_reps": v[:B], "basis_obs": v[B]}
 
 
-def _count_sums(prep, c, Wf, cache):
+def _count_sums(prep, c, Wf, cache, Tf=None):
     """Per-group count sums (R, k) of every resample, one matmul per class:
-    per-(template, group) counts C once, then W @ C."""
+    per-(template, group) counts C once, then W @ C; with term weights
+    per-(template, term) counts, W @ C weighted by T and summed per group."""
     if c not in cache:
         ad = prep.ad
         k, J = ad.k, prep.J
         cnt = ad.class_counts(c)
         names = list(cnt)
-        key = prep.tpl * k + ad.g
+        n = k if Tf is None else prep.n_terms
+        key = prep.tpl * n + (ad.g if Tf is None else prep.term)
         w = ad.row_weight
-        C = np.concatenate([np.bincount(key, weights=cnt[n] if w is None else cnt[n] * w, minlength=J * k).reshape(J, k)
-                            for n in names], axis=1)
+        C = np.concatenate([np.bincount(key, weights=cnt[m] if w is None else cnt[m] * w, minlength=J * n).reshape(J, n)
+                            for m in names], axis=1)
         S = Wf @ C
-        cache[c] = {n: S[:, i * k:(i + 1) * k] for i, n in enumerate(names)}
+        if Tf is not None:  # (R, names, terms) * T, then per group
+            R = S.shape[0]
+            S = ((S.reshape(R, len(names), n) * Tf[:, None, :]).reshape(R * len(names), n) @ prep.term_onehot()).reshape(R, -1)
+        cache[c] = {m: S[:, i * k:(i + 1) * k] for i, m in enumerate(names)}
     return cache[c]
 
 
-def _rate_phi(prep, score, c, Wf, cache):
+def _rate_phi(prep, score, c, Wf, cache, Tf=None):
     """Group / all / rest values of a rate score on every resample: (R, k)."""
     k = prep.ad.k
-    S = _count_sums(prep, c, Wf, cache)
+    S = _count_sums(prep, c, Wf, cache, Tf)
     total = {n: s.sum(1) for n, s in S.items()}
     rest = {n: total[n][:, None] - s for n, s in S.items()}
     R = Wf.shape[0]
@@ -105,12 +125,15 @@ def _rate_phi(prep, score, c, Wf, cache):
     }
 
 
-def _tuple_values(spec, prep, score, comp, c, Wf):
-    """Counterfactual tuple metrics: per-tuple d once, template-weighted means."""
+def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | None = None, cls=None):
+    """Counterfactual tuple metrics: per-tuple d once, template-weighted
+    means; with term weights the means are queued on ``tuple_weights``
+    (None is returned; its ``flush`` gives the values)."""
     ad = prep.ad
     k, gen = ad.k, spec.generalized
-    V, ok = _member_values(ad, score, c)
-    if V.ndim == 2:
+    V, ok = member_values(ad, score, c)
+    one_position = V.ndim == 2  # one item per example: a tuple's value is its one position's
+    if one_position:
         V, ok = V[:, :, None], ok[:, :, None]
     pos_ok = ok.all(axis=1)
     tup_ok = pos_ok.any(axis=1)
@@ -118,23 +141,33 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
         return None
     V, pos_ok = V[tup_ok], pos_ok[tup_ok]
     tt = ad.tuple_template[tup_ok]
-    w = pos_ok / pos_ok.sum(axis=1, keepdims=True)
-    Vz = np.where(pos_ok[:, None, :], V, 0.0)
+    if one_position:  # every kept tuple has its one position valid, weight 1
+        Vz = V.astype(np.float64, copy=False)
 
-    def per_tuple(x):
-        return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
+        def per_tuple(x):
+            return np.asarray(x, dtype=np.float64)[:, 0]
+    else:
+        w = pos_ok / pos_ok.sum(axis=1, keepdims=True)
+        Vz = np.where(pos_ok[:, None, :], V, 0.0)
 
+        def per_tuple(x):
+            return np.sum(np.where(pos_ok, x, 0.0) * w, axis=1)
+
+    phi_name = getattr(score, "name", "f")
+    if tuple_weights is not None:  # weighted by templates and terms, with the attribute's other tuple metrics
+        cols, finish = _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name, one_position)
+        tuple_weights.defer(cols, tup_ok, finish, (spec, cls))
+        return None
     labels, cols = [], []
     signed_labels, signed_cols = [], []
-    phi_name = getattr(score, "name", "f")
     if gen == "PCM":
         N = normalizer_value(spec.normalizer, k)
-        D = np.stack([per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in ad.pairs()], axis=1)
+        D, signed = _pair_columns(ad, comp, Vz, per_tuple, one_position)
         labels = ad.pair_names() + [None]
         cols = np.column_stack([D, D.sum(axis=1) / N])
-        if comp.name == "abs":  # the signed difference beneath |f(a) - f(b)|, per variant
+        if signed is not None:  # the signed difference beneath |f(a) - f(b)|, per variant
             signed_labels = ad.pair_names()
-            signed_cols = [per_tuple(Vz[:, a] - Vz[:, b]) for a, b in ad.pairs()]
+            signed_cols = [signed]
     elif gen == "MCM":
         labels = [None]
         cols = per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))[:, None]
@@ -142,7 +175,7 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
         total = Vz.sum(axis=1)
         D = []
         for t in range(k):
-            bg = total / k if _BACKGROUND.get(spec.background) == "all" else (total - Vz[:, t]) / (k - 1)
+            bg = total / k if BACKGROUND.get(spec.background) == "all" else (total - Vz[:, t]) / (k - 1)
             D.append(per_tuple(comp.fn(bg, Vz[:, t])[0]))
             if comp.name == "abs":
                 signed_labels.append(ad.groups[t])
@@ -159,8 +192,8 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
     if n_signed:
         cols = np.column_stack([cols] + signed_cols)
     Jc = len(ad.templates)
-    S = np.zeros((Jc, cols.shape[1]))
-    np.add.at(S, tt, cols)
+    # per-template sums in tuple order (as np.add.at adds them), column by column
+    S = np.column_stack([np.bincount(tt, weights=cols[:, i], minlength=Jc) for i in range(cols.shape[1])])
     M = np.bincount(tt, minlength=Jc).astype(float)
     Wc = Wf[:, prep.complete_idx]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -171,6 +204,66 @@ def _tuple_values(spec, prep, score, comp, c, Wf):
             else f"{phi_name}(group) - {phi_name}(background), mean over variants")
     signed = {lab: (text, vals[:, n + i]) for i, lab in enumerate(signed_labels)}
     return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
+
+
+def _pair_columns(ad, comp, Vz, per_tuple, one_position):
+    """(Mv, pairs) per-tuple d(f(a), f(b)) of every pair, and f(a) - f(b)
+    where d = |x - y| (else None); every pair in one call when each example
+    holds one item (the comparisons are elementwise)."""
+    pairs = ad.pairs()
+    signed_on = comp.name == "abs"
+    if one_position:
+        X = Vz[:, :, 0]
+        a = np.array([p[0] for p in pairs], dtype=np.int64)
+        b = np.array([p[1] for p in pairs], dtype=np.int64)
+        return comp.fn(X[:, a], X[:, b])[0], (X[:, a] - X[:, b] if signed_on else None)
+    D = np.stack([per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in pairs], axis=1)
+    return D, (np.column_stack([per_tuple(Vz[:, a] - Vz[:, b]) for a, b in pairs]) if signed_on else None)
+
+
+def _tuple_columns_linear(spec, ad, comp, Vz, per_tuple, phi_name, one_position):
+    """The per-tuple columns a weighted mean is needed of, and how the
+    metric's values follow from those means: the comparisons per pair or
+    group, and the member values per group, from which the accumulated
+    value and the signed differences follow linearly (a mean of sums or
+    differences is the sum or difference of the means)."""
+    k, gen = ad.k, spec.generalized
+    signed_on = comp.name == "abs"
+    if gen == "MCM":
+        return per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))[:, None], lambda v: ({None: v[:, 0]}, {})
+    if gen == "PCM":
+        pairs = ad.pairs()
+        D = _pair_columns(ad, comp, Vz, per_tuple, one_position)[0]
+        labels, text = ad.pair_names(), f"{phi_name}(first) - {phi_name}(second), mean over variants"
+        N = normalizer_value(spec.normalizer, k)
+    elif gen in ("BCM", "VBCM"):
+        total = Vz.sum(axis=1)
+        rest = BACKGROUND.get(spec.background) != "all"
+        D = np.column_stack([per_tuple(comp.fn((total - Vz[:, t]) / (k - 1) if rest else total / k, Vz[:, t])[0])
+                             for t in range(k)])
+        labels, text = list(ad.groups), f"{phi_name}(group) - {phi_name}(background), mean over variants"
+        N = normalizer_value(spec.normalizer, k) if gen == "BCM" else None
+    else:
+        raise MetricError(f"unknown generalized metric {gen!r}")
+    cols = [D] + ([per_tuple(Vz[:, t])[:, None] for t in range(k)] if signed_on else [])
+    P = D.shape[1]
+
+    def finish(v):
+        values = {lab: v[:, i] for i, lab in enumerate(labels)}
+        if N is not None:
+            values[None] = v[:, :P].sum(axis=1) / N
+        signed = {}
+        if signed_on:
+            m = v[:, P:]
+            if gen == "PCM":
+                signed = {lab: (text, m[:, a] - m[:, b]) for lab, (a, b) in zip(labels, pairs)}
+            else:
+                tot = m.sum(axis=1)
+                signed = {lab: (text, m[:, t] - ((tot - m[:, t]) / (k - 1) if rest else tot / k))
+                          for t, lab in enumerate(labels)}
+        return values, signed
+
+    return np.hstack(cols), finish
 
 
 def _per_template_values(spec, prep, score, comp, c, Wf):
@@ -195,3 +288,131 @@ def _per_template_values(spec, prep, score, comp, c, Wf):
     signed = ({lab: ("mean f(first) - mean f(second), mean over templates", out[:, n + i])
                for i, lab in enumerate(ad.pair_names())} if signed_on else {})
     return {lab: out[:, i] for i, lab in enumerate(labels)}, signed
+
+
+# --------------------------------------------------------------------------
+# set metrics (W1, AEG, AUC) per chunk of resamples
+# --------------------------------------------------------------------------
+def _auc_group(items: ClassItems, score: AucScore):
+    """(Bc, k) AUC per group and the (Bc,) AUC of all examples; AUC =
+    U(positives over negatives) / (n_pos n_neg), rest-of-group sets by
+    linearity of U in each argument."""
+    pos, neg = CATS["pos"], CATS["neg"]
+    npos, nneg = items.n(pos), items.n(neg)
+    npa, nna = npos.sum(1, keepdims=True), nneg.sum(1, keepdims=True)
+    Ugg = items.u_grp(pos, neg)  # U(pos_t over neg_t)
+    Uta = items.u_over_all(pos, neg)  # U(pos_t over neg_all)
+    Utot = Uta.sum(1, keepdims=True)  # U(pos_all over neg_all)
+    side = (score.pos_from, score.neg_from)
+    if side == ("group", "group"):
+        U, nP, nN = Ugg, npos, nneg
+    elif side == ("group", "rest"):
+        U, nP, nN = Uta - Ugg, npos, nna - nneg
+    else:
+        Uat = npa * nneg - items.u_over_all(neg, pos)  # U(pos_all over neg_t) = |P||N| - U(neg_t over pos_all)
+        if side == ("rest", "group"):
+            U, nP, nN = Uat - Ugg, npa - npos, nneg
+        elif side == ("rest", "rest"):
+            U, nP, nN = Utot - Uta - Uat + Ugg, npa - npos, nna - nneg
+        else:
+            raise MetricError(f"AUC sides must be 'group' or 'rest', got {side}")
+    return safe_ratio(U, nP * nN), safe_ratio(Utot[:, 0], (npa * nna)[:, 0])
+
+
+def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
+    """Set and AUC metrics of one class, in chunks of resamples (``Tx``:
+    term weights, None when terms are not resampled)."""
+    ad = prep.ad
+    items = ClassItems(prep, c)
+    R = Wx.shape[0]
+    Bc = int(np.clip(CHUNK_ELEMENTS // max(items.m, 1), 1, 256))
+    Wi32 = Wx.astype(np.int32)
+    Ti32 = None if Tx is None else Tx.astype(np.int32)
+    items.T_all = None if Tx is None else Tx.astype(np.float64)
+    acc: dict = {}
+    for s in range(0, R, Bc):
+        items.start(Wi32[s:s + Bc], None if Ti32 is None else Ti32[s:s + Bc], s)
+        for spec, cls in jobs:
+            sc = get_score(spec.score)
+            comp = get_comparison(spec.comparison)
+            if isinstance(sc, AucScore):
+                gv, overall = _auc_group(items, sc)
+                phi = {"group": (gv, ~np.isfinite(gv))}
+                contrast = gv - overall[:, None]
+                vals, signed = scalar_values(spec, ad, sc, comp, phi, contrast=contrast)
+            else:
+                vals, signed = _set_metric_chunk(spec, ad, sc, comp, items), {}
+            for g, v in vals.items():
+                acc.setdefault((spec.name, cls, g), []).append(v)
+            for g, (label, v) in signed.items():
+                acc.setdefault(("basis", spec.name, cls, g), [label]).append(v)
+    for key, parts in acc.items():
+        if key[0] == "basis":
+            label, parts = parts[0], parts[1:]
+            v = np.concatenate(parts)
+            basis[key[1:]] = {"basis": label, "basis_reps": v[:B], "basis_obs": v[B]}
+        else:
+            out[key] = np.concatenate(parts)[:B]
+
+
+def _set_metric_chunk(spec, ad, score, comp, items: ClassItems) -> dict:
+    """W1 / AEG metrics of one chunk: {group label: (Bc,)}; mirrors the
+    engine's set metrics (accumulated value undefined if any part is)."""
+    k, gen = ad.k, spec.generalized
+    cats = CATS[getattr(score, "select", "all")]
+    n = items.n(cats)  # (Bc, k)
+    n_all = n.sum(1)
+    out = {}
+    if gen == "PCM":
+        vals = []
+        excess = aeg_excess(items, cats, spec) if comp.name != "W1" and items.Tc is not None else None
+        for a, b in ad.pairs():
+            if comp.name == "W1":
+                vals.append(items.w1(cats, ("g", a), ("g", b)))
+            elif excess is not None:  # term weights: a template's own pairs weighted by its terms' draws
+                Ux, Nx = excess[(a, b)]
+                vals.append(0.5 - safe_ratio(items.u_pair(cats, cats, a, b) - Ux, n[:, a] * n[:, b] - Nx))
+            else:  # AEG(background a, group b) = 1/2 - U(a over b) / (|a||b|), pairs of copies of one template left out
+                M, Nj = items.within(cats)
+                Q = items.within_excess()
+                U = items.u_pair(cats, cats, a, b) - Q @ M[:, a, b]
+                vals.append(0.5 - safe_ratio(U, n[:, a] * n[:, b] - Q @ (Nj[:, a] * Nj[:, b])))
+        V = np.column_stack(vals) if vals else np.zeros((n.shape[0], 0))
+        for i, name in enumerate(ad.pair_names()):
+            out[name] = V[:, i]
+        N = normalizer_value(spec.normalizer, k)
+        out[None] = accumulated(V, N)
+        return out
+    if gen not in ("BCM", "VBCM"):
+        raise MetricError(f"{spec.name}: {gen} with a set-valued score is not defined (use PCM, BCM or VBCM)")
+    bg = BACKGROUND.get(spec.background)
+    if bg is None:
+        raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
+    if comp.name == "W1":
+        V = items.w1_groups(cats, bg)
+    elif items.Tc is not None:  # the same with term weights inside each template
+        U = items.u_over_all(cats, cats)
+        nb = np.repeat(n_all[:, None], k, 1)
+        if bg == "rest":
+            U = U - items.u_grp(cats, cats)
+            nb = nb - n
+        Ux, Nx = aeg_excess(items, cats, spec)
+        V = safe_ratio(U - Ux, nb * n - Nx) - 0.5
+    else:  # AEG = 1/2 - U(bg over t)/(|bg||t|) = U(t over bg)/(|bg||t|) - 1/2
+        U = items.u_over_all(cats, cats)
+        nb = np.repeat(n_all[:, None], k, 1)
+        M, Nj = items.within(cats)  # a template drawn W times: its own pairs once per copy, not W^2 times
+        Q = items.within_excess()
+        Mt = M.sum(axis=2)  # (J, k): U(t over all) inside each template
+        Nall = Nj.sum(axis=1, keepdims=True)
+        if bg == "rest":
+            U = U - items.u_grp(cats, cats)
+            nb = nb - n
+            Mt = Mt - M[:, np.arange(k), np.arange(k)]
+            Nall = Nall - Nj
+        V = safe_ratio(U - Q @ Mt, nb * n - Q @ (Nall * Nj)) - 0.5
+    for t, name in enumerate(ad.groups):
+        out[name] = V[:, t]
+    if gen == "BCM":
+        out[None] = accumulated(V, normalizer_value(spec.normalizer, k))
+    return out

@@ -1,13 +1,16 @@
-"""Shared pieces of the cluster bootstrap's closed-form path and its set
-metrics (:mod:`bias_suite.stats.bootstrap` has the method and the public
-API, :mod:`bias_suite.stats._bootstrap_fast` the per-attribute fast path).
+"""Shared pieces of the cluster bootstrap's closed-form path
+(:mod:`bias_suite.stats.bootstrap` has the method and the public API,
+:mod:`bias_suite.stats._bootstrap_fast` the per-attribute fast path,
+:mod:`bias_suite.stats._bootstrap_terms` what the term weights add).
 
-- :class:`_Prepared`: one attribute's arrays with every row's template;
-- :func:`_scalar_values`: the engine's scalar group metrics on (R, k) arrays
+- :class:`Prepared`: one attribute's arrays with every row's template (and
+  term, where terms are resampled);
+- :func:`scalar_values`: the engine's scalar group metrics on (R, k) arrays
   of phi values, with the signed basis beneath |x|;
-- set metrics (W1, AEG, AUC) over once-sorted probability items with
-  integer template weights per chunk of resamples (:class:`_ClassItems`);
-- :func:`_fast_supported`: which metrics the closed form covers.
+- :class:`ClassItems`: once-sorted probability items with integer item
+  weights (template and term weights, balance multipliers) per chunk of
+  resamples, and the Mann-Whitney U and W1 sums of the set metrics;
+- :func:`fast_supported`: which metrics the closed form covers.
 """
 from __future__ import annotations
 
@@ -24,12 +27,12 @@ from ..metrics.scores import SCORES, AucScore, GoldProbScore, MeanScore, RateSco
 #: target size (resamples x items) of one chunk of the set-metric computations
 CHUNK_ELEMENTS = 160_000
 
-_CATS = {"all": (POS, NEG, UNLABELLED), "pos": (POS,), "neg": (NEG,)}
-_BACKGROUND = {"all": "all", "S": "all", "rest": "rest", "S\\S^t": "rest"}
+CATS = {"all": (POS, NEG, UNLABELLED), "pos": (POS,), "neg": (NEG,)}
+BACKGROUND = {"all": "all", "S": "all", "rest": "rest", "S\\S^t": "rest"}
 
 
 @dataclass
-class _Prepared:
+class Prepared:
     """One attribute: the engine's arrays plus every row's template among all
     of the attribute's templates (complete or not)."""
 
@@ -37,6 +40,18 @@ class _Prepared:
     tpl: np.ndarray  # (n,) all-template index per row
     J: int
     complete_idx: np.ndarray  # (Jc,) all-template index of each complete template
+    term: np.ndarray | None = None  # (n,) term index per row (bias_suite.stats.terms)
+    term_g: np.ndarray | None = None  # (n_terms,) group index (in ad.groups) of each term
+
+    @property
+    def n_terms(self) -> int:
+        return 0 if self.term_g is None else len(self.term_g)
+
+    def term_onehot(self) -> np.ndarray:
+        """(n_terms, k) 1 where a term belongs to a group: group sums of per-term sums."""
+        out = np.zeros((self.n_terms, self.ad.k))
+        out[np.arange(self.n_terms), self.term_g] = 1.0
+        return out
 
 
 def _nan_where(bad, val):
@@ -44,7 +59,7 @@ def _nan_where(bad, val):
     return np.where(bad | ~np.isfinite(val), np.nan, val)
 
 
-def _scalar_values(spec, ad, score, comp, phi, contrast=None):
+def scalar_values(spec, ad, score, comp, phi, contrast=None):
     """Mirror of the engine's scalar group metrics on (R, k) phi arrays.
     Returns (values {group label: (R,)}, signed basis {label: (text, (R,))})."""
     gen, k = spec.generalized, ad.k
@@ -71,7 +86,7 @@ def _scalar_values(spec, ad, score, comp, phi, contrast=None):
         if isinstance(score, AucScore):
             bv, bb = gv, np.zeros(gv.shape, bool)
         else:
-            key = _BACKGROUND.get(spec.background)
+            key = BACKGROUND.get(spec.background)
             if key is None:
                 raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
             bv, bb = phi[key]
@@ -79,7 +94,7 @@ def _scalar_values(spec, ad, score, comp, phi, contrast=None):
         val = np.asarray(val, float)
         bad = gb | bb | np.asarray(dbad, bool)
         pv = _nan_where(bad, val)
-        bg_text = "all" if _BACKGROUND.get(spec.background) == "all" else "rest"
+        bg_text = "all" if BACKGROUND.get(spec.background) == "all" else "rest"
         for t, name in enumerate(ad.groups):
             out[name] = pv[:, t]
             if comp.name == "abs" and not isinstance(score, AucScore):
@@ -99,7 +114,7 @@ def _scalar_values(spec, ad, score, comp, phi, contrast=None):
 
 
 # ------------------------------------------------------------ set metrics
-class _ClassItems:
+class ClassItems:
     """The probability items of one attribute and class, sorted by f(x, c)
     once; per chunk of resamples, integer item weights in that order.
 
@@ -107,7 +122,7 @@ class _ClassItems:
     built once per class; per chunk, the gathered weights and the cumulative
     counts are cached and float buffers reused."""
 
-    def __init__(self, prep: _Prepared, c: int):
+    def __init__(self, prep: Prepared, c: int, integer: bool = True):
         ad = prep.ad
         x = np.asarray(ad.item_P[:, c], dtype=np.float64)
         order = np.argsort(x, kind="stable")
@@ -116,22 +131,39 @@ class _ClassItems:
         yy = ad.item_y[order]
         self.cat = np.where(yy < 0, UNLABELLED, np.where(yy == c, POS, NEG))
         self.tpl = prep.tpl[ad.item_row[order]]
+        self.term = None if prep.term is None else prep.term[ad.item_row[order]]
+        self.prep = prep
         self.k, self.J, self.m = ad.k, prep.J, self.x.size
         # template balance: integer item multipliers L / (the group's examples in the template), L their
-        # least common multiple, so U and the cumulative counts stay exact in integers
-        self.r = item_multipliers(ad.row_weight, ad.item_row[order])
+        # least common multiple, so U and the cumulative counts stay exact in integers (``integer=False``:
+        # the weights themselves, for sums that need no exactness)
+        if integer or ad.row_weight is None:
+            self.r = item_multipliers(ad.row_weight, ad.item_row[order])
+        else:
+            self.r = np.asarray(ad.row_weight, dtype=np.float64)[ad.item_row[order]]
+        self.Tc = None
+        self.T_all = None  # every resample's term weights (float), where the caller has them all
+        self.rows = (0, 0)
         self._static: dict = {}
         self._chunk: dict = {}
 
     # -- static (per class) helpers
-    def _memo(self, key, fn):
+    def memo(self, key, fn):
+        """``fn()`` once per class (static structures)."""
         if key not in self._static:
             self._static[key] = fn()
         return self._static[key]
 
+    def chunk_memo(self, key, fn):
+        """``fn()`` once per chunk of resamples."""
+        if key not in self._chunk:
+            self._chunk[key] = fn()
+        return self._chunk[key]
+
+
     def positions(self, cats) -> np.ndarray:
         """Items of a selection, in score order."""
-        return self._memo(("p", cats), lambda: np.flatnonzero(np.isin(self.cat, cats)))
+        return self.memo(("p", cats), lambda: np.flatnonzero(np.isin(self.cat, cats)))
 
     def positions_by_group(self, cats):
         """Items of a selection in (group, score) order, and the group segments."""
@@ -140,16 +172,20 @@ class _ClassItems:
             p = p[np.argsort(self.g[p], kind="stable")]
             sizes = np.bincount(self.g[p], minlength=self.k)
             return p, np.cumsum(sizes) - sizes, sizes
-        return self._memo(("pg", cats), make)
+        return self.memo(("pg", cats), make)
 
     def cells(self, cats) -> np.ndarray:
-        """(J, k) item counts of a selection per template and group."""
+        """(J, k) item counts of a selection per template and group (with
+        the items' multipliers); (J, n_terms) per template and term once
+        terms are resampled."""
+        terms = self.Tc is not None
+        by, n = (self.term, self.prep.n_terms) if terms else (self.g, self.k)
+
         def make():
             p = self.positions(cats)
             w = None if self.r is None else self.r[p].astype(np.float64)
-            return np.bincount(self.tpl[p] * self.k + self.g[p], weights=w,
-                               minlength=self.J * self.k).reshape(self.J, self.k)
-        return self._memo(("cells", cats), make)
+            return np.bincount(self.tpl[p] * n + by[p], weights=w, minlength=self.J * n).reshape(self.J, n)
+        return self.memo(("cells", terms, cats), make)
 
     @staticmethod
     def _ties(x, seg=None):
@@ -170,23 +206,32 @@ class _ClassItems:
         return bstart, ends[block], at_seg_start
 
     # -- per chunk
-    def start(self, Wc: np.ndarray):
-        """A new chunk of resamples: ``Wc`` (Bc, J) int32 template weights."""
-        self.Wc = Wc
+    def start(self, Wc: np.ndarray, Tc: np.ndarray | None = None, first: int = 0):
+        """A new chunk of resamples: ``Wc`` (Bc, J) int32 template weights,
+        ``Tc`` (Bc, n_terms) int32 term weights (None: terms not resampled);
+        ``first``: the chunk's first resample (``rows``: its range)."""
+        self.Wc, self.Tc = Wc, Tc
+        self.rows = (first, first + Wc.shape[0])
         self.Wf = Wc.astype(np.float64)
+        self.Tf = None if Tc is None else Tc.astype(np.float64)
         wmax = (int(Wc.max()) if Wc.size else 0) * (int(self.r.max()) if self.r is not None and self.r.size else 1)
-        # U sums w_h * (2 C_L + w_l) per item: int32 unless that could overflow
+        if Tc is not None and Tc.size:
+            wmax *= int(Tc.max())
+        # U sums w_h * (2 C_L + w_l) per item: int32 unless that could overflow; so do cumulative counts
         self.idt = np.int32 if 2 * (self.m + 1) * (wmax + 1) ** 2 < 2**31 else np.int64
+        self.cdt = np.int32 if (self.m + 1) * (wmax + 1) < 2**31 else np.int64
         self._chunk = {}
 
     def _weights(self, key, p):
         """Item weights (Bc, len(p)) of the positions ``p`` (cached per chunk)."""
         ck = ("w", key)
         if ck not in self._chunk:
-            tp = self._memo(("tpl", key), lambda: self.tpl[p])
+            tp = self.memo(("tpl", key), lambda: self.tpl[p])
             w = self.Wc[:, tp]
+            if self.Tc is not None:  # item weight W[b, template] * T[b, term]
+                w = w * self.Tc[:, self.memo(("term", key), lambda: self.term[p])]
             if self.r is not None:
-                w = w * self._memo(("r", key), lambda: self.r[p].astype(w.dtype))
+                w = w * self.memo(("r", key), lambda: self.r[p].astype(w.dtype))
             self._chunk[ck] = w
         return self._chunk[ck]
 
@@ -194,7 +239,10 @@ class _ClassItems:
         """(Bc, k) weighted item counts of a selection per group."""
         key = ("n", cats)
         if key not in self._chunk:
-            self._chunk[key] = self.Wf @ self.cells(cats)
+            if self.Tc is None:
+                self._chunk[key] = self.Wf @ self.cells(cats)
+            else:  # per term, then per group
+                self._chunk[key] = ((self.Wf @ self.cells(cats)) * self.Tf) @ self.prep.term_onehot()
         return self._chunk[key]
 
     # -- pairs inside one template (the AEG correction)
@@ -229,7 +277,7 @@ class _ClassItems:
                 val = rp * (above + 0.5 * (leq - less))       # U contribution of each item as the lower one
                 np.add.at(M[:, a, :], (tp, gp), val)
             return M, N
-        return self._memo(("within", cats), make)
+        return self.memo(("within", cats), make)
 
     def within_excess(self):
         """(Bc, J): W_j^2 - W_j, how often template j's own pairs are counted
@@ -248,7 +296,7 @@ class _ClassItems:
                 dx[:-1] = np.diff(self.x[p])
             gm = [(self.g[p] == t).astype(np.int32) for t in range(self.k)]
             return p, dx, gm
-        return self._memo(("w1", cats), make)
+        return self.memo(("w1", cats), make)
 
     def _cum(self, cats, d, out=None):
         """Cumulative weighted counts (Bc, m_sel) of ("all",), ("g", t) or
@@ -258,10 +306,10 @@ class _ClassItems:
         if d[0] == "all":
             key = ("cum", cats)
             if key not in self._chunk:
-                self._chunk[key] = np.cumsum(Wp, axis=1, dtype=np.int32)
+                self._chunk[key] = np.cumsum(Wp, axis=1, dtype=self.cdt)
             return self._chunk[key]
-        buf = np.multiply(Wp, gm[d[1]], out=out)
-        np.cumsum(buf, axis=1, dtype=np.int32, out=buf)
+        buf = np.multiply(Wp, gm[d[1]], out=out, dtype=self.cdt)
+        np.cumsum(buf, axis=1, dtype=self.cdt, out=buf)
         if d[0] == "rest":
             np.subtract(self._cum(cats, ("all",)), buf, out=buf)
         return buf
@@ -284,7 +332,7 @@ class _ClassItems:
         bufs = self._chunk.get(("w1buf", cats))
         if bufs is None:
             bufs = self._chunk[("w1buf", cats)] = (np.empty((Bc, p.size)), np.empty((Bc, p.size)),
-                                                    np.empty((Bc, p.size), np.int32))
+                                                    np.empty((Bc, p.size), self.cdt))
         fp, fq, ibuf = bufs
         if P == ("all",):  # shared by every group: normalized once per chunk
             if ("Fall", cats) not in self._chunk:
@@ -317,13 +365,13 @@ class _ClassItems:
             return np.where(v > 0, 1.0 / np.where(v > 0, v, 1.0), 0.0)
 
         inv_n, inv_b = inv(n), inv(nb)
-        fp, fq, ibuf = np.empty((Bc, p.size)), np.empty((Bc, p.size)), np.empty((Bc, p.size), np.int32)
+        fp, fq, ibuf = np.empty((Bc, p.size)), np.empty((Bc, p.size)), np.empty((Bc, p.size), self.cdt)
         if background == "all":  # F_all, shared by every group
             np.multiply(call, inv_b[:, :1], out=fp)
         out = np.empty((Bc, k))
         for t in range(k):  # integer cumulative counts of group t, then |F_t - F_background| . dx
-            np.multiply(Wp, gm[t], out=ibuf)
-            np.cumsum(ibuf, axis=1, dtype=np.int32, out=ibuf)
+            np.multiply(Wp, gm[t], out=ibuf, dtype=self.cdt)
+            np.cumsum(ibuf, axis=1, dtype=self.cdt, out=ibuf)
             np.multiply(ibuf, inv_n[:, t:t + 1], out=fq)
             if background == "rest":
                 np.subtract(call, ibuf, out=ibuf)
@@ -392,8 +440,8 @@ class _ClassItems:
                 p = np.arange(self.m)
                 inL = np.isin(self.cat, catsL).astype(np.int32)
                 return p, inL, 1, self._ties(self.x), (self.cat * self.k + self.g, 3 * self.k)
-            p, inL, inH, ties, cells = self._memo(key, make)
-            u2 = self._u2(("sel", _CATS["all"]), p, inL, inH, ties, cells=cells)
+            p, inL, inH, ties, cells = self.memo(key, make)
+            u2 = self._u2(("sel", CATS["all"]), p, inL, inH, ties, cells=cells)
             self._chunk[key] = u2.reshape(-1, 3, self.k) / 2.0
         return self._chunk[key]
 
@@ -414,7 +462,7 @@ class _ClassItems:
                 inL = np.isin(self.cat[p], catsL).astype(np.int32)
                 inH = np.isin(self.cat[p], catsH).astype(np.int32)
                 return union, p, inL, inH, self._ties(self.x[p], starts), (starts, sizes)
-            union, p, inL, inH, ties, seg = self._memo(key, make)
+            union, p, inL, inH, ties, seg = self.memo(key, make)
             self._chunk[key] = self._u2(("grp", union), p, inL, inH, ties, seg=seg) / 2.0
         return self._chunk[key]
 
@@ -428,7 +476,7 @@ class _ClassItems:
             inL = (np.isin(self.cat[p], catsL) & (self.g[p] == b)).astype(np.int32)
             inH = (np.isin(self.cat[p], catsH) & (self.g[p] == a)).astype(np.int32)
             return p, inL, inH, self._ties(self.x[p])
-        p, inL, inH, ties = self._memo(key, make)
+        p, inL, inH, ties = self.memo(key, make)
         return self._u2(key, p, inL, inH, ties)[:, 0] / 2.0
 
 
@@ -450,170 +498,19 @@ def item_multipliers(row_weight, item_row) -> np.ndarray | None:
     return (L // m)[item_row].astype(np.int32)
 
 
-def _ratio(num, den):
+def safe_ratio(num, den):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
 
 
-def _auc_group(items: _ClassItems, score: AucScore):
-    """(Bc, k) AUC per group and the (Bc,) AUC of all examples; AUC =
-    U(positives over negatives) / (n_pos n_neg), rest-of-group sets by
-    linearity of U in each argument."""
-    pos, neg = _CATS["pos"], _CATS["neg"]
-    npos, nneg = items.n(pos), items.n(neg)
-    npa, nna = npos.sum(1, keepdims=True), nneg.sum(1, keepdims=True)
-    Ugg = items.u_grp(pos, neg)  # U(pos_t over neg_t)
-    Uta = items.u_over_all(pos, neg)  # U(pos_t over neg_all)
-    Utot = Uta.sum(1, keepdims=True)  # U(pos_all over neg_all)
-    side = (score.pos_from, score.neg_from)
-    if side == ("group", "group"):
-        U, nP, nN = Ugg, npos, nneg
-    elif side == ("group", "rest"):
-        U, nP, nN = Uta - Ugg, npos, nna - nneg
-    else:
-        Uat = npa * nneg - items.u_over_all(neg, pos)  # U(pos_all over neg_t) = |P||N| - U(neg_t over pos_all)
-        if side == ("rest", "group"):
-            U, nP, nN = Uat - Ugg, npa - npos, nneg
-        elif side == ("rest", "rest"):
-            U, nP, nN = Utot - Uta - Uat + Ugg, npa - npos, nna - nneg
-        else:
-            raise MetricError(f"AUC sides must be 'group' or 'rest', got {side}")
-    return _ratio(U, nP * nN), _ratio(Utot[:, 0], (npa * nna)[:, 0])
-
-
-def _set_values(prep: _Prepared, c: int, jobs, Wx, out, basis, B):
-    """Set and AUC metrics of one class, in chunks of resamples."""
-    ad = prep.ad
-    items = _ClassItems(prep, c)
-    R = Wx.shape[0]
-    Bc = int(np.clip(CHUNK_ELEMENTS // max(items.m, 1), 1, 256))
-    Wi32 = Wx.astype(np.int32)
-    acc: dict = {}
-    for s in range(0, R, Bc):
-        items.start(Wi32[s:s + Bc])
-        for spec, cls in jobs:
-            sc = get_score(spec.score)
-            comp = get_comparison(spec.comparison)
-            if isinstance(sc, AucScore):
-                gv, overall = _auc_group(items, sc)
-                phi = {"group": (gv, ~np.isfinite(gv))}
-                contrast = gv - overall[:, None]
-                vals, signed = _scalar_values(spec, ad, sc, comp, phi, contrast=contrast)
-            else:
-                vals, signed = _set_metric_chunk(spec, ad, sc, comp, items), {}
-            for g, v in vals.items():
-                acc.setdefault((spec.name, cls, g), []).append(v)
-            for g, (label, v) in signed.items():
-                acc.setdefault(("basis", spec.name, cls, g), [label]).append(v)
-    for key, parts in acc.items():
-        if key[0] == "basis":
-            label, parts = parts[0], parts[1:]
-            v = np.concatenate(parts)
-            basis[key[1:]] = {"basis": label, "basis_reps": v[:B], "basis_obs": v[B]}
-        else:
-            out[key] = np.concatenate(parts)[:B]
-
-
-def _set_metric_chunk(spec, ad, score, comp, items: _ClassItems) -> dict:
-    """W1 / AEG metrics of one chunk: {group label: (Bc,)}; mirrors the
-    engine's set metrics (accumulated value undefined if any part is)."""
-    k, gen = ad.k, spec.generalized
-    cats = _CATS[getattr(score, "select", "all")]
-    n = items.n(cats)  # (Bc, k)
-    n_all = n.sum(1)
-    out = {}
-    if gen == "PCM":
-        vals = []
-        for a, b in ad.pairs():
-            if comp.name == "W1":
-                vals.append(items.w1(cats, ("g", a), ("g", b)))
-            else:  # AEG(background a, group b) = 1/2 - U(a over b) / (|a||b|), pairs of copies of one template left out
-                M, Nj = items.within(cats)
-                Q = items.within_excess()
-                U = items.u_pair(cats, cats, a, b) - Q @ M[:, a, b]
-                vals.append(0.5 - _ratio(U, n[:, a] * n[:, b] - Q @ (Nj[:, a] * Nj[:, b])))
-        V = np.column_stack(vals) if vals else np.zeros((n.shape[0], 0))
-        for i, name in enumerate(ad.pair_names()):
-            out[name] = V[:, i]
-        N = normalizer_value(spec.normalizer, k)
-        out[None] = _acc(V, N)
-        return out
-    if gen not in ("BCM", "VBCM"):
-        raise MetricError(f"{spec.name}: {gen} with a set-valued score is not defined (use PCM, BCM or VBCM)")
-    bg = _BACKGROUND.get(spec.background)
-    if bg is None:
-        raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
-    if comp.name == "W1":
-        V = items.w1_groups(cats, bg)
-    else:  # AEG = 1/2 - U(bg over t)/(|bg||t|) = U(t over bg)/(|bg||t|) - 1/2
-        U = items.u_over_all(cats, cats)
-        nb = np.repeat(n_all[:, None], k, 1)
-        M, Nj = items.within(cats)  # a template drawn W times: its own pairs once per copy, not W^2 times
-        Q = items.within_excess()
-        Mt = M.sum(axis=2)  # (J, k): U(t over all) inside each template
-        Nall = Nj.sum(axis=1, keepdims=True)
-        if bg == "rest":
-            U = U - items.u_grp(cats, cats)
-            nb = nb - n
-            Mt = Mt - M[:, np.arange(k), np.arange(k)]
-            Nall = Nall - Nj
-        V = _ratio(U - Q @ Mt, nb * n - Q @ (Nall * Nj)) - 0.5
-    for t, name in enumerate(ad.groups):
-        out[name] = V[:, t]
-    if gen == "BCM":
-        out[None] = _acc(V, normalizer_value(spec.normalizer, k))
-    return out
-
-
-def aeg_without_copy_pairs(prep: _Prepared, spec, c: int, W: np.ndarray, values: dict) -> dict:
-    """AEG values of resamples evaluated on copied templates (the generic
-    path), with the pairs between two copies of one template left out as
-    the closed form leaves them out: ``values`` {group label: (B,)} as the
-    engine gives them on the resampled data, ``W`` (B, J) the template
-    counts."""
-    ad = prep.ad
-    sc = get_score(spec.score)
-    cats = _CATS[getattr(sc, "select", "all")]
-    items = _ClassItems(prep, c)
-    M, Nj = items.within(cats)
-    Wf = W.astype(np.float64)
-    Q = Wf * Wf - Wf
-    n = Wf @ Nj  # (B, k) item weights per group in each resample
-    out = dict(values)
-    k = ad.k
-    if spec.generalized == "PCM":
-        for (a, b), name in zip(ad.pairs(), ad.pair_names()):
-            if name not in values:
-                continue
-            N = n[:, a] * n[:, b]
-            U = (0.5 - values[name]) * N
-            out[name] = 0.5 - _ratio(U - Q @ M[:, a, b], N - Q @ (Nj[:, a] * Nj[:, b]))
-        parts = [out[nm] for nm in ad.pair_names() if nm in out]
-    else:
-        Mt, Nall = M.sum(axis=2), Nj.sum(axis=1, keepdims=True)
-        nb = np.repeat(n.sum(1, keepdims=True), k, 1)
-        if _BACKGROUND.get(spec.background) == "rest":
-            Mt, Nall, nb = Mt - M[:, np.arange(k), np.arange(k)], Nall - Nj, nb - n
-        for t, name in enumerate(ad.groups):
-            if name not in values:
-                continue
-            N = nb[:, t] * n[:, t]
-            V = (values[name] + 0.5) * N
-            out[name] = _ratio(V - Q @ Mt[:, t], N - Q @ (Nall[:, 0 if Nall.shape[1] == 1 else t] * Nj[:, t])) - 0.5
-        parts = [out[nm] for nm in ad.groups if nm in out]
-    if None in values and parts and spec.generalized in ("PCM", "BCM"):
-        out[None] = _acc(np.column_stack(parts), normalizer_value(spec.normalizer, k))
-    return out
-
-
-def _acc(V, N):
+def accumulated(V, N):
     if N == 0 or V.shape[1] == 0:
         return np.full(V.shape[0], np.nan)
     bad = ~np.isfinite(V).all(axis=1)
     return np.where(bad, np.nan, np.nan_to_num(V).sum(axis=1) / N)
 
 
-def _fast_supported(spec: MetricSpec) -> bool:
+def fast_supported(spec: MetricSpec) -> bool:
     """Whether the vectorized path covers a metric (classification)."""
     sc = get_score(spec.score)
     comp = get_comparison(spec.comparison)
@@ -621,14 +518,14 @@ def _fast_supported(spec: MetricSpec) -> bool:
         return False  # a user rate function may not broadcast over resamples
     if spec.view == "group":
         if isinstance(sc, (SetScore, GoldProbScore)):
-            return comp.name in ("W1", "AEG") and getattr(sc, "select", "all") in _CATS
+            return comp.name in ("W1", "AEG") and getattr(sc, "select", "all") in CATS
         return isinstance(sc, (RateScore, AucScore))
     if spec.per_template:
         return (isinstance(sc, SetScore) and comp.name == "W1") or isinstance(sc, MeanScore)
     return isinstance(sc, (GoldProbScore, SetScore, RateScore))
 
 
-def _class_list(spec, ad):
+def class_list(spec, ad):
     if not spec.per_class:
         return [(0, "all")]
     return list(enumerate(ad.classes))

@@ -2,7 +2,9 @@
 again, in this process or in several.
 
 Resamples are independent: resample b of an attribute is the data with
-template j repeated ``W[b, j]`` times, evaluated with the same tuple seed. So
+template j repeated ``W[b, j]`` times (and, where terms are resampled, each
+example of term t repeated ``T[b, t]`` times inside each copy), evaluated
+with the same tuple seed. So
 the B resamples can be cut into contiguous chunks and evaluated by worker
 processes; the values, and the order in which result keys first appear, are
 those of the loop in one process. Workers are forked (Linux), so they share
@@ -41,13 +43,16 @@ CHUNKS_PER_JOB = 4
 @dataclass
 class AttributeResamples:
     """What the loop needs for one attribute: its rows of ``data``, their
-    template codes and names, and the (B, J) template weights."""
+    template codes and names, the (B, J) template weights and, where terms
+    are resampled, the rows' term codes and the (B, n_terms) term weights."""
 
     attribute: str
     rows: np.ndarray
     codes: np.ndarray
     base_templates: np.ndarray
     weights: np.ndarray
+    term_codes: np.ndarray | None = None
+    term_weights: np.ndarray | None = None
 
 
 def resample_jobs(n_jobs: int | None, work: int, B: int) -> int:
@@ -134,8 +139,13 @@ class _Task:
         rows, codes, base = part.rows, part.codes, part.base_templates
         for b in range(start, stop):
             reps = part.weights[b][codes]
+            if part.term_weights is not None:  # a row of term t: T[b, t] times in each copy of its template
+                tr = part.term_weights[b][part.term_codes]
+                reps = reps * tr
             pick = np.repeat(np.arange(len(rows)), reps)
             copy = np.arange(len(pick)) - np.repeat(np.cumsum(reps) - reps, reps)
+            if part.term_weights is not None:
+                copy = copy // tr[pick]
             labels = np.char.add(np.char.add(base[pick], "#"), copy.astype(str))
             sub = self.data.take(rows[pick], templates=labels)
             for r in metric_row_dicts(sub, metrics=self.specs, attributes=[part.attribute],

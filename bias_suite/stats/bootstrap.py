@@ -1,7 +1,12 @@
-r"""Cluster-bootstrap intervals for every metric value: templates are resampled.
+r"""Cluster-bootstrap intervals for every metric value: templates, and the
+identity terms of groups with several, are resampled.
 
 Templates are the unit of independent evidence (every example of a template
 shares its wording), so the bootstrap resamples *templates*, not examples.
+A group's terms are a sample too (a claim about "low-income countries" is
+about more than the eight a suite lists), so where a group has several terms
+in a template the terms are resampled as well: a two-way cluster bootstrap
+(:mod:`bias_suite.stats.terms`; ``resample_terms``).
 
 Resampling scheme
 -----------------
@@ -25,6 +30,17 @@ where J is the number of templates of the attribute (complete or not) and
 - per-template metrics (AvgIF, AvgScoreDiff) average the per-template values
   with weights ``W[b, j]``.
 
+Where terms are resampled, a second generator (a child of the seed's seed
+sequence, so ``W`` is the same with or without terms) draws term weights
+``T[b, t]``: within each block of terms that share templates, its n terms
+drawn n times with replacement and counted; a term alone in its block
+weighs 1. Then an example of template j and term t counts
+``W[b, j] * T[b, t]`` times (times its integer balance multiplier), a tuple
+of template j counts ``W[b, j]`` times the product of its members' term
+weights, and the per-template sets and means weigh their examples by
+``T``. Attributes whose blocks have one term each are resampled exactly as
+without terms.
+
 Every metric value (per group, per pair and accumulated) is recomputed on every
 resample and the percentile interval
 :math:`[q_{\alpha/2}, q_{1-\alpha/2}]`, :math:`\alpha = 1 - \text{confidence}`,
@@ -44,6 +60,13 @@ Two paths, same numbers
 *Fast path* (every named metric and any user :class:`MetricSpec` built from the
 registered score types): no Python loop over rows; resamples are processed in
 chunks (about ``CHUNK_ELEMENTS`` resample x item cells, to stay in cache).
+With term weights the same quantities are weighted by ``T`` as well
+(:mod:`bias_suite.stats._bootstrap_terms`): rates from per-(template, term)
+count sums, ``((W @ C) * T)`` summed per group; set metrics with item
+weights ``W * T``; tuple means from one product of the tuple weights with
+the per-tuple values of every tuple metric; per-template W1 linear in ``T``
+where a template holds every term of a block; the AEG's own pairs of a
+template from a per-template kernel bilinear in ``T``.
 
 - Rate scores: per-(template, group) count sums ``C`` once; ``W @ C`` gives the
   (B, k) group sums of every resample and the score functions and
@@ -70,8 +93,9 @@ chunks (about ``CHUNK_ELEMENTS`` resample x item cells, to stay in cache).
 
 *Generic path* (any other user-defined metric kind, or ``method="generic"``):
 for every resample it builds the resampled :class:`AttributeData` (rows of
-template j repeated ``W[b, j]`` times as distinct template copies, the observed
-tuples repeated with them) and calls the engine's ``metric_rows`` - slower,
+template j repeated ``W[b, j]`` times as distinct template copies, in each
+copy a row of term t repeated ``T[b, t]`` times, the observed tuples
+repeated with them) and calls the engine's ``metric_rows`` - slower,
 and correct by construction. The test suite checks that both paths give the
 same replicate values for every named metric.
 
@@ -79,7 +103,8 @@ Verdict basis
 -------------
 :func:`bootstrap` also returns, per bootstrapped row, what
 :mod:`bias_suite.stats.verdicts` needs: the fraction of undefined replicates,
-the number of templates, and - where the row's value is unsigned but a signed
+the number of templates, whether terms were resampled (``terms_resampled``),
+and - where the row's value is unsigned but a signed
 quantity underlies it - the interval of that signed quantity from the same
 resamples: phi(group) - phi(background) for BCM/VBCM with d = abs,
 phi(first) - phi(second) for PCM pairs with d = abs, in the counterfactual
@@ -95,7 +120,6 @@ set-metric machinery in :mod:`bias_suite.stats._bootstrap_sets`; NER data go thr
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -104,23 +128,25 @@ import pandas as pd
 
 from ..exceptions import MetricError
 from ..metrics.catalog import MetricSpec, get_metric
-from ..metrics.comparisons import get_comparison
 from ..families import as_scored, family_of
-from ..metrics.engine import attribute_data, metric_input_kind, metric_rows, metric_values, resolve_metrics
-from ..metrics.generalized import GENERALIZED, AttributeData
+from ..metrics.engine import attribute_data, metric_input_kind, metric_values, resolve_metrics
+from ..metrics.generalized import GENERALIZED
 from ..metrics.scores import AucScore, GoldProbScore, SetScore, get_score
 
 _SET_SCORES = (SetScore, GoldProbScore, AucScore)
 from ..suites.views import counterfactual_view, group_order
-from ._bootstrap_fast import _fast_attribute
-from ._bootstrap_sets import _BACKGROUND, _fast_supported, _Prepared, aeg_without_copy_pairs, item_multipliers
+from ._bootstrap_fast import fast_attribute
+from ._bootstrap_sets import BACKGROUND, Prepared, fast_supported, item_multipliers
+from ._bootstrap_generic import generic_attribute, resampled_attribute
 from ._common import single_threaded_blas
 from .evidence import event_templates
+from .quantiles import row_quantiles
 from ._resamples import AttributeResamples, evaluate_resamples
+from .terms import draw_term_weights, resample_terms_option
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
-    "template_weights", "cluster_bootstrap_difference",
+    "template_weights", "cluster_bootstrap_difference", "resampled_attribute",
 ]
 
 #: undefined-replicate fractions: above NOTE_FRACTION a note, above MAX_UNDEFINED no interval
@@ -138,7 +164,8 @@ class BootstrapResult:
     results : the input results with ``ci_low``/``ci_high`` filled (and notes).
     basis : one row per bootstrapped value: ``metric, attribute, class, group,
         undefined`` (fraction of undefined replicates), ``templates`` (J),
-        ``B``, ``confidence``, and where available ``basis`` (what the signed
+        ``B``, ``confidence``, ``terms_resampled`` (whether the attribute's
+        terms were resampled), and where available ``basis`` (what the signed
         quantity is), ``basis_value``, ``basis_low``, ``basis_high``.
     keys, replicates : with ``keep_replicates=True``: a frame of (attribute,
         metric, class, group) and the (len(keys), B) replicate values.
@@ -182,6 +209,7 @@ def bootstrap_intervals(
     group_order_override: Mapping[str, Sequence[str]] | None = None,
     tuple_seed: int | None = None,
     method: str = "auto",
+    resample_terms="auto",
 ) -> pd.DataFrame:
     """Cluster-bootstrap percentile intervals for the metric rows of ``results``.
 
@@ -199,6 +227,9 @@ def bootstrap_intervals(
     max_tuples, group_order_override : as given to ``evaluate``.
     method : "auto" (fast path where possible), "fast" (error if a metric
         needs the generic path) or "generic" (resample, then the engine).
+    resample_terms : "auto" (default: the terms too, on attributes where
+        some group has several terms), True (the same, and every example
+        must have a term id) or False (templates only).
 
     Returns
     -------
@@ -213,6 +244,7 @@ def bootstrap_intervals(
     return bootstrap(
         scored, results, metrics=metrics, B=B, confidence=confidence, seed=seed, max_tuples=max_tuples,
         group_order_override=group_order_override, tuple_seed=tuple_seed, method=method,
+        resample_terms=resample_terms,
     ).results
 
 
@@ -231,21 +263,24 @@ def bootstrap(
     keep_replicates: bool = False,
     n_jobs: int | None = None,
     weighting: str = "balanced",
+    resample_terms="auto",
 ) -> BootstrapResult:
     """Like :func:`bootstrap_intervals`, returning a :class:`BootstrapResult`
     (intervals, the verdict basis and optionally the replicate values).
     ``results=None`` evaluates first. ``n_jobs``: processes of the
     resampling path (families without the closed form; see
     :func:`resampling_bootstrap`). ``weighting``: the group view's example
-    weights, as given to ``evaluate``."""
+    weights, as given to ``evaluate``. ``resample_terms``: as in
+    :func:`bootstrap_intervals`."""
     _check(B, confidence, method)
+    resample_terms = resample_terms_option(resample_terms)
     data = as_scored(scored)
     tseed = seed if tuple_seed is None else tuple_seed
     if not family_of(data).fast_bootstrap:
         return resampling_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
                                     max_tuples=max_tuples, group_order_override=group_order_override,
                                     tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs,
-                                    weighting=weighting)
+                                    weighting=weighting, resample_terms=resample_terms)
     if results is None:
         from ..metrics.engine import evaluate
 
@@ -254,10 +289,11 @@ def bootstrap(
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
     weights = _draw_weights(data, B, seed)
+    terms = draw_term_weights(data, B, seed, resample_terms)
     with single_threaded_blas():
         keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
                                         max_tuples=max_tuples, tuple_seed=tseed,
-                                        group_order_override=group_order_override, weighting=weighting)
+                                        group_order_override=group_order_override, weighting=weighting, terms=terms)
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
@@ -268,13 +304,16 @@ def bootstrap(
 def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
                          max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
                          keep_replicates: bool = False, n_jobs: int | None = None,
-                         weighting: str = "balanced") -> BootstrapResult:
-    """Cluster bootstrap over templates by evaluating every resample again:
-    the path of families without the closed form (sequence labelling).
+                         weighting: str = "balanced", resample_terms="auto") -> BootstrapResult:
+    """Cluster bootstrap over templates (and terms) by evaluating every
+    resample again: the path of families without the closed form (sequence
+    labelling).
 
-    Same resampling unit and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
+    Same resampling units and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
     ``W[b, j]`` times (multinomial over the J templates, the same weights
-    :func:`bootstrap` draws), each copy becomes a template of its own, and
+    :func:`bootstrap` draws), each copy becomes a template of its own, every
+    example of term t in it is repeated ``T[b, t]`` times (the term weights
+    of :mod:`bias_suite.stats.terms`, where terms are resampled), and
     the metrics are computed again. Unlike the closed-form path, the counterfactual tuples of a copied template
     are drawn again (``max_tuples``), so the intervals include the tuple
     sampling too. The verdict basis of a metric with d = abs (per group or
@@ -305,6 +344,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
             if isinstance(g, str) and v is not None and not pd.isna(v):
                 observed[(a, m, c, g)] = float(v)
     weights = _draw_weights(data, B, seed)
+    terms = draw_term_weights(data, B, seed, resample_terms)
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tseed, group_order_override=group_order_override)
     fr = data.frame
     attr_col = fr["attribute"].to_numpy(dtype=object)
@@ -313,7 +353,9 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
     for a in attrs:
         rows = np.flatnonzero(attr_col == a)
         codes, _names = pd.factorize(pd.Series(template_col[rows], dtype=object), sort=False)
-        parts.append(AttributeResamples(a, rows, codes, template_col[rows].astype(str), weights[a]))
+        at, T = terms[a]
+        parts.append(AttributeResamples(a, rows, codes, template_col[rows].astype(str), weights[a],
+                                        None if T is None else at.codes, T))
     every = evaluate_resamples(data, parts, run_specs, max_tuples=max_tuples, seed=tseed,
                                group_order_override=group_order_override, n_jobs=n_jobs, weighting=weighting)
     keys, rows_out, extra = [], [], {}
@@ -326,7 +368,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
                 continue
             keys.append(key)
             rows_out.append(v)
-            extra[key] = {"templates": Jc if key[1] in cf_names else J}
+            extra[key] = {"templates": Jc if key[1] in cf_names else J, "terms_resampled": part.term_weights is not None}
             if (key[1], key[2], key[3]) in events:
                 extra[key]["event_templates"] = events[(key[1], key[2], key[3])]
         for key, v in vals.items():  # the signed basis of the metric each twin shadows
@@ -337,7 +379,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, conf
             own = (key[0], spec.name, key[2], key[3])
             phi = getattr(spec.phi, "name", "phi")
             text = (f"{phi}(first) - {phi}(second)" if spec.generalized == "PCM"
-                    else f"{phi}(group) - {phi}({'all' if _BACKGROUND.get(spec.background) == 'all' else 'rest'})")
+                    else f"{phi}(group) - {phi}({'all' if BACKGROUND.get(spec.background) == 'all' else 'rest'})")
             extra.setdefault(own, {}).update(basis=text, basis_reps=sign * v, basis_obs=sign * observed[key])
     reps = np.vstack(rows_out) if rows_out else np.zeros((0, B))
     out, basis = _fill(results, keys, reps, extra, confidence, B)
@@ -400,10 +442,11 @@ def bootstrap_replicates(
     tuple_seed: int | None = None,
     attributes: Iterable[str] | None = None,
     method: str = "auto",
+    resample_terms="auto",
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """The replicate values themselves: a frame of keys (attribute, metric,
     class, group) and an array (len(keys), B); NaN where undefined. Same
-    resamples as :func:`bootstrap` with the same seed."""
+    resamples as :func:`bootstrap` with the same seed and ``resample_terms``."""
     _check(B, 0.95, method)
     data = as_scored(scored)
     if not family_of(data).fast_bootstrap:
@@ -412,10 +455,11 @@ def bootstrap_replicates(
     specs = resolve_metrics(metrics)
     attrs = data.attributes() if attributes is None else ([attributes] if isinstance(attributes, str) else list(attributes))
     weights = _draw_weights(data, B, seed)
+    terms = draw_term_weights(data, B, seed, resample_terms)
     with single_threaded_blas():
         keys, reps, _ = _replicates(data, specs, weights, attributes=attrs, method=method, max_tuples=max_tuples,
                                     tuple_seed=seed if tuple_seed is None else tuple_seed,
-                                    group_order_override=group_order_override)
+                                    group_order_override=group_order_override, terms=terms)
     return pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps
 
 
@@ -490,7 +534,9 @@ def _draw_weights(data, B: int, seed: int) -> dict:
     return out
 
 
-def _prepare(data, cf, attribute, group_order_override, weighting="balanced") -> _Prepared:
+def _prepare(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
+    """One attribute's arrays; ``terms`` (:class:`~bias_suite.stats.terms.AttributeTerms`):
+    every row's term, where terms are resampled."""
     groups = group_order(data.frame, attribute, group_order_override)
     ad = attribute_data(data, attribute, cf, groups, weighting=weighting)
     fr = data.frame
@@ -498,13 +544,17 @@ def _prepare(data, cf, attribute, group_order_override, weighting="balanced") ->
     codes, names = pd.factorize(pd.Series(fr["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
     index = {t: i for i, t in enumerate(names)}
     complete = np.array([index[t] for t in ad.templates], dtype=np.int64)
-    return _Prepared(ad, np.asarray(codes, dtype=np.int64), len(names), complete)
+    if terms is None:
+        return Prepared(ad, np.asarray(codes, dtype=np.int64), len(names), complete)
+    return Prepared(ad, np.asarray(codes, dtype=np.int64), len(names), complete, terms.codes,
+                    terms.group_codes(ad.groups))
 
 
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
-                weighting="balanced"):
+                weighting="balanced", terms=None):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
-    {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)}."""
+    {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)};
+    ``terms`` {attribute: (AttributeTerms, T or None)}."""
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tuple_seed,
                               group_order_override=group_order_override)
     # a metric the data's family does not report (the identity-span metrics of a classifier) has no replicates
@@ -512,9 +562,10 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     keys, rows, extra = [], [], {}
     for a in attributes:
         W = weights[a]
-        prep = _prepare(data, cfs[a], a, group_order_override, weighting)
+        at, T = (terms or {}).get(a, (None, None))
+        prep = _prepare(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
         vals, basis = {}, {}
-        fast = [s for s in specs if method != "generic" and _fast_supported(s)]
+        fast = [s for s in specs if method != "generic" and fast_supported(s)]
         if any(isinstance(get_score(s.score), _SET_SCORES) and s.view == "group" for s in fast):
             try:
                 item_multipliers(prep.ad.row_weight, prep.ad.item_row)
@@ -525,11 +576,11 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")
         slow = [s for s in specs if s not in fast]
         if fast:
-            v, bs = _fast_attribute(prep, fast, W)
+            v, bs = fast_attribute(prep, fast, W, T)
             vals.update(v)
             basis.update(bs)
         if slow:
-            vals.update(_generic_attribute(prep, slow, W))
+            vals.update(generic_attribute(prep, slow, W, T))
         events = {}
         for s in specs:
             for (c, g), n in event_templates(s, prep.ad, prep.tpl, prep.J).items():
@@ -539,7 +590,7 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             key = (a, m, c, g)
             keys.append(key)
             rows.append(v)
-            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J)}
+            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J), "terms_resampled": T is not None}
             if (m, c, g) in events:
                 e["event_templates"] = events[(m, c, g)]
             if (m, c, g) in basis:
@@ -551,67 +602,6 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
 
 
 # --------------------------------------------------------------------------
-# generic path: resample, then the engine
-# --------------------------------------------------------------------------
-def resampled_attribute(prep: _Prepared, w: np.ndarray) -> AttributeData:
-    """The attribute's data in one resample: rows of template j repeated
-    ``w[j]`` times, each copy a template of its own; the observed tuples of a
-    complete template repeated with its copies."""
-    ad = prep.ad
-    w = np.asarray(w, dtype=np.int64)
-    n = len(ad.g)
-    reps = w[prep.tpl] if n else np.zeros(0, np.int64)
-    new_rows = np.repeat(np.arange(n), reps)
-    start = np.cumsum(reps) - reps
-    copy = np.arange(new_rows.size) - start[new_rows]
-    wc = w[prep.complete_idx] if len(prep.complete_idx) else np.zeros(0, np.int64)
-    comp_start = np.cumsum(wc) - wc
-    rt = ad.row_template[new_rows]
-    new_rt = np.where(rt >= 0, comp_start[np.maximum(rt, 0)] + copy if wc.size else -1, -1)
-    templates = [f"{ad.templates[j]}#{r}" for j in range(len(wc)) for r in range(int(wc[j]))]
-    tt = ad.tuple_template
-    if len(tt):
-        tw = wc[tt]
-        idx = np.repeat(np.arange(len(tt)), tw)
-        tcopy = np.arange(idx.size) - (np.cumsum(tw) - tw)[idx]
-        tuples = start[ad.tuples[idx]] + tcopy[:, None]
-        tuple_template = comp_start[tt[idx]] + tcopy
-    else:
-        tuples = np.zeros((0, ad.k), dtype=np.int64)
-        tuple_template = np.zeros(0, dtype=np.int64)
-    y, yhat = ad.y[new_rows], ad.yhat[new_rows]
-    return AttributeData(
-        attribute=ad.attribute, groups=list(ad.groups), classes=ad.classes, g=ad.g[new_rows], y=y, yhat=yhat,
-        counts=lambda c, f=ad.counts: {k: v[new_rows] for k, v in f(c).items()}, item_row=np.arange(new_rows.size), item_P=ad.item_P[new_rows],
-        item_y=ad.item_y[new_rows], tuples=tuples.astype(np.int64), tuple_template=tuple_template.astype(np.int64),
-        templates=templates, row_template=new_rt.astype(np.int64),
-        row_weight=None if ad.row_weight is None else ad.row_weight[new_rows],
-    )
-
-
-def _generic_attribute(prep: _Prepared, specs, W) -> dict:
-    B = W.shape[0]
-    out: dict = {}
-    for b in range(B):
-        adb = resampled_attribute(prep, W[b])
-        for spec in specs:
-            for r in metric_rows(spec, adb):
-                key = (r["metric"], r["class"], r["group"])
-                if key not in out:
-                    out[key] = np.full(B, np.nan)
-                if r["value"] is not None:
-                    out[key][b] = r["value"]
-    for spec in specs:  # AEG: the pairs between copies of one template are left out, as in the closed form
-        if spec.view != "group" or get_comparison(spec.comparison).name != "AEG":
-            continue
-        for c, cls in (list(enumerate(prep.ad.classes)) if spec.per_class else [(0, "all")]):
-            vals = {g: v for (m, cc, g), v in out.items() if m == spec.name and cc == cls}
-            for g, v in aeg_without_copy_pairs(prep, spec, c, W, vals).items():
-                out[(spec.name, cls, g)] = v
-    return out
-
-
-# --------------------------------------------------------------------------
 # percentiles into the results
 # --------------------------------------------------------------------------
 def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
@@ -620,56 +610,60 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     alpha = 1.0 - float(confidence)
     defined = np.isfinite(reps)
     frac_undef = 1.0 - defined.mean(axis=1) if reps.size else np.zeros(len(keys))
-    q = np.full((2, len(keys)), np.nan)
-    full = defined.all(axis=1) if reps.size else np.zeros(len(keys), bool)
     probs = [alpha / 2, 1 - alpha / 2]
-    if full.any():
-        q[:, full] = np.quantile(reps[full], probs, axis=1)
-    part = ~full & defined.any(axis=1) if reps.size else full
-    if part.any():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            q[:, part] = np.nanquantile(reps[part], probs, axis=1)
+    q = row_quantiles(reps, probs, defined)
     lows, highs, notes = out["ci_low"].to_numpy(dtype=float).copy(), out["ci_high"].to_numpy(dtype=float).copy(), \
         out["note"].to_numpy(dtype=object).copy()
-    basis_rows = []
-    for pos, r in enumerate(out[["attribute", "metric", "class", "group", "value", "family"]].itertuples(index=False)):
-        if r.family not in GENERALIZED:
-            continue
-        g = r.group if isinstance(r.group, str) else None
-        key = (r.attribute, r.metric, r[2], g)
-        i = index.get(key)
-        if i is None or pd.isna(r.value):
-            continue
-        e = extra.get(key, {})
-        J = e.get("templates", 0)
-        brow = {"metric": r.metric, "attribute": r.attribute, "class": r[2], "group": g,
-                "undefined": float(frac_undef[i]), "templates": J, "event_templates": e.get("event_templates"),
-                "B": B, "confidence": float(confidence),
-                "basis": None, "basis_value": None, "basis_low": None, "basis_high": None}
-        msg = None
-        if J < 2:
-            msg = f"bootstrap: needs at least 2 templates, found {J}; no interval"
-        elif frac_undef[i] > MAX_UNDEFINED:
-            msg = f"bootstrap: undefined in {frac_undef[i]:.0%} of {B} template resamples; no interval"
+    basis_q = _basis_quantiles(extra, probs)
+    # the rows that get an interval: a generalized metric's non-null value whose replicates exist
+    group = [g if isinstance(g, str) else None for g in out["group"]]
+    rkeys = list(zip(out["attribute"], out["metric"], out["class"], group))
+    at = np.array([index.get(k, -1) for k in rkeys], dtype=np.int64)
+    pick = out["family"].isin(GENERALIZED).to_numpy() & (at >= 0) & out["value"].notna().to_numpy()
+    pos = np.flatnonzero(pick)
+    i = at[pos]
+    ex = [extra.get(rkeys[p], {}) for p in pos]
+    J = np.array([e.get("templates", 0) for e in ex], dtype=np.int64)
+    fu = frac_undef[i] if len(i) else np.zeros(0)
+    few, undefined = J < 2, (J >= 2) & (fu > MAX_UNDEFINED)
+    good = ~few & ~undefined
+    lows[pos[good]], highs[pos[good]] = q[0, i[good]], q[1, i[good]]
+    for n in np.flatnonzero(few | undefined | (good & (fu > NOTE_FRACTION))):
+        if few[n]:
+            msg = f"bootstrap: needs at least 2 templates, found {J[n]}; no interval"
+        elif undefined[n]:
+            msg = f"bootstrap: undefined in {fu[n]:.0%} of {B} template resamples; no interval"
         else:
-            lows[pos], highs[pos] = q[0, i], q[1, i]
-            if frac_undef[i] > NOTE_FRACTION:
-                msg = f"bootstrap: undefined in {frac_undef[i]:.0%} of {B} template resamples (dropped from the interval)"
-            if "basis_reps" in e:
-                v = e["basis_reps"]
-                ok = np.isfinite(v)
-                if ok.mean() >= 1 - MAX_UNDEFINED and np.isfinite(e["basis_obs"]):
-                    bl, bh = np.quantile(v[ok], [alpha / 2, 1 - alpha / 2])
-                    brow.update(basis=e["basis"], basis_value=float(e["basis_obs"]), basis_low=float(bl),
-                                basis_high=float(bh))
-        if msg:
-            notes[pos] = msg if notes[pos] is None or (isinstance(notes[pos], float) and np.isnan(notes[pos])) \
-                else f"{notes[pos]}; {msg}"
-        basis_rows.append(brow)
+            msg = f"bootstrap: undefined in {fu[n]:.0%} of {B} template resamples (dropped from the interval)"
+        old = notes[pos[n]]
+        notes[pos[n]] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
+    bq = [basis_q.get(rkeys[p]) if good[n] else None for n, p in enumerate(pos)]
+    basis = pd.DataFrame({
+        "metric": [rkeys[p][1] for p in pos], "attribute": [rkeys[p][0] for p in pos],
+        "class": [rkeys[p][2] for p in pos], "group": [rkeys[p][3] for p in pos],
+        "undefined": fu.astype(float), "templates": J, "event_templates": [e.get("event_templates") for e in ex],
+        "B": B, "confidence": float(confidence),
+        "terms_resampled": [bool(e.get("terms_resampled", False)) for e in ex],
+        "basis": [e["basis"] if b is not None else None for e, b in zip(ex, bq)],
+        "basis_value": [float(e["basis_obs"]) if b is not None else None for e, b in zip(ex, bq)],
+        "basis_low": [float(b[0]) if b is not None else None for b in bq],
+        "basis_high": [float(b[1]) if b is not None else None for b in bq],
+    }, columns=["metric", "attribute", "class", "group", "undefined", "templates", "event_templates", "B",
+                "confidence", "terms_resampled", "basis", "basis_value", "basis_low", "basis_high"])
     out["ci_low"], out["ci_high"], out["note"] = lows, highs, notes
     out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
-    cols = ["metric", "attribute", "class", "group", "undefined", "templates", "event_templates", "B", "confidence",
-            "basis", "basis_value", "basis_low", "basis_high"]
-    return out, pd.DataFrame(basis_rows, columns=cols)
+    return out, basis
 
+
+def _basis_quantiles(extra, probs) -> dict:
+    """{key: (low, high)} percentile interval of each signed basis defined in
+    at least half of the resamples (and at the observed data), all rows in
+    one quantile call (NaN replicates left out)."""
+    keys = [k for k, e in extra.items() if "basis_reps" in e and np.isfinite(e["basis_obs"])]
+    if not keys:
+        return {}
+    V = np.vstack([extra[k]["basis_reps"] for k in keys])
+    ok = np.isfinite(V)
+    use = ok.mean(axis=1) >= 1 - MAX_UNDEFINED
+    q = row_quantiles(V, probs, ok & use[:, None])
+    return {k: (q[0, i], q[1, i]) for i, k in enumerate(keys) if use[i]}

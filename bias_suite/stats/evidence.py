@@ -78,55 +78,72 @@ def _sides(spec, score) -> bool:
     return get_comparison(spec.comparison).name in ("ratio", "ratio_to_background")
 
 
-def _group_view(spec, ad: AttributeData, score, c, tpl, J) -> dict:
+def _presence(ad: AttributeData, score, c, tpl, J):
+    """Per kind of event of ``score`` and class c, (J, k) whether template j
+    has one for group t; None when the row count says it all. Cached on
+    ``ad`` (metrics sharing a score share it)."""
     k = ad.k
     if isinstance(score, RateScore):
         outcomes = OUTCOMES.get(score.name)
         if outcomes is None:
-            return {}
-        cnt = ad.class_counts(c)
-        ones = np.ones(len(ad.g), bool)
-        pres = [_present(_expression(cnt, o), ones, J, k, tpl, ad.g) for o in outcomes]
+            return None
+        key = ("rate", score.name, c)
     elif isinstance(score, (SetScore, MeanScore, AucScore, GoldProbScore)):
-        iy, ig, it = ad.item_y, ad.item_g(), tpl[ad.item_row]
-        pos, neg = iy == c, (iy >= 0) & (iy != c)
-        select = getattr(score, "select", "all")
-        if isinstance(score, AucScore):
-            pres = [_present(pos.astype(float), pos, J, k, it, ig), _present(neg.astype(float), neg, J, k, it, ig)]
-        elif select == "pos":
-            pres = [_present(pos.astype(float), pos, J, k, it, ig)]
-        elif select == "neg":
-            pres = [_present(neg.astype(float), neg, J, k, it, ig)]
-        else:
-            return {}  # every example is an event: the template count says it
+        select = "auc" if isinstance(score, AucScore) else getattr(score, "select", "all")
+        if select not in ("auc", "pos", "neg"):
+            return None  # every example is an event: the template count says it
+        key = ("items", select, c)
     else:
+        return None
+    cache = ad.__dict__.setdefault("_event_presence", {})
+    key = key + (id(tpl), J)
+    if key not in cache:
+        if key[0] == "rate":
+            cnt = ad.class_counts(c)
+            ones = np.ones(len(ad.g), bool)
+            cache[key] = [_present(_expression(cnt, o), ones, J, k, tpl, ad.g) for o in outcomes]
+        else:
+            iy, ig, it = ad.item_y, ad.item_g(), tpl[ad.item_row]
+            pos, neg = iy == c, (iy >= 0) & (iy != c)
+            sets = {"auc": (pos, neg), "pos": (pos,), "neg": (neg,)}[key[1]]
+            cache[key] = [_present(m.astype(float), m, J, k, it, ig) for m in sets]
+    return cache[key]
+
+
+def _group_view(spec, ad: AttributeData, score, c, tpl, J) -> dict:
+    k = ad.k
+    pres = _presence(ad, score, c, tpl, J)
+    if pres is None:
         return {}
     sides = _sides(spec, score)
     bg_all = spec.background in ("all", "S")
-
-    def count(members_a, members_b):
-        """Templates with events: both sets together, or the weaker side."""
-        outs = []
-        for P in pres:
-            a = P[:, members_a].any(axis=1)
-            b = P[:, members_b].any(axis=1)
-            outs.append(min(a.sum(), b.sum()) if sides else (a | b).sum())
-        return int(min(outs))
-
+    # per kind of event: templates with one in each group, in any other group, in any group
+    one = [P.sum(axis=0) for P in pres]
+    others = [((P.sum(axis=1)[:, None] - P) > 0).sum(axis=0) for P in pres]
+    anyg = [int(P.any(axis=1).sum()) for P in pres]
     out = {}
     groups = list(ad.groups)
     if spec.generalized == "PCM":
-        for a, b in ad.pairs():
-            out[f"{groups[a]}|{groups[b]}"] = count([a], [b])
+        pairs = ad.pairs()
+        pa = np.array([p[0] for p in pairs], dtype=np.int64)
+        pb = np.array([p[1] for p in pairs], dtype=np.int64)
+        if sides:  # the weaker side
+            n = np.min([np.minimum(o[pa], o[pb]) for o in one], axis=0)
+        else:  # both sets together
+            n = np.min([(P[:, pa] | P[:, pb]).sum(axis=0) for P in pres], axis=0)
+        for (a, b), v in zip(pairs, n):
+            out[f"{groups[a]}|{groups[b]}"] = int(v)
     elif spec.generalized in ("BCM", "VBCM"):
+        if isinstance(score, AucScore):
+            na = one[0] if score.pos_from == "group" else others[0]
+            nb = one[1] if score.neg_from == "group" else others[1]
+            n = np.minimum(na, nb)
+        elif sides:  # the group against its background (all groups, or the others)
+            n = np.min([np.minimum(o, np.full(k, y) if bg_all else r) for o, r, y in zip(one, others, anyg)], axis=0)
+        else:  # a group or its background: a template with an event in any group
+            n = np.full(k, min(anyg))
         for t in range(k):
-            rest = [u for u in range(k) if u != t or bg_all]
-            if isinstance(score, AucScore):
-                a = [t] if score.pos_from == "group" else [u for u in range(k) if u != t]
-                b = [t] if score.neg_from == "group" else [u for u in range(k) if u != t]
-                out[groups[t]] = int(min(pres[0][:, a].any(axis=1).sum(), pres[1][:, b].any(axis=1).sum()))
-            else:
-                out[groups[t]] = count([t], rest)
+            out[groups[t]] = int(n[t])
     return out
 
 

@@ -1,0 +1,619 @@
+"""The term side of the two-way cluster bootstrap's closed form: every
+quantity that depends on the term weights ``T[b, t]`` as well as the
+template weights ``W[b, j]`` (:mod:`bias_suite.stats.terms` draws them,
+:mod:`bias_suite.stats.bootstrap` has the method).
+
+- counterfactual tuples: a tuple of template j weighs ``W[b, j]`` times the
+  product of its members' term weights (:class:`TupleWeights`);
+- per-template metrics: the group sets of a template weighted by ``T``
+  (:func:`per_template_term_values`: weighted means, weighted W1);
+- AEG: the pairs inside one template, weighted by ``T``, for the copy-pair
+  correction (:func:`within_terms`), and the generic path's correction
+  (:func:`aeg_without_copy_pairs`).
+
+Everything here is used only where terms are resampled; without term
+weights the closed form is the template-only one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import MetricError
+from ..metrics.comparisons import ROUND_OFF, get_comparison
+from ..metrics.generalized import item_selection, normalizer_value
+from ..metrics.scores import MeanScore, SetScore, get_score
+from ._bootstrap_sets import CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, safe_ratio
+
+#: target size (resamples x cells) of one chunk here
+CHUNK_CELLS = 1_000_000
+ABS, DIFF = get_comparison("abs"), get_comparison("diff")
+
+
+def _steps(R: int, width: int):
+    step = int(max(1, CHUNK_CELLS // max(width, 1)))
+    return [(s, min(R, s + step)) for s in range(0, R, step)]
+
+
+# ------------------------------------------------------------ tuples
+class TupleWeights:
+    """Per resample, the weight of every counterfactual tuple of an
+    attribute: ``W[b, j] * prod_i T[b, term of member i]`` (members of
+    one-term groups weigh 1 and are left out of the product), and the
+    tuple-weighted means of per-tuple values.
+
+    The product is taken once per distinct combination of terms when
+    tuples share combinations (as sampled tuples of a full design do).
+    Means are deferred (:meth:`defer`) and computed together
+    (:meth:`flush`): one product of the weights with the values of every
+    tuple metric of the attribute reads the weights once."""
+
+    #: most weights (resamples x tuples) kept between chunks; most values (tuples x columns) per product
+    KEEP = 4_000_000
+    BATCH = 4_000_000
+
+    def __init__(self, prep: Prepared, Wf: np.ndarray, Tf: np.ndarray):
+        ad = prep.ad
+        self.R, self.M = Wf.shape[0], len(ad.tuple_template)
+        self.Wf, self.Tf = Wf, Tf
+        self.tt = prep.complete_idx[ad.tuple_template]
+        several = np.flatnonzero(np.bincount(prep.term_g, minlength=ad.k) > 1)
+        members = prep.term[ad.tuples[:, several]] if self.M else np.zeros((0, several.size), np.int64)
+        self.combos, self.inv = None, None
+        nT = max(prep.n_terms, 1)
+        if self.M and several.size and several.size * np.log2(nT + 1) < 62:
+            key = np.zeros(self.M, dtype=np.int64)
+            for i in range(several.size):
+                key = key * nT + members[:, i]
+            uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+            if 4 * len(uniq) <= self.M:
+                self.combos, self.inv = members[first], inv.ravel()
+        self.members = members
+        # tuples come template by template: the template weights repeat rather than gather
+        self.sorted = bool(np.all(np.diff(self.tt) >= 0)) if self.M else True
+        self.Wc = np.ascontiguousarray(Wf[:, prep.complete_idx])
+        self.per_template = np.bincount(ad.tuple_template, minlength=self.Wc.shape[1]) if self.M else None
+        self.steps = [(0, self.R)] if self.R * self.M <= self.KEEP else _steps(self.R, self.M)
+        self._kept = None
+        self.jobs = []
+
+    def _make(self, s, e):
+        """(e - s, M) C-ordered tuple weights of resamples s..e."""
+        if self.sorted:
+            w = np.repeat(self.Wc[s:e], self.per_template, axis=1)
+        else:
+            w = np.take(self.Wf[s:e], self.tt, axis=1)
+        T = self.Tf[s:e]
+        if self.combos is not None:
+            P = np.take(T, self.combos[:, 0], axis=1)
+            for i in range(1, self.combos.shape[1]):
+                P *= np.take(T, self.combos[:, i], axis=1)
+            w *= np.take(P, self.inv, axis=1)
+        else:
+            for i in range(self.members.shape[1]):
+                w *= np.take(T, self.members[:, i], axis=1)
+        return w
+
+    def _weights(self, i):
+        if self._kept is None and self.R * self.M <= self.KEEP:
+            self._kept = [self._make(s, e) for s, e in self.steps]
+        return self._kept[i] if self._kept is not None else self._make(*self.steps[i])
+
+    def defer(self, cols: np.ndarray, ok: np.ndarray, finish, key) -> None:
+        """Queue the tuple-weighted means of ``cols`` (Mv, C) over the tuples
+        ``ok`` (M,); :meth:`flush` gives ``finish(means (R, C))`` for ``key``."""
+        self.jobs.append((cols, ok, finish, key))
+
+    def flush(self) -> list:
+        """[(key, finish(means))] of every queued job, in order; means are
+        NaN where no tuple weighs. Jobs over the same tuples share one
+        product (their values side by side, one column of ones for the
+        total weight); a product over part of the tuples reads only their
+        weights."""
+        groups: dict = {}
+        for n, job in enumerate(self.jobs):
+            groups.setdefault(job[1].tobytes(), []).append(n)
+        done = {}
+        for members in groups.values():
+            ok = self.jobs[members[0]][1]
+            idx = None if ok.all() else np.flatnonzero(ok)
+            rows = self.M if idx is None else idx.size
+            batch, width = [], 1
+            for n in members + [None]:
+                w = None if n is None else self.jobs[n][0].shape[1]
+                if n is not None and (not batch or (width + w) * rows <= self.BATCH):
+                    batch.append(n)
+                    width += w
+                    continue
+                done.update(self._means([self.jobs[m] for m in batch], batch, idx))
+                batch, width = ([n], 1 + w) if n is not None else ([], 1)
+        out = [done[n] for n in range(len(self.jobs))]
+        self.jobs = []
+        return out
+
+    def _means(self, jobs, numbers, idx) -> dict:
+        """{job number: (key, finish(means))} of jobs over the same tuples
+        (``idx``: their positions, None for all)."""
+        if not jobs:
+            return {}
+        X = np.hstack([cols for cols, _, _, _ in jobs] + [np.ones((len(jobs[0][0]), 1))])
+        sums = np.empty((self.R, X.shape[1]))
+        for i, (s, e) in enumerate(self.steps):
+            w = self._weights(i)
+            sums[s:e] = (w if idx is None else np.take(w, idx, axis=1)) @ X
+        res, off = {}, 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for (cols, _, finish, key), n in zip(jobs, numbers):
+                v = sums[:, off:off + cols.shape[1]] / sums[:, -1:]
+                v[~np.isfinite(v)] = np.nan
+                res[n] = (key, finish(v))
+                off += cols.shape[1]
+        return res
+
+
+# ------------------------------------------------------ per-template sets
+def _template_items(prep: Prepared, score, c):
+    """Items of complete templates kept by the score's selection: value,
+    template (complete index), group and term, sorted by template, then value."""
+    ad = prep.ad
+    sel = item_selection(ad, getattr(score, "select", "all"), c)
+    it_tpl = ad.row_template[ad.item_row]
+    keep = sel & (it_tpl >= 0)
+    x = ad.item_P[keep, c]
+    seg = it_tpl[keep]
+    order = np.lexsort((x, seg))
+    return x[order], seg[order], ad.item_g()[keep][order], prep.term[ad.item_row[keep]][order]
+
+
+def _weighted_means(prep, x, seg, term, Jc):
+    """Static part of the T-weighted means per template and group: (S, N)
+    with (T @ S) / (T @ N) the means, S and N (n_terms, Jc * k)."""
+    nT, k = prep.n_terms, prep.ad.k
+    tg = prep.term_g
+    col = seg * k + tg[term]  # (template, group) columns
+    cell = term * (k * Jc) + col
+    S = np.bincount(cell, weights=x, minlength=nT * k * Jc).reshape(nT, k * Jc)
+    N = np.bincount(cell, minlength=nT * k * Jc).astype(np.float64).reshape(nT, k * Jc)
+    return S, N
+
+
+def _segment_starts(seg):
+    new = np.r_[True, seg[1:] != seg[:-1]] if seg.size else np.zeros(0, bool)
+    return np.flatnonzero(new), np.cumsum(new) - 1
+
+
+def _w1_plan(x, seg, g, term, pairs, term_g, Jc):
+    """Static plan of W1(a, b) for every pair in every template with term
+    weights (items sorted by template, then value).
+
+    Where every term of each of the two groups has the same positive number
+    of items in a template (the usual design), a group's weight there is
+    that number times its term count, fixed, so F_a - F_b at each item is
+    linear in T: ``G @ T[terms]`` with the gap to the pair's next item
+    folded into G, and W1 the sum of its absolute values over the
+    template. Other templates where both groups have items go by weighted
+    cumulative sums (:func:`_w1_general`). All pairs at once: each item is
+    repeated for each pair of its group."""
+    P = len(pairs)
+    pa = np.array([p[0] for p in pairs], dtype=np.int64)
+    pb = np.array([p[1] for p in pairs], dtype=np.int64)
+    k = int(term_g.max()) + 1 if term_g.size else 0
+    members = [np.flatnonzero(term_g == t) for t in range(k)]
+    size_g = np.array([m.size for m in members], dtype=np.int64)
+    within = np.zeros(len(term_g), dtype=np.int64)  # each term's place among its group's terms
+    for m in members:
+        within[m] = np.arange(m.size)
+    na, nb = size_g[pa], size_g[pb]
+    nTp = int((na + nb).max()) if P else 0
+    terms = np.zeros((P, nTp), dtype=np.int64)  # each pair's terms: a's, then b's (padding: term 0, zero rows)
+    for i, (a, b) in enumerate(pairs):
+        terms[i, :na[i] + nb[i]] = np.r_[members[a], members[b]]
+    # per group and template: the fewest and the most items of one of its terms
+    lo, hi = np.zeros((k, Jc), dtype=np.int64), np.zeros((k, Jc), dtype=np.int64)
+    for t in range(k):
+        on = g == t
+        c = np.bincount(seg[on] * size_g[t] + within[term[on]], minlength=Jc * size_g[t]).reshape(Jc, size_g[t])
+        lo[t], hi[t] = c.min(axis=1), c.max(axis=1)
+    both = (hi[pa] > 0) & (hi[pb] > 0)
+    linear = both & (lo[pa] == hi[pa]) & (lo[pb] == hi[pb])
+    # (pair, item) for every item of either group of the pair, in pair order, then item order
+    in_pair = (g[None, :] == pa[:, None]) | (g[None, :] == pb[:, None])
+    pr, it = np.nonzero(in_pair)
+    xs, ss, ts = x[it], seg[it], term[it]
+    isa = g[it] == pa[pr]
+    plan = {"terms": terms, "both": both, "G": None, "general": []}
+    lin = linear[pr, ss]
+    if lin.any():
+        pr_l, xs_l, ss_l, isa_l = pr[lin], xs[lin], ss[lin], isa[lin]
+        lt = within[ts[lin]] + np.where(isa_l, 0, na[pr_l])
+        run = pr_l * Jc + ss_l
+        n = run.size
+        new = np.r_[True, run[1:] != run[:-1]]
+        starts = np.flatnonzero(new)
+        width = int(np.diff(np.r_[starts, n]).max())
+        pos = np.arange(n) - starts[np.cumsum(new) - 1]  # each item's place in its (pair, template)
+        dz = np.where(np.r_[~new[1:], False], np.r_[xs_l[1:], 0.0] - xs_l, 0.0)  # gap to the pair's next item
+        tpl = np.flatnonzero(linear.any(axis=0))  # templates where some pair is linear
+        row = np.searchsorted(tpl, ss_l)
+        coef = np.where(isa_l, 1.0 / (lo[pa[pr_l], ss_l] * na[pr_l]), -1.0 / (lo[pb[pr_l], ss_l] * nb[pr_l]))
+        # Z[p, j, i, l]: the coefficient of term l's weight in F_a - F_b at the i-th item of the pair's
+        # items in template j (a cumulative sum over the items up to it), times the gap to the next item
+        Z = np.zeros((P, tpl.size, width, nTp))
+        Z[pr_l, row, pos, lt] = coef
+        for i in range(1, width):  # cumulative over the items (a short axis)
+            Z[:, :, i] += Z[:, :, i - 1]
+        gap = np.zeros((P, tpl.size, width))
+        gap[pr_l, row, pos] = dz
+        Z *= gap[..., None]
+        plan["G"] = (Z.reshape(P, tpl.size * width, nTp), width, tpl)
+    gen = both & ~linear
+    for i in np.flatnonzero(gen.any(axis=1)):
+        sel = (pr == i) & gen[i][ss]
+        plan["general"].append((i, (xs[sel], ss[sel], isa[sel], ts[sel])))
+    return plan
+
+
+def _w1_general(xs, ss, isa, ts, Tf):
+    """(Rc, templates) W1 by weighted cumulative sums (any design); the
+    templates are ``ss[starts]``, in order; NaN where a side weighs 0."""
+    starts, segi = _segment_starts(ss)
+    last = np.r_[starts[1:], xs.size] - 1
+    dx = np.zeros(xs.size)
+    dx[:-1] = np.where(ss[1:] == ss[:-1], np.diff(xs), 0.0)
+    w = Tf[:, ts]
+    F, tot = [], []
+    for side in (isa, ~isa):
+        wt = w * side
+        C = np.cumsum(wt, axis=1)
+        C -= (C - wt)[:, starts[segi]]
+        tot.append(C[:, last])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            F.append(C / tot[-1][:, segi])
+    d = np.abs(F[0] - F[1]) * dx
+    d[~np.isfinite(d)] = 0.0
+    v = np.add.reduceat(d, starts, axis=1)
+    v[(tot[0] == 0) | (tot[1] == 0)] = np.nan
+    return v, ss[starts]
+
+
+def _weighted_w1(plan, Tf, Jc):
+    """(pairs, Jc, Rc) W1 between the T-weighted sets of the two groups of
+    each pair inside each template (:func:`_w1_plan`); NaN where a set is
+    empty or weighs nothing."""
+    R = Tf.shape[0]
+    P = plan["both"].shape[0]
+    out = np.zeros((P, Jc, R))
+    if plan["G"] is not None:
+        G, width, tpl = plan["G"]
+        if width:
+            TT = np.ascontiguousarray(Tf.T)
+            for i in range(P):  # pair by pair: the products stay in cache
+                L = G[i] @ TT[plan["terms"][i]]  # (templates * width, Rc)
+                np.abs(L, out=L)
+                out[i, tpl] = L.reshape(tpl.size, width, R).sum(axis=1)
+    out[~plan["both"]] = np.nan
+    for i, args in plan["general"]:
+        v, tpl = _w1_general(*args, Tf)
+        out[i, tpl] = v.T
+    return out
+
+
+def _mean_differences(comp, means, a_idx, b_idx, signed_on, bounded):
+    """(D, signed) of the comparison between the groups' means of each pair,
+    (Rc, Jc, pairs); the built-in |x - y| and x - y on means within [-1, 1]
+    (``bounded``: means of values within it) by one matrix product (equal
+    up to round-off: 0, as the comparisons say), others by the comparison
+    itself."""
+    Rc, Jc, k = means.shape
+    if bounded and comp.fn in (ABS.fn, DIFF.fn):
+        C = np.zeros((k, a_idx.size))
+        C[a_idx, np.arange(a_idx.size)] = 1.0
+        C[b_idx, np.arange(b_idx.size)] = -1.0
+        Ds = (means.reshape(Rc * Jc, k) @ C).reshape(Rc, Jc, a_idx.size)
+        with np.errstate(invalid="ignore"):
+            Ds[np.abs(Ds) <= ROUND_OFF] = 0.0  # scale max(1, |x|, |y|) is 1 here
+        D = np.abs(Ds) if comp.fn is ABS.fn else Ds
+        return D, (Ds if signed_on else None)
+    ma, mb = means[..., a_idx], means[..., b_idx]
+    return comp.fn(ma, mb)[0], (DIFF.fn(ma, mb)[0] if signed_on else None)
+
+
+def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
+    """Per-template metrics (AvgIF, AvgScoreDiff) with the group sets of
+    each template weighted by the term weights: (values {label: (R,)},
+    signed {label: (text, (R,))}), or None when no template counts in the
+    observed data (the last row of ``Wf``/``Tf``); a template counts in a
+    resample when every group weighs in it."""
+    ad = prep.ad
+    k, Jc = ad.k, len(ad.templates)
+    pairs = ad.pairs()
+    P = len(pairs)
+    x, seg, g, term = _template_items(prep, score, c)
+    if isinstance(score, SetScore):
+        if comp.name != "W1":
+            raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
+        plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc)
+    elif isinstance(score, MeanScore):
+        S, Nn = _weighted_means(prep, x, seg, term, Jc)
+        bounded = x.size == 0 or np.abs(x).max() <= 1.0
+    else:
+        raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
+    signed_on = isinstance(score, MeanScore) and comp.name == "abs"
+    N = normalizer_value(spec.normalizer, k)
+    R = Wf.shape[0]
+    vals = np.empty((R, 2 * P + 1 if signed_on else P + 1))
+    a_idx = np.array([p[0] for p in pairs], dtype=np.int64)
+    b_idx = np.array([p[1] for p in pairs], dtype=np.int64)
+    for s, e in _steps(R, Jc * (2 * P + k + 1)):
+        if isinstance(score, SetScore):
+            D = _weighted_w1(plan, Tf[s:e], Jc)  # (P, Jc, Rc)
+            ok = np.isfinite(D).all(axis=0)  # (Jc, Rc): the templates that count in each resample
+            Wc = Wf[s:e, prep.complete_idx].T * ok
+            D[:, ~ok] = 0.0
+            num = np.einsum("jr,pjr->rp", Wc, D)
+            ok = ok.T
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                means = ((Tf[s:e] @ S) / (Tf[s:e] @ Nn)).reshape(e - s, Jc, k)
+            D, Ds = _mean_differences(comp, means, a_idx, b_idx, signed_on, bounded)  # (Rc, Jc, P)
+            ok = np.isfinite(D).all(axis=2)  # (Rc, Jc)
+            Wc = (Wf[s:e, prep.complete_idx] * ok).T
+            D[~ok] = 0.0
+            num = np.einsum("jr,rjp->rp", Wc, D)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = 1.0 / Wc.sum(axis=0)[:, None]
+            vals[s:e, :P] = num * inv
+            vals[s:e, P] = vals[s:e, :P].sum(axis=1) / N
+            if signed_on:
+                Ds[~ok] = 0.0
+                vals[s:e, P + 1:] = np.einsum("jr,rjp->rp", Wc, Ds) * inv
+        if e == R and not ok[-1].any():
+            return None
+    vals[~np.isfinite(vals)] = np.nan
+    labels = ad.pair_names() + [None]
+    n = len(labels)
+    signed = ({lab: ("mean f(first) - mean f(second), mean over templates", vals[:, n + i])
+               for i, lab in enumerate(ad.pair_names())} if signed_on else {})
+    return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
+
+
+# ------------------------------------------------------------- AEG pairs
+#: largest templates x items^2 (or templates x terms^2) for the pair kernels of :func:`within_terms`
+KERNEL_CELLS = 4_000_000
+
+
+def _pair_kernel(items: ClassItems, cats):
+    """Per template j, K[j, s, t] = U(items of term s over items of term t)
+    inside j (multipliers included, ties 1/2, an item with itself 1/2) and
+    the items of term t in template j (with multipliers), laid out so that
+    ``T @ C`` gives each group's weight in each template: then U(a over b)
+    in j is sum over s in a, t in b of T_s T_t K[j, s, t]; over the
+    templates that hold items of the selection (the third value: their
+    indices). None when too large (:data:`KERNEL_CELLS`)."""
+    p = items.positions(cats)
+    nT = items.prep.n_terms
+    present, tq = np.unique(items.tpl[p], return_inverse=True)  # the templates with items of the selection
+    J = present.size
+    sizes = np.bincount(tq, minlength=J)
+    width = int(sizes.max()) if sizes.size else 0
+    if J * max(width, nT) ** 2 > KERNEL_CELLS:
+        return None
+    order = np.argsort(tq, kind="stable")
+    q, tq = p[order], tq[order]
+    slot = np.arange(q.size) - (np.cumsum(sizes) - sizes)[tq]
+    X = np.full((J, width), np.nan)
+    X[tq, slot] = items.x[q]
+    A = np.zeros((J, width, nT))
+    A[tq, slot, items.term[q]] = 1.0 if items.r is None else items.r[q].astype(np.float64)
+    u = (X[:, :, None] > X[:, None, :]) + 0.5 * (X[:, :, None] == X[:, None, :])
+    K = A.transpose(0, 2, 1) @ u @ A  # (J, nT, nT)
+    k = items.k
+    Cg = np.zeros((nT, J, k))  # Cg[t, j, group of t] = the items of term t in template j
+    Cg[np.arange(nT), :, items.prep.term_g] = A.sum(axis=1).T
+    return np.ascontiguousarray(K.reshape(J * nT, nT).T), Cg.reshape(nT, J * k), present
+
+
+def within_terms(items: ClassItems, cats, pairs: bool):
+    """The pairs inside each template in the current chunk of resamples,
+    items weighted by their term weights (and multipliers):
+    ``(U, N, tpl)`` with N (Bc, Jt, k) the weight of each group in the
+    templates ``tpl`` (indices, or a slice of all) and U (Bc, Jt, k)
+    U(group over all items of the template), or with ``pairs`` U
+    (Bc, Jt, k, k) U(group a over group b) inside each template (ties count
+    1/2); templates outside ``tpl`` hold no item of the selection. By the
+    pair kernel of each template (bilinear in T) where it is small, else by
+    cumulative sums over the sorted items."""
+    kernel = items.memo(("pair_kernel", cats), lambda: _pair_kernel(items, cats))
+    if kernel is None:
+        return _within_by_sums(items, cats, pairs) + (slice(None),)
+    Kt, C, tpl = kernel
+    J, k, nT = tpl.size, items.k, items.prep.n_terms
+    onehot = items.prep.term_onehot()
+    # terms in group order: with groups of one size, group sums are sums over a trailing axis
+    perm = np.argsort(items.prep.term_g, kind="stable")
+    sizes = np.bincount(items.prep.term_g, minlength=k)
+    even = sizes.size > 0 and (sizes == sizes[0]).all()
+    if even:
+        Kt = np.ascontiguousarray(Kt.reshape(nT, J, nT)[:, :, perm].reshape(nT, J * nT))
+
+    def compute(Tf):
+        Bc = Tf.shape[0]
+        Tp = Tf[:, perm] if even else Tf
+
+        def by_group(Y):  # (Bc, J, nT) -> (Bc, J, k)
+            Y *= Tp[:, None, :]
+            if even:  # (a sum over a short trailing axis is slow in numpy: add its slices)
+                Y = Y.reshape(Bc, J, k, sizes[0])
+                out = Y[..., 0].copy()
+                for i in range(1, sizes[0]):
+                    out += Y[..., i]
+                return out
+            return Y.reshape(Bc * J, nT) @ onehot
+
+        N = (Tf @ C).reshape(Bc, J, k)
+        if not pairs:
+            return by_group((Tf @ Kt).reshape(Bc, J, nT)).reshape(Bc, J, k), N  # sum over t of K[j, s, t] T_t
+        U = np.empty((Bc, J, k, k))
+        for g in range(k):
+            U[..., g] = by_group(((Tf * onehot[:, g]) @ Kt).reshape(Bc, J, nT)).reshape(Bc, J, k)
+        return U, N
+
+    T_all = items.T_all
+    if T_all is not None and T_all.shape[0] * J * max(k, nT) * (k if pairs else 1) <= KERNEL_CELLS:
+        # every resample at once (fewer, larger products), then the rows of this chunk
+        U, N = items.memo(("within_all", cats, pairs), lambda: compute(T_all))
+        s, e = items.rows
+        return U[s:e], N[s:e], tpl
+    return items.chunk_memo(("within_terms", cats, pairs), lambda: compute(items.Tf)) + (tpl,)
+
+
+def _within_by_sums(items: ClassItems, cats, pairs: bool):
+    """:func:`within_terms` by cumulative sums over the items sorted by
+    template and score (any size)."""
+    def static():
+        p = items.positions(cats)
+        order = np.lexsort((items.x[p], items.tpl[p]))  # by template, then score
+        q = p[order]
+        tq, gq, xq = items.tpl[q], items.g[q], items.x[q]
+        rq = np.ones(q.size) if items.r is None else items.r[q].astype(np.float64)
+        new_block = np.r_[True, (xq[1:] != xq[:-1]) | (tq[1:] != tq[:-1])] if q.size else np.zeros(0, bool)
+        block = np.cumsum(new_block) - 1
+        bstart = np.flatnonzero(new_block)
+        bend = np.r_[bstart[1:], q.size] - 1
+        new_seg = np.r_[True, tq[1:] != tq[:-1]] if q.size else np.zeros(0, bool)
+        seg_first = np.flatnonzero(new_seg)[np.cumsum(new_seg) - 1]
+        return q, tq, gq, rq, bstart[block], bend[block], seg_first, tq * items.k + gq
+
+    def chunk():
+        q, tq, gq, rq, bs, be, sf, cell = items.memo(("within_terms", cats), static)
+        Bc, J, k = items.Tc.shape[0], items.J, items.k
+        wt = items.Tf[:, items.term[q]] * rq
+        idx = (np.arange(Bc)[:, None] * (J * k) + cell[None, :]).ravel()
+
+        def per_cell(v):
+            return np.bincount(idx, weights=v.ravel(), minlength=Bc * J * k).reshape(Bc, J, k)
+
+        def u_over(wl):  # each item's U contribution as the higher one over the weights wl of its template
+            cum = np.cumsum(wl, axis=1)
+            base = (cum - wl)[:, sf]
+            leq = cum[:, be] - base
+            less = (cum - wl)[:, bs] - base
+            return wt * 0.5 * (leq + less)
+
+        N = per_cell(wt)
+        if q.size == 0:
+            return (np.zeros((Bc, J, k, k)) if pairs else np.zeros((Bc, J, k))), N
+        if not pairs:
+            return per_cell(u_over(wt)), N
+        U = np.empty((Bc, J, k, k))
+        for b in range(k):
+            U[..., b] = per_cell(u_over(wt * (gq == b)))
+        return U, N
+
+    return items.chunk_memo(("within_by_sums", cats, pairs), chunk)
+
+
+def aeg_excess(items: ClassItems, cats, spec):
+    """The pairs between two copies of one template in the current chunk,
+    with term weights: for PCM {(a, b): (U excess, pair-count excess)}, for
+    BCM/VBCM (U excess (Bc, k), pair-count excess (Bc, k)) of U(group over
+    its background)."""
+    Q = items.within_excess()  # (Bc, J): W^2 - W
+    if spec.generalized == "PCM":
+        U, N, tpl = within_terms(items, cats, pairs=True)
+        Q = Q[:, tpl]
+        return {(a, b): (np.einsum("bj,bj->b", Q, U[:, :, a, b]), np.einsum("bj,bj->b", Q, N[:, :, a] * N[:, :, b]))
+                for a in range(items.k) for b in range(items.k) if a < b}
+    Ut, N, tpl = within_terms(items, cats, pairs=False)
+    Q = Q[:, tpl]
+    Nb = N.sum(axis=2, keepdims=True)
+    if BACKGROUND.get(spec.background) == "rest":
+        Ut, Nb = Ut - N * N / 2.0, Nb - N
+    return np.einsum("bj,bjt->bt", Q, Ut), np.einsum("bj,bjt->bt", Q, Nb * N)
+
+
+def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: dict, T=None) -> dict:
+    """AEG values of resamples evaluated on copied templates (the generic
+    path), with the pairs between two copies of one template left out as
+    the closed form leaves them out: ``values`` {group label: (B,)} as the
+    engine gives them on the resampled data, ``W`` (B, J) the template
+    counts, ``T`` (B, n_terms) the term counts (None: terms not resampled)."""
+    ad = prep.ad
+    sc = get_score(spec.score)
+    cats = CATS[getattr(sc, "select", "all")]
+    try:
+        item_multipliers(ad.row_weight, ad.item_row)
+        items = ClassItems(prep, c)
+    except MetricError:  # multipliers too large for integers: the weights themselves (no exact sums needed here)
+        items = ClassItems(prep, c, integer=False)
+    if T is None:
+        return _template_only(prep, spec, items, cats, W, values)
+    B = W.shape[0]
+    parts_n, parts_ex = [], []
+    for s, e in _steps(B, items.m * max(ad.k, 1)):
+        items.start(W[s:e].astype(np.int32), T[s:e].astype(np.int32))
+        parts_n.append(items.n(cats))
+        parts_ex.append(aeg_excess(items, cats, spec))
+    n = np.concatenate(parts_n)
+    if spec.generalized == "PCM":
+        ex = {key: tuple(np.concatenate([p[key][i] for p in parts_ex]) for i in range(2)) for key in parts_ex[0]}
+    else:
+        ex = tuple(np.concatenate([p[i] for p in parts_ex]) for i in range(2))
+    out = dict(values)
+    k = ad.k
+    if spec.generalized == "PCM":
+        for (a, b), name in zip(ad.pairs(), ad.pair_names()):
+            if name not in values:
+                continue
+            N = n[:, a] * n[:, b]
+            U = (0.5 - values[name]) * N
+            out[name] = 0.5 - safe_ratio(U - ex[(a, b)][0], N - ex[(a, b)][1])
+        parts = [out[nm] for nm in ad.pair_names() if nm in out]
+    else:
+        nb = np.repeat(n.sum(1, keepdims=True), k, 1)
+        if BACKGROUND.get(spec.background) == "rest":
+            nb = nb - n
+        for t, name in enumerate(ad.groups):
+            if name not in values:
+                continue
+            N = nb[:, t] * n[:, t]
+            V = (values[name] + 0.5) * N
+            out[name] = safe_ratio(V - ex[0][:, t], N - ex[1][:, t]) - 0.5
+        parts = [out[nm] for nm in ad.groups if nm in out]
+    if None in values and parts and spec.generalized in ("PCM", "BCM"):
+        out[None] = accumulated(np.column_stack(parts), normalizer_value(spec.normalizer, k))
+    return out
+
+
+def _template_only(prep, spec, items, cats, W, values):
+    """The correction without term weights (each template's own pairs from
+    the data, counted once per copy)."""
+    ad = prep.ad
+    M, Nj = items.within(cats)
+    Wf = W.astype(np.float64)
+    Q = Wf * Wf - Wf
+    n = Wf @ Nj  # (B, k) item weights per group in each resample
+    out = dict(values)
+    k = ad.k
+    if spec.generalized == "PCM":
+        for (a, b), name in zip(ad.pairs(), ad.pair_names()):
+            if name not in values:
+                continue
+            N = n[:, a] * n[:, b]
+            U = (0.5 - values[name]) * N
+            out[name] = 0.5 - safe_ratio(U - Q @ M[:, a, b], N - Q @ (Nj[:, a] * Nj[:, b]))
+        parts = [out[nm] for nm in ad.pair_names() if nm in out]
+    else:
+        Mt, Nall = M.sum(axis=2), Nj.sum(axis=1, keepdims=True)
+        nb = np.repeat(n.sum(1, keepdims=True), k, 1)
+        if BACKGROUND.get(spec.background) == "rest":
+            Mt, Nall, nb = Mt - M[:, np.arange(k), np.arange(k)], Nall - Nj, nb - n
+        for t, name in enumerate(ad.groups):
+            if name not in values:
+                continue
+            N = nb[:, t] * n[:, t]
+            V = (values[name] + 0.5) * N
+            out[name] = safe_ratio(V - Q @ Mt[:, t], N - Q @ (Nall[:, 0 if Nall.shape[1] == 1 else t] * Nj[:, t])) - 0.5
+        parts = [out[nm] for nm in ad.groups if nm in out]
+    if None in values and parts and spec.generalized in ("PCM", "BCM"):
+        out[None] = accumulated(np.column_stack(parts), normalizer_value(spec.normalizer, k))
+    return out

@@ -1,0 +1,178 @@
+"""Identity terms as the bootstrap's second sample (the two-way cluster bootstrap).
+
+A claim about a group ("low-income countries are missed more often") is a
+claim about the group's terms in general, not only about the few countries,
+names or pronouns a suite happens to list: the terms are a sample from the
+terms the group could have had, just as the templates are a sample of the
+sentences. When a group has several terms, the bootstrap therefore
+resamples them too (docs/statistics.md, "Templates and terms").
+
+Per attribute, each resample b gets template weights ``W[b, j]``
+(:func:`bias_suite.stats.bootstrap.template_weights`) and term weights
+``T[b, t]``: within each block of interchangeable terms, its n terms are
+drawn n times with replacement and counted (a block of one term keeps
+weight 1). An example of template j and term t counts ``W[b, j] * T[b, t]``
+times.
+
+A term is a (group, term) pair of the attribute: the same string in two
+groups is two terms. Rows without a term id (null ``term``) count as one
+unknown term of their group.
+
+Blocks: the terms of a group that fill the same templates are a sample of
+the group's terms *within* those templates, and are resampled together. A
+term that never shares a template with another term of its group (the
+bundled suites' "Muslim" in singular slots and "Muslims" in plural ones,
+or a design that puts one randomly chosen name in each template) is nested
+in its templates, and resampling templates already resamples it; it keeps
+weight 1. Formally, the blocks of a group are the connected components of
+its terms, two terms being linked when some template holds both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import MetricError
+
+__all__ = ["AttributeTerms", "attribute_terms", "term_weights", "draw_term_weights", "resample_terms_option",
+           "RESAMPLE_TERMS"]
+
+#: the values of ``resample_terms`` (CLI: auto, yes, no)
+RESAMPLE_TERMS = ("auto", True, False)
+
+
+def resample_terms_option(value) -> str | bool:
+    """``"auto"``, True or False from what a caller or the command line gives
+    ("auto", "yes"/"no", "true"/"false", booleans); anything else is an error."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text == "auto":
+        return "auto"
+    if text in ("yes", "true", "on", "1"):
+        return True
+    if text in ("no", "false", "off", "0"):
+        return False
+    raise MetricError(f"resample_terms must be 'auto', 'yes' or 'no' (or True/False), got {value!r}")
+
+
+@dataclass(frozen=True)
+class AttributeTerms:
+    """The terms of one attribute.
+
+    codes : (n,) the term index of each of the attribute's rows (rows in
+        frame order), terms numbered in order of first appearance.
+    group : (n_terms,) the group name of each term.
+    name : (n_terms,) the term string (None: rows without a term id).
+    """
+
+    attribute: str
+    codes: np.ndarray
+    group: np.ndarray
+    name: np.ndarray
+    block: np.ndarray | None = None  # (n_terms,) block of each term (terms that share templates)
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.group)
+
+    @property
+    def known(self) -> bool:
+        """Whether every row has a term id."""
+        return not any(n is None for n in self.name)
+
+    def several(self) -> bool:
+        """Whether some block holds more than one term (some group has
+        several terms in one template)."""
+        return self.block is not None and len(np.unique(self.block)) < self.n_terms
+
+    def group_codes(self, groups) -> np.ndarray:
+        """(n_terms,) each term's group as an index into ``groups``."""
+        index = {g: i for i, g in enumerate(groups)}
+        return np.array([index[g] for g in self.group], dtype=np.int64)
+
+
+def attribute_terms(frame: pd.DataFrame, attribute: str) -> AttributeTerms:
+    """The terms of ``attribute`` in ``frame`` (see :class:`AttributeTerms`)."""
+    rows = np.flatnonzero(frame["attribute"].to_numpy(dtype=object) == attribute)
+    grp = frame["group"].to_numpy(dtype=object)[rows]
+    if "term" in frame.columns:
+        term = frame["term"].to_numpy(dtype=object)[rows]
+    else:
+        term = np.full(len(rows), None, dtype=object)
+    gcode, gnames = pd.factorize(pd.Series(grp, dtype=object), sort=False)
+    tcode, _ = pd.factorize(pd.Series(term, dtype=object), sort=False)  # -1 for null terms
+    key = gcode.astype(np.int64) * (int(tcode.max()) + 2 if tcode.size else 1) + (tcode + 1)
+    codes, first = pd.factorize(pd.Series(key), sort=False)
+    at = np.zeros(len(first), dtype=np.int64)
+    at[codes[::-1]] = np.arange(len(codes))[::-1]  # first row of each term
+    name = np.array([None if pd.isna(v) else v for v in term[at]], dtype=object) if len(at) else np.zeros(0, object)
+    codes = np.asarray(codes, dtype=np.int64)
+    tpl, _ = pd.factorize(pd.Series(frame["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
+    block = _blocks(codes, tpl.astype(np.int64) * (int(gcode.max()) + 1 if gcode.size else 1) + gcode, len(first))
+    return AttributeTerms(attribute, codes, np.asarray(grp[at], dtype=object), name, block)
+
+
+def _blocks(term: np.ndarray, cell: np.ndarray, n_terms: int) -> np.ndarray:
+    """(n_terms,) block of each term: connected components of the terms,
+    two terms linked when they share a cell (a template's examples of one
+    group); blocks numbered in order of their first term."""
+    label = np.arange(n_terms)
+    if term.size == 0:
+        return label
+    cells, cell_id = np.unique(cell, return_inverse=True)
+    while True:  # propagate the smallest label through cells and terms until nothing changes
+        low = np.full(cells.size, n_terms)
+        np.minimum.at(low, cell_id, label[term])
+        new = label.copy()
+        np.minimum.at(new, term, low[cell_id])
+        if np.array_equal(new, label):
+            break
+        label = new
+    return pd.factorize(label, sort=False)[0].astype(np.int64)
+
+
+def term_weights(term_block: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, n_terms) term counts: for each block of n >= 2 terms (blocks in
+    order of their first term), n uniform draws among its terms per
+    resample (``rng.integers``), counted; terms alone in their block weigh 1."""
+    term_block = np.asarray(term_block)
+    nT = len(term_block)
+    T = np.ones((B, nT), dtype=np.int64)
+    codes, _ = pd.factorize(pd.Series(term_block, dtype=object), sort=False)
+    for g in range(int(codes.max()) + 1 if nT else 0):
+        members = np.flatnonzero(codes == g)
+        n = members.size
+        if n < 2:
+            continue
+        idx = rng.integers(n, size=(B, n)) + (np.arange(B) * n)[:, None]
+        T[:, members] = np.bincount(idx.ravel(), minlength=B * n).reshape(B, n)
+    return T
+
+
+def term_generator(seed) -> np.random.Generator:
+    """The generator of the term draws: a child of ``seed``'s seed sequence,
+    so the template draws (``default_rng(seed)``) stay what they are."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+
+
+def draw_term_weights(data, B: int, seed, mode="auto") -> dict:
+    """{attribute: (AttributeTerms, T or None)} for every attribute of the
+    data in order of first appearance; T (B, n_terms) where terms are
+    resampled (``mode`` "auto" or True and some group has several terms in
+    one template),
+    else None. The draws for all attributes come from one
+    :func:`term_generator`, attribute after attribute."""
+    mode = resample_terms_option(mode)
+    rng = term_generator(seed)
+    out = {}
+    for a in data.attributes():
+        terms = attribute_terms(data.frame, a)
+        if mode is True and not terms.known:
+            raise MetricError(f"resample_terms=yes needs a term for every example; attribute {a!r} has examples "
+                              "without one (column 'term'); use resample_terms=auto or no")
+        T = term_weights(terms.block, B, rng) if mode is not False and terms.several() else None
+        out[a] = (terms, T)
+    return out
