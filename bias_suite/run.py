@@ -111,7 +111,7 @@ def run(
     cache=True,
     engine="local",
     dtype=None,
-    multiplicity: str = "holm",
+    multiplicity: str = "hierarchical",
     weighting: str = "balanced",
 ) -> RunResult:
     """Expand suites, predict, score, compute metrics and write the results.
@@ -142,8 +142,10 @@ def run(
         term per group).
     dtype : weights dtype of Hugging Face models ("bf16", "fp16" on GPUs;
         "int8": dynamic int8 quantization on the CPU).
-    multiplicity : "holm" (family-wise error rate, default) or "bh"
-        (false-discovery rate) over every claim of the run (docs/verdicts.md).
+    multiplicity : "hierarchical" (default: groups and pairs at a
+        family-wise error rate, their values at a selective false-discovery
+        rate), "holm" (family-wise error rate) or "bh" (false-discovery rate)
+        over every claim of the run (docs/verdicts.md).
     weighting : "balanced" (each template counts once per group, default)
         or "pooled" (every example once) in the group view (docs/metrics.md).
     """
