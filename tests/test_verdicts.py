@@ -210,7 +210,7 @@ def test_error_control_downgrades_weak_material_claims():
     out = add_verdicts(pd.DataFrame(rows, columns=COLS), multiplicity="holm")
     assert out["verdict"][0] == "inconclusive" and "family-wise error rate" in out["reason"][0]
     assert out["verdict"][1] == "material"
-    assert "among 62 values (family-wise error rate, Holm)" in out.attrs["intervals"]["method"]
+    assert out.attrs["intervals"]["method"] == "at most a 5% chance of any false claim (Holm over 62 values)"
     alone = add_verdicts(pd.DataFrame(rows[:1], columns=COLS))
     assert alone["verdict"][0] == "material"
     # hierarchical: 'a' vs 'b' of gender is one unit with both values; the strong one claims it (1 of 61
@@ -335,7 +335,10 @@ def test_calibration_random_term_sensitivity_is_not_a_group_bias():
     # the counterfactual distances are large (about 0.06-0.1) and still not evidence of a bias
     cf = res[(res["metric"] == "CFGap") & res["group"].notna()]
     assert (cf["value"] > 0.04).all() and not cf["verdict"].isin(["material", "small"]).any()
-    assert "Holm over the Simes p-values" in res.attrs["intervals"]["method"]
+    iv = res.attrs["intervals"]
+    assert iv["method"] == (f"at most a 5% chance that any group or pair is wrongly called different ({iv['units']} "
+                            f"units); at most 5% of the values claimed within them false on average ({iv['family']} "
+                            "values)")
 
 
 def test_calibration_eight_groups_planted_effect():

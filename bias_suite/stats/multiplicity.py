@@ -177,18 +177,16 @@ def control(p, units: Sequence[Hashable] | None = None, *, alpha: float = 0.05, 
 
 
 def guarantee(method: str, alpha: float, *, m: int, units: int = 0, within: str = "bh") -> str:
-    """The guarantee of a method, in plain words, with its family sizes."""
+    """The guarantee over the claims (``material``, ``small``) of a method, in
+    plain words, with its family sizes: the line the summary prints."""
     if method == "holm":
-        return (f"at most a {alpha:.0%} chance of any false claim among {m} values "
-                "(family-wise error rate, Holm)")
+        return f"at most a {alpha:.0%} chance of any false claim (Holm over {m} values)"
     if method == "bh":
-        return (f"on average at most {alpha:.0%} of the claims false among {m} values "
-                "(false-discovery rate, Benjamini-Hochberg)")
-    inner = (f"at most {alpha:.0%} of its claims false on average" if within == "bh"
-             else f"at most a {alpha:.0%} chance of a false claim in it on average")
-    return (f"at most a {alpha:.0%} chance that any group or pair is wrongly said to be treated differently "
-            f"(Holm over the Simes p-values of {units} units); within a unit claimed, {inner} "
-            f"(Benjamini-Bogomolov, {m} values)")
+        return f"at most {alpha:.0%} of the claims false on average (Benjamini-Hochberg over {m} values)"
+    inner = (f"at most {alpha:.0%} of the values claimed within them false on average" if within == "bh"
+             else f"at most a {alpha:.0%} chance of a false value claimed within one, on average")
+    return (f"at most a {alpha:.0%} chance that any group or pair is wrongly called different ({units} units); "
+            f"{inner} ({m} values)")
 
 
 # --------------------------------------------------------------------------

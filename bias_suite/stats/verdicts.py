@@ -522,7 +522,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
     alpha = 1.0 - confidence
     out.attrs["intervals"] = {
         "confidence": confidence,
-        "method": "material and small: " + guarantee(multiplicity, alpha, m=sizes["family"], units=sizes["units"]),
+        "method": guarantee(multiplicity, alpha, m=sizes["family"], units=sizes["units"]),
         "multiplicity": multiplicity,
         **sizes,
     }
