@@ -550,3 +550,20 @@ def test_significance_tests_share_the_error_control_of_every_value(multiplicity)
     assert test["verdict"] == "inconclusive" and "41 values" in test["reason"], test["reason"]
     if multiplicity == "hierarchical":
         assert "the groups of 'gender' (significance)" in test["reason"] and "41 units" in test["reason"]
+
+
+def test_one_default_error_control_everywhere():
+    """Python (evaluate, run, add_verdicts) and the command line default to
+    the same error control."""
+    import inspect
+
+    from bias_suite.cli import evaluate_cmd, run_cmd
+    from bias_suite.evaluation import evaluate
+    from bias_suite.run import run
+    from bias_suite.stats.verdicts import DEFAULT_MULTIPLICITY, MULTIPLICITY
+
+    assert DEFAULT_MULTIPLICITY == "hierarchical" and set(MULTIPLICITY) == {"hierarchical", "holm", "bh"}
+    for fn in (evaluate, run, add_verdicts):
+        assert inspect.signature(fn).parameters["multiplicity"].default == DEFAULT_MULTIPLICITY
+    for fn in (run_cmd.run, evaluate_cmd.evaluate):
+        assert inspect.signature(fn).parameters["multiplicity"].default.default == DEFAULT_MULTIPLICITY
