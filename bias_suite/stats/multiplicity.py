@@ -15,7 +15,9 @@ them are claimed, given their p-values and, for the hierarchical method, the
     1. Each unit u gets the Simes p-value of its m_u hypotheses,
        :math:`p_u = \min_i m_u\,p_{(i)}/i` (sorted within the unit), which
        tests "nothing in the unit" and is valid when the unit's p-values are
-       positively dependent (as the rows of one group on one topic are);
+       positively dependent (proven for PRDS p-values; for the two-sided
+       p-values of correlated, roughly normal statistics, such as the rows
+       about one group, it is known to hold in simulation);
        Holm's step-down procedure over the U units at level alpha selects R
        units. The family-wise error rate of these unit claims is at most
        alpha: on data without any effect, the chance that any unit is claimed
@@ -25,7 +27,9 @@ them are claimed, given their p-values and, for the hierarchical method, the
        alpha R / U, ``within="holm"``). This is Benjamini and Bogomolov's
        (2014) selective inference over families: averaged over the selected
        units, the share of false claims among a unit's claims (its FDR;
-       with Holm, the chance of any false claim in it) is at most alpha.
+       with Holm, the chance of any false claim in it) is at most alpha
+       (proven for independent units; the units of a run are not, which
+       benchmarks/calibration.py measures).
 
     A group whose treatment shows in several rows (a counterfactual gap, an
     AEG, FNED, FNR-Ratio of one class) is found on their joint evidence, and
