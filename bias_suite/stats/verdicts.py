@@ -42,19 +42,21 @@ What is judged:
   outside [0.8, 1.25]).
 - Subgroup AUC, BPSN and BNSP by the paired contrast AUC(group) − AUC(all)
   from the same resamples (b = the overall AUC).
-- Significance tests (adjusted p-values) say whether groups are ordered
-  consistently across templates, not how much: ``small`` when significant,
-  else ``inconclusive``.
+- Significance tests (their own p-values, in the error control below) say
+  whether groups are ordered consistently across templates, not how much:
+  ``small`` when significant, else ``inconclusive``.
 
 Many values are judged at once. A ``material`` or ``small`` verdict (a claim
-that the interval excludes b) is kept only when its p-value (normal
-approximation with the bootstrap standard error taken from the half of the
-interval that faces b)
-passes Holm's step-down adjustment across every value judged in the same
-call (sums decided by their parts are not counted twice); otherwise a
-``material`` becomes ``inconclusive``, a ``small`` becomes ``negligible``
-when its interval lies within b ± tau and ``inconclusive`` otherwise, and
-the reason says so.
+that the interval excludes b) is kept only when its p-value (the distance
+from b over the bootstrap standard error taken from the half of the
+interval that faces b, referred to Student's t with the clusters less one,
+at most ``MAX_DF``) passes the error control across every value judged in
+the same call (:mod:`bias_suite.stats.multiplicity`; by default
+hierarchical: groups and pairs by Holm over Simes p-values, then their
+values by BH at alpha R / U; sums decided by their parts are not counted
+twice); otherwise a ``material`` becomes ``inconclusive``, a ``small``
+becomes ``negligible`` when its interval lies within b ± tau and
+``inconclusive`` otherwise, and the reason says so.
 ``results.attrs["intervals"]`` records this for the summary.
 """
 from __future__ import annotations
@@ -443,8 +445,10 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
     group_orders : {attribute: groups} (for the direction of Wilcoxon tests).
     metrics : user-defined :class:`MetricSpec` objects that are not registered.
 
-    ``material`` verdicts of the rows judged here are Holm-adjusted across
-    those rows (module doc); ``results.attrs["intervals"]`` says so.
+    multiplicity : the error control over the claims of the rows judged
+        here: "hierarchical" (default), "holm" or "bh" (module doc);
+        ``results.attrs["intervals"]`` records it, its sizes and its
+        guarantee in words.
     """
     thresholds = check_thresholds(thresholds, metrics)
     out = results.copy()
