@@ -347,7 +347,7 @@ def tap_claims(store: list):
     make a claim: its raw verdict, p-value, unit and hypothesis), so that
     other error controls can be replayed on the same data sets offline."""
     import bias_suite.stats.verdicts as v_mod
-    from bias_suite.stats.multiplicity import hypothesis_key, unit_of
+    from bias_suite.stats.multiplicity import hypothesis_key, is_hypothesis, unit_of
 
     original = v_mod.control_claims
 
@@ -356,8 +356,7 @@ def tap_claims(store: list):
                        "within": bool(d.get("within")), "p": float(d["p"]), "t": d.get("t"), "df": d.get("df"),
                        "test": bool(d.get("test")), "threshold": d.get("threshold"),
                        "key": list(map(str, hypothesis_key(r, d))), "unit": list(map(str, unit_of(r, d)))}
-                      for r, d in zip(recs, decided) if d is not None and d["verdict"] != "undefined"
-                      and d.get("p") is not None and "parts" not in d])
+                      for r, d in zip(recs, decided) if is_hypothesis(d)])
         return original(recs, decided, **kw)
 
     v_mod.control_claims = tapped

@@ -56,8 +56,8 @@ import numpy as np
 
 from ..exceptions import MetricError
 
-__all__ = ["METHODS", "Control", "control", "control_claims", "hypothesis_key", "unit_of", "simes", "holm", "bh",
-           "guarantee"]
+__all__ = ["METHODS", "Control", "control", "control_claims", "is_hypothesis", "hypothesis_key", "unit_of", "simes",
+           "holm", "bh", "guarantee"]
 
 METHODS = ("hierarchical", "holm", "bh")
 WITHIN = ("bh", "holm")
@@ -196,6 +196,13 @@ def guarantee(method: str, alpha: float, *, m: int, units: int = 0, within: str 
 # --------------------------------------------------------------------------
 # the rows of a verdict stage
 # --------------------------------------------------------------------------
+def is_hypothesis(d) -> bool:
+    """Whether a decision of the verdict stage counts in the error control:
+    it has a p-value and is not a sum decided by its parts."""
+    return (d is not None and d["verdict"] != "undefined" and d.get("p") is not None
+            and bool(np.isfinite(d["p"])) and "parts" not in d)
+
+
 def hypothesis_key(r, d):
     """Rows that test one hypothesis count once: the same attribute, the
     same groups (a|b and b|a alike), the same distance from b and the same
@@ -241,7 +248,7 @@ def control_claims(recs, decided, *, alpha: float, method: str) -> dict:
         raise MetricError(f"multiplicity must be one of {list(METHODS)}, got {method!r}")
     keys, members = {}, []
     for r, d in zip(recs, decided):
-        if d is None or d["verdict"] == "undefined" or d.get("p") is None or "parts" in d:
+        if not is_hypothesis(d):
             continue
         key = hypothesis_key(r, d)
         keys.setdefault(key, (float(d["p"]), unit_of(r, d)))
