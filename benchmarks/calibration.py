@@ -53,12 +53,17 @@ points); never ``negligible`` at >= 1.5 tau.
 Usage:
     python benchmarks/calibration.py [--seeds 20] [--templates 30 150] [--levels 0 0.5 0.8 1.5 3]
         [--metrics FNED FPR-Ratio PosAEG CFGap] [--jobs 1] [--quick] [--truth-templates 30000]
-        [--row-truth-templates 10000] [--records FILE]
+        [--row-truth-templates 10000] [--records FILE] [--multiplicity M] [--dump FILE] [--replay FILE]
 
 ``--quick`` runs 3 seeds of levels 0 and 3 only. ``--jobs N`` spreads the
 data sets over N processes (default 1). ``--records FILE`` appends one JSON
-line per data set and skips those already there, so a sweep can be resumed
-or extended with more seeds.
+line per data set (per error control, ``--multiplicity``, default
+evaluate's) and skips those already there, so a sweep can be resumed or
+extended. ``--dump FILE`` also keeps what the error control saw (every row
+that could make a claim: raw verdict, p-value, unit, true effect);
+``--replay FILE --records FILE --multiplicity M`` then prints the table
+another error control would have given on the same data sets, without
+evaluating them again (coverage does not depend on it).
 
 Python (the tests run cheap corners this way):
 
@@ -336,6 +341,31 @@ def tap_basis(store: list):
         bs_mod.bootstrap = original
 
 
+@contextmanager
+def tap_claims(store: list):
+    """Keep what the verdict stage's error control sees (every row that could
+    make a claim: its raw verdict, p-value, unit and hypothesis), so that
+    other error controls can be replayed on the same data sets offline."""
+    import bias_suite.stats.verdicts as v_mod
+    from bias_suite.stats.multiplicity import hypothesis_key, is_hypothesis, unit_of
+
+    original = v_mod.control_claims
+
+    def tapped(recs, decided, **kw):
+        store.append([{"metric": r["metric"], "class": r["class"], "group": r.get("group"), "verdict": d["verdict"],
+                       "within": bool(d.get("within")), "p": float(d["p"]), "t": d.get("t"), "df": d.get("df"),
+                       "test": bool(d.get("test")), "threshold": d.get("threshold"),
+                       "key": list(map(str, hypothesis_key(r, d))), "unit": list(map(str, unit_of(r, d)))}
+                      for r, d in zip(recs, decided) if is_hypothesis(d)])
+        return original(recs, decided, **kw)
+
+    v_mod.control_claims = tapped
+    try:
+        yield
+    finally:
+        v_mod.control_claims = original
+
+
 SIGNED_REASON = re.compile(r"^signed (\S+) \[(\S+), (\S+)\]")
 
 
@@ -375,15 +405,28 @@ def true_effect(metric: str, truth: float, tau: float) -> float:
     return abs(truth) / tau
 
 
-def judge(df: pd.DataFrame, seed: int, truth: dict | None, targets: dict) -> dict:
+def judge(df: pd.DataFrame, seed: int, truth: dict | None, targets: dict, *, multiplicity: str | None = None,
+          claims: list | None = None) -> dict:
     """Evaluate one data set at default settings and score it against the truth.
     ``targets``: {metric: true decision value of its target row}; ``truth``:
-    {row key: true decision value} of every row (None: not scored)."""
+    {row key: true decision value} of every row (None: not scored);
+    ``multiplicity``: the error control (default: evaluate's); ``claims``: a
+    list that receives what the error control saw (:func:`tap_claims`),
+    each row with its true effect where the truth knows it."""
     from bias_suite.evaluation import evaluate
 
     store: list = []
-    with tap_basis(store):
-        res = evaluate(df, seed=seed)
+    seen: list = []
+    kw = {} if multiplicity is None else {"multiplicity": multiplicity}
+    with tap_basis(store), tap_claims(seen):
+        res = evaluate(df, seed=seed, **kw)
+    if claims is not None and seen:
+        for r in seen[0]:
+            t = None if truth is None or not isinstance(r["group"], str) else \
+                truth.get(row_key(r["metric"], ATTRIBUTE, r["class"], r["group"]))
+            r["true_effect"] = None if t is None or r["threshold"] is None else \
+                true_effect(r["metric"], t, r["threshold"])
+        claims.extend(seen[0])
     basis = store[0] if store else None
     ivs = decision_intervals(res, basis)
     judged = res[res["verdict"].isin(VERDICTS)]
@@ -411,30 +454,73 @@ def judge(df: pd.DataFrame, seed: int, truth: dict | None, targets: dict) -> dic
 
 
 def run_cell(metric: str | None, level: float, J: int, seed: int, *, truth_templates: int = TRUTH_TEMPLATES,
-             row_truth_templates: int = ROW_TRUTH_TEMPLATES, metrics=tuple(TARGETS), row_truths: bool = True) -> dict:
+             row_truth_templates: int = ROW_TRUTH_TEMPLATES, metrics=tuple(TARGETS), row_truths: bool = True,
+             multiplicity: str | None = None, claims: list | None = None) -> dict:
     """One data set: planted effect ``level`` tau on ``metric``'s target row
     (level 0: no effect; every metric in ``metrics`` is scored), J templates,
     generator and bootstrap seed ``seed``. ``row_truths=False`` skips the
     other rows' truths (``false_material`` is then None): the cheap corners
-    need only the cached shifts."""
+    need only the cached shifts. ``multiplicity``: the error control
+    (default: evaluate's); ``claims``: see :func:`judge`."""
     if level == 0:  # the null truth of a signed difference is 0 (log 1 for a ratio) by construction
         shift, targets = 0.0, {m: 0.0 for m in metrics}
     else:
         shift, tv = calibrate(metric, level, truth_templates=truth_templates)
         targets = {metric: tv}
     truth = truths(shift, templates=row_truth_templates) if row_truths else None
-    rec = judge(generate(J, seed=seed, shift=shift), seed, truth, targets)
-    rec.update(metric=metric, level=level, J=J, seed=seed)
+    rec = judge(generate(J, seed=seed, shift=shift), seed, truth, targets, multiplicity=multiplicity, claims=claims)
+    rec.update(metric=metric, level=level, J=J, seed=seed, multiplicity=multiplicity or default_multiplicity())
     return rec
+
+
+def default_multiplicity() -> str:
+    from bias_suite.stats.verdicts import DEFAULT_MULTIPLICITY
+    return DEFAULT_MULTIPLICITY
 
 
 # --------------------------------------------------------------------------
 # the sweep and its table
 # --------------------------------------------------------------------------
 def _cell(args):
-    metric, level, J, seed, truth_templates, row_truth_templates, metrics = args
-    return run_cell(metric, level, J, seed, truth_templates=truth_templates, row_truth_templates=row_truth_templates,
-                    metrics=metrics)
+    metric, level, J, seed, truth_templates, row_truth_templates, metrics, multiplicity, dump = args
+    claims = [] if dump else None
+    rec = run_cell(metric, level, J, seed, truth_templates=truth_templates, row_truth_templates=row_truth_templates,
+                   metrics=metrics, multiplicity=multiplicity, claims=claims)
+    return rec, claims
+
+
+def replay(record: dict, rows: list, method: str, *, alpha: float = 0.05, within: str = "bh") -> dict:
+    """``record`` as another error control would have made it: the rows the
+    control saw (``--dump``) claimed again by ``method``; coverage and the
+    verdicts of rows without a p-value are the record's own."""
+    from bias_suite.stats.multiplicity import control
+
+    keys: dict = {}
+    for r in rows:
+        keys.setdefault(tuple(r["key"]), (r["p"], tuple(r["unit"])))
+    uniq = list(keys)
+    ctl = control(np.array([keys[k][0] for k in uniq]), [keys[k][1] for k in uniq], alpha=alpha, method=method,
+                  within=within)
+    claimed = dict(zip(uniq, ctl.claimed.tolist()))
+    final = {}
+    for r in rows:
+        v = r["verdict"]
+        if v in ("material", "small") and not claimed[tuple(r["key"])]:
+            v = "negligible" if v == "small" and r["within"] and not r["test"] else "inconclusive"
+        final[(r["metric"], r["class"], r["group"])] = (v, r)
+    material = [(k, r) for k, (v, r) in final.items() if v == "material"]
+    false_rows = [f"{m} {c} {g}" for (m, c, g), r in material
+                  if r.get("true_effect") is not None and r["true_effect"] < 0.5]
+    out = dict(record, multiplicity=method if method != "hierarchical" or within == "bh" else "hierarchical-holm",
+               any_material=bool(material), material_rows=[" ".join(map(str, k)) for k, _ in material],
+               false_rows=false_rows, false_material=None if record.get("false_material") is None else len(false_rows),
+               targets={m: dict(t) for m, t in record["targets"].items()}, family=ctl.m, units=ctl.units,
+               selected=ctl.selected)
+    for m, t in out["targets"].items():
+        got = final.get((m, TARGET_CLASS, TARGETS[m][0]))
+        if got is not None:
+            t["verdict"] = got[0]
+    return out
 
 
 def tables(records: list, metrics, levels, templates) -> tuple[list, list]:
@@ -510,11 +596,21 @@ def main(argv=None):
     ap.add_argument("--truth-templates", type=int, default=TRUTH_TEMPLATES, help="for the target rows' bisection")
     ap.add_argument("--row-truth-templates", type=int, default=ROW_TRUTH_TEMPLATES, help="for every other row")
     ap.add_argument("--records", type=Path, help="append one JSON line per data set here (and read earlier ones)")
+    ap.add_argument("--multiplicity", default=None, help="the error control (default: evaluate's)")
+    ap.add_argument("--dump", type=Path, help="append what the error control saw, one JSON line per data set "
+                    "(to replay other error controls offline)")
+    ap.add_argument("--replay", type=Path, help="with --records: the table of --multiplicity replayed on the "
+                    "rows a --dump of the same sweep saw (no data set is evaluated again)")
+    ap.add_argument("--within", default="bh", choices=["bh", "holm"], help="hierarchical: the test within a unit")
     args = ap.parse_args(argv)
+    args.multiplicity = args.multiplicity or default_multiplicity()
+    if args.replay:
+        return _replay_main(args)
     if args.quick:
         args.seeds, args.levels = 3, [0.0, 3.0]
     levels = sorted(set(args.levels))
     t0 = time.perf_counter()
+    print(f"error control: {args.multiplicity}")
     print(f"calibration: {len(GROUPS)} groups x {TERMS_PER_GROUP} terms, {len(CLASSES)} classes, "
           f"templates {args.templates}, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}, "
           f"truth on {args.truth_templates:,} templates (target rows) and {args.row_truth_templates:,} (other rows)")
@@ -532,7 +628,8 @@ def main(argv=None):
     if args.records and args.records.exists():
         for line in args.records.read_text().splitlines():
             r = json.loads(line)
-            done[(r["metric"], r["level"], r["J"], r["seed"])] = r
+            if r.get("multiplicity", "holm") == args.multiplicity:
+                done[(r["metric"], r["level"], r["J"], r["seed"])] = r
     tasks = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         for J in args.templates:
@@ -540,10 +637,11 @@ def main(argv=None):
                 for m in ([None] if L == 0 else args.metrics):
                     if (m, L, J, seed) not in done:
                         tasks.append((m, L, J, seed, args.truth_templates, args.row_truth_templates,
-                                      tuple(args.metrics)))
+                                      tuple(args.metrics), args.multiplicity, bool(args.dump)))
     t1 = time.perf_counter()
     records = list(done.values())
     sink = args.records.open("a") if args.records else None
+    dump = args.dump.open("a") if args.dump else None
     if args.jobs > 1:
         import multiprocessing as mp
 
@@ -551,26 +649,45 @@ def main(argv=None):
         it = pool.imap_unordered(_cell, tasks)
     else:
         pool, it = None, map(_cell, tasks)
-    for i, rec in enumerate(it, 1):
+    for i, (rec, claims) in enumerate(it, 1):
         records.append(rec)
         if sink:
             sink.write(json.dumps(rec) + "\n")
             sink.flush()
+        if dump:
+            dump.write(json.dumps({k: rec[k] for k in ("metric", "level", "J", "seed", "multiplicity")}
+                                  | {"rows": claims}) + "\n")
+            dump.flush()
         if i % 20 == 0 or i == len(tasks):
             print(f"  {i} of {len(tasks)} data sets, {time.perf_counter() - t1:.0f} s", flush=True)
     if pool:
         pool.close()
     wanted = [r for r in records if r["J"] in args.templates and r["level"] in levels
               and args.first_seed <= r["seed"] < args.first_seed + args.seeds]
-    lines, goals = tables(wanted, args.metrics, levels, args.templates)
-    print()
-    print("\n".join(lines))
-    print()
+    _print_table(*tables(wanted, args.metrics, levels, args.templates))
+    print(f"{len(tasks)} data sets evaluated in {time.perf_counter() - t1:.0f} s "
+          f"({time.perf_counter() - t0:.0f} s in all)")
+    return 0
+
+
+def _print_table(lines: list, goals: list) -> None:
+    print("\n" + "\n".join(lines) + "\n")
     for what, got, ok in goals:
         print(f"{'n/a ' if ok is None else 'PASS' if ok else 'FAIL'}  {what}: {got}")
     judged = [ok for *_, ok in goals if ok is not None]
-    print(f"\n{sum(judged)} of {len(judged)} goals met; {len(tasks)} data sets evaluated in "
-          f"{time.perf_counter() - t1:.0f} s ({time.perf_counter() - t0:.0f} s in all)")
+    print(f"\n{sum(judged)} of {len(judged)} goals met")
+
+
+def _replay_main(args) -> int:
+    key = lambda r: (r["metric"], r["level"], r["J"], r["seed"])  # noqa: E731
+    dumps = {key(d): d["rows"] for d in map(json.loads, args.replay.read_text().splitlines())}
+    records = [replay(r, dumps.pop(key(r)), args.multiplicity, within=args.within)
+               for r in map(json.loads, args.records.read_text().splitlines())
+               if key(r) in dumps and r["J"] in args.templates and r["level"] in args.levels
+               and args.first_seed <= r["seed"] < args.first_seed + args.seeds]
+    print(f"replayed {len(records)} data sets with {args.multiplicity}"
+          + (f" (within: {args.within})" if args.multiplicity == "hierarchical" else ""))
+    _print_table(*tables(records, args.metrics, sorted(set(args.levels)), args.templates))
     return 0
 
 

@@ -417,7 +417,7 @@ def _group_orders(meta: dict, data) -> dict | None:
 
 
 def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 200, confidence: float = 0.95,
-            seed: int = 0, multiplicity: str = "holm", thresholds=None, weighting: str | None = None,
+            seed: int = 0, multiplicity: str = "hierarchical", thresholds=None, weighting: str | None = None,
             max_tuples: int | None = None, metrics=None, names=None) -> Comparison:
     """Compare the bias of ``candidate`` (and ``more`` candidates) with that of ``baseline``.
 
@@ -430,8 +430,8 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
     bootstrap : B, the paired template resamples (the same for every model).
     confidence : the level of the intervals and of the error control.
     seed : the seed of the resamples and of the tuple sampler.
-    multiplicity : "holm" (family-wise error rate) or "bh", over the changes
-        of each candidate that could make a claim.
+    multiplicity : "hierarchical" (default, as for verdicts), "holm" or "bh",
+        over the changes of each candidate that could make a claim.
     thresholds : {metric or topic: tau}; None: the baseline run's.
     weighting, max_tuples : as for ``evaluate``; None: the baseline run's
         (else "balanced" and 100).
@@ -559,7 +559,7 @@ def compare_with_baseline(result, baseline, **options) -> Comparison:
 
     meta = dict(result.metadata or {})
     opts = dict(bootstrap=int(meta.get("bootstrap") or 200), confidence=meta.get("confidence", 0.95),
-                seed=meta.get("seed", 0), multiplicity=(meta.get("intervals") or {}).get("multiplicity", "holm"),
+                seed=meta.get("seed", 0), multiplicity=(meta.get("intervals") or {}).get("multiplicity", "hierarchical"),
                 thresholds=meta.get("thresholds") or None, weighting=meta.get("weighting"),
                 max_tuples=meta.get("max_tuples"))
     opts.update(options)

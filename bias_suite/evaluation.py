@@ -17,6 +17,7 @@ import pandas as pd
 from .families import as_scored, family_of
 from .metrics.engine import evaluate as metric_values
 from .metrics.engine import resolve_metrics, results_frame, select_attributes, single_group_nulls
+from .stats.verdicts import DEFAULT_MULTIPLICITY
 from .suites.views import group_order
 
 __all__ = ["evaluate", "evaluate_with_replicates"]
@@ -36,7 +37,7 @@ def evaluate(
     thresholds: Mapping[str, float] | None = None,
     significance: bool | None = None,
     bernstein: bool | None = None,
-    multiplicity: str = "holm",
+    multiplicity: str = DEFAULT_MULTIPLICITY,
     weighting: str = "balanced",
     extra_rows: Sequence[pd.DataFrame] = (),
     resample_terms="auto",
@@ -73,10 +74,12 @@ def evaluate(
     bernstein : bool or None
         Bernstein-bounded disparity rows, for families that have them
         (classification); None (default): with every metric only.
-    multiplicity : "holm" (default) or "bh"
-        The error control over every claim judged here: Holm's family-wise
-        error rate or the Benjamini-Hochberg false-discovery rate
-        (docs/verdicts.md).
+    multiplicity : "hierarchical" (default), "holm" or "bh"
+        The error control over every claim judged here: groups and pairs
+        claimed at a family-wise error rate and their values at a selective
+        false-discovery rate; Holm's family-wise error rate over every value;
+        or the Benjamini-Hochberg false-discovery rate
+        (:mod:`bias_suite.stats.multiplicity`, docs/verdicts.md).
     weighting : "balanced" (default) or "pooled"
         How the group view weighs examples
         (:func:`bias_suite.metrics.evaluate`).
@@ -91,7 +94,7 @@ def evaluate(
     -------
     DataFrame: the tidy result columns plus the verdict columns
     (``verdict, threshold, baseline, effect, reason``) whenever something
-    was judged; one verdict stage judges every row, so the Holm adjustment
+    was judged; one verdict stage judges every row, so the error control
     covers them all. ``bootstrap=0, significance=False`` gives the values
     alone (as :func:`bias_suite.metrics.evaluate`). ``bias_suite.evaluate``
     returns the same table as a ``bias_suite.Results``, whose

@@ -53,8 +53,11 @@ class RunOptions:
         thresholds : ``{metric name or topic: tau}``, the smallest effect that
             counts as material, over the suites' ``materiality`` and the
             registry's defaults.
-        multiplicity : "holm" (family-wise error rate) or "bh"
-            (false-discovery rate) over every claim of the run.
+        multiplicity : "hierarchical" (default: groups and pairs at a
+            family-wise error rate, their values at a selective
+            false-discovery rate), "holm" (family-wise error rate) or "bh"
+            (false-discovery rate) over every claim of the run
+            (docs/verdicts.md).
         weighting : "balanced" (each template counts once per group) or
             "pooled" (every example once) in the group view.
         resample_terms : "auto" (default: where a group has several
@@ -94,7 +97,7 @@ class RunOptions:
     bootstrap: int = 200
     confidence: float = 0.95
     thresholds: dict | None = None
-    multiplicity: str = "holm"
+    multiplicity: str = "hierarchical"
     weighting: str = "balanced"
     resample_terms: Any = "auto"
     class_map: dict | None = None

@@ -80,6 +80,13 @@ def test_run_is_a_function_of_inputs_and_seed_whatever_the_hash_seed(tiny_dir, s
     rows = [json.loads(ln) for ln in (a / "results.jsonl").read_text().splitlines()]
     assert any(r["metric"] == "INV-FailRate" for r in rows)  # the INV replay ran
     assert any(r["ci_low"] is not None and r["family"] != "bernstein" for r in rows)  # the bootstrap ran
+    # run.json, the summary line and every reason give the error control the same sizes
+    iv = json.loads((a / "run.json").read_text())["intervals"]
+    assert iv["multiplicity"] == "hierarchical" and iv["family"] > 0 and 0 <= iv["selected"] <= iv["units"]
+    assert f"({iv['units']} units)" in iv["method"] and f"({iv['family']} values)" in iv["method"]
+    for r in rows:
+        if "units" in str(r.get("reason")):
+            assert f"{iv['units']} units" in r["reason"] and f"{iv['family']} values" in r["reason"], r["reason"]
     for b in outs[1:]:
         for name in RUN_FILES:
             assert (a / name).read_bytes() == (b / name).read_bytes(), (b.name, name)

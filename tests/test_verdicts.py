@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bias_suite.stats.verdicts import VERDICTS, add_verdicts, decide, no_bias_reference, significance_verdict
 
@@ -174,9 +176,13 @@ def test_error_control_covers_small_claims_too():
     # one weak 'small' claim (z about 2) among 60 values: not real after the adjustment; its interval lies within tau
     rows = [row("TPR-Diff", "PCM", "a|b", 0.02, 0.001, 0.039)]
     rows += [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}") for i in range(60)]
-    out = add_verdicts(pd.DataFrame(rows, columns=COLS))
-    assert out["verdict"][0] == "negligible" and "not real at a family-wise error rate of 5%" in out["reason"][0]
-    assert "61 values" in out["reason"][0] and out.attrs["intervals"]["family"] == 61
+    out = add_verdicts(pd.DataFrame(rows, columns=COLS))   # hierarchical: 61 units of one value each
+    assert out["verdict"][0] == "negligible" and "not real: no difference shown for 'a' vs 'b'" in out["reason"][0]
+    assert "family-wise error rate of 5%" in out["reason"][0] and "61 units, 61 values" in out["reason"][0]
+    assert out.attrs["intervals"]["family"] == 61 and out.attrs["intervals"]["units"] == 61
+    holm = add_verdicts(pd.DataFrame(rows, columns=COLS), multiplicity="holm")
+    assert holm["verdict"][0] == "negligible" and "not real at a family-wise error rate of 5%" in holm["reason"][0]
+    assert "61 values" in holm["reason"][0] and holm.attrs["intervals"]["family"] == 61
     bh = add_verdicts(pd.DataFrame(rows, columns=COLS), multiplicity="bh")
     assert bh["verdict"][0] == "negligible" and "false-discovery rate" in bh["reason"][0]
     assert add_verdicts(pd.DataFrame(rows[:1], columns=COLS))["verdict"][0] == "small"
@@ -201,12 +207,19 @@ def test_error_control_downgrades_weak_material_claims():
     rows = [row("AccuracyDiff", "PCM", "a|b", 0.06, 0.001, 0.119, cls="all"),    # z about 2
             row("TPR-Diff", "PCM", "a|b", 0.30, 0.28, 0.32)]                     # z about 30
     rows += [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}") for i in range(60)]
-    out = add_verdicts(pd.DataFrame(rows, columns=COLS))
+    out = add_verdicts(pd.DataFrame(rows, columns=COLS), multiplicity="holm")
     assert out["verdict"][0] == "inconclusive" and "family-wise error rate" in out["reason"][0]
     assert out["verdict"][1] == "material"
-    assert "(Holm) over 62 values" in out.attrs["intervals"]["method"]
+    assert out.attrs["intervals"]["method"] == "at most a 5% chance of any false claim (Holm over 62 values)"
     alone = add_verdicts(pd.DataFrame(rows[:1], columns=COLS))
     assert alone["verdict"][0] == "material"
+    # hierarchical: 'a' vs 'b' of gender is one unit with both values; the strong one claims it (1 of 61
+    # units), and the weak one is then tested within it at 5% x 1/61
+    hier = add_verdicts(pd.DataFrame(rows, columns=COLS))
+    assert hier["verdict"][:2].tolist() == ["inconclusive", "material"]
+    assert "a difference is shown for 'a' vs 'b', but this value is not among its claims" in hier["reason"][0]
+    assert "1 of 61 units claimed" in hier["reason"][0]
+    assert (hier.attrs["intervals"]["units"], hier.attrs["intervals"]["selected"]) == (61, 1)
 
 
 # ------------------------------------------------------------------ calibration
@@ -327,7 +340,10 @@ def test_calibration_random_term_sensitivity_is_not_a_group_bias():
     # the counterfactual distances are large (about 0.06-0.1) and still not evidence of a bias
     cf = res[(res["metric"] == "CFGap") & res["group"].notna()]
     assert (cf["value"] > 0.04).all() and not cf["verdict"].isin(["material", "small"]).any()
-    assert "family-wise error rate" in res.attrs["intervals"]["method"]
+    iv = res.attrs["intervals"]
+    assert iv["method"] == (f"at most a 5% chance that any group or pair is wrongly called different ({iv['units']} "
+                            f"units); at most 5% of the values claimed within them false on average ({iv['family']} "
+                            "values)")
 
 
 def test_calibration_eight_groups_planted_effect():
@@ -440,3 +456,119 @@ def test_reasons_name_the_class_they_are_about():
     assert len(mat)
     for cls, reason in zip(mat["class"], mat["reason"]):
         assert f"probability of '{cls}'" in reason, (cls, reason)
+
+
+# ------------------------------------------------------------------ the error control's structure
+def test_simes_by_hand():
+    from bias_suite.stats.multiplicity import simes
+
+    # sorted 0.01, 0.03, 0.04, 0.5 with m = 4: 0.04, 0.06, 0.0533, 0.5 -> 0.04
+    assert simes([0.01, 0.04, 0.03, 0.5]) == pytest.approx(0.04)
+    assert simes([0.2]) == 0.2 and simes([]) == 1.0
+    # many moderate signals together are stronger evidence than the best one alone (Bonferroni: 0.06)
+    assert simes([0.02, 0.02, 0.02]) == pytest.approx(0.02)
+
+
+def test_hierarchical_by_hand():
+    """Units A, B, C, D. Simes: A 0.003, B 0.004, C 0.4, D 0.9; Holm over the
+    4 units: 0.012, 0.012, 0.8, 0.9, so R = 2 units are claimed and rows are
+    tested within them at 5% x 2/4 = 0.025: A's BH q-values 0.003, 0.03,
+    0.3 give one claim, B's 0.004 one."""
+    from bias_suite.stats.multiplicity import control
+
+    p = [0.001, 0.02, 0.3, 0.004, 0.2, 0.5, 0.9]
+    units = ["A", "A", "A", "B", "C", "C", "D"]
+    got = control(p, units)
+    assert (got.m, got.units, got.selected) == (7, 4, 2) and got.level == pytest.approx(0.025)
+    np.testing.assert_allclose(got.unit_adjusted, [0.012, 0.012, 0.012, 0.012, 0.8, 0.8, 0.9])
+    assert got.claimed.tolist() == [True, False, False, True, False, False, False]
+    # the adjusted value is claimed iff it is at most alpha: 0.03 x 4/2 = 0.06 for A's second row
+    np.testing.assert_allclose(got.adjusted[:4], [0.012, 0.06, 0.6, 0.012])
+    assert (got.claimed == (got.adjusted <= 0.05)).all()
+    # over all seven values: Holm claims the two smallest, BH three
+    assert control(p, method="holm").claimed.sum() == 2 and control(p, method="bh").claimed.sum() == 3
+
+
+def test_hierarchical_steps_down_over_units():
+    from bias_suite.stats.multiplicity import control
+
+    # Holm over units 0.01, 0.02, 0.03: 0.03, 0.04, 0.04 (Bonferroni would stop after the first)
+    got = control([0.01, 0.02, 0.03], ["a", "b", "c"])
+    np.testing.assert_allclose(got.unit_adjusted, [0.03, 0.04, 0.04])
+    assert got.claimed.all() and got.selected == 3 and got.level == pytest.approx(0.05)
+
+
+def test_hierarchical_tests_rows_at_the_selective_level():
+    """One of four units claimed: its rows are tested at 5% x 1/4 = 0.0125."""
+    from bias_suite.stats.multiplicity import control
+
+    units = ["A", "A", "B", "C", "D"]
+    got = control([0.001, 0.012, 0.6, 0.7, 0.8], units)
+    assert got.selected == 1 and got.claimed.tolist() == [True, True, False, False, False]
+    got = control([0.001, 0.013, 0.6, 0.7, 0.8], units)   # BH q 0.013 > 0.0125
+    assert got.claimed.tolist() == [True, False, False, False, False]
+    # Simes 0.012, Holm over units 0.048: claimed; BH within gives 0.012 and 0.012, Holm 0.016 and 0.016
+    assert control([0.008, 0.012, 0.6, 0.7, 0.8], units).claimed.tolist() == [True, True, False, False, False]
+    assert not control([0.008, 0.012, 0.6, 0.7, 0.8], units, within="holm").claimed.any()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 4)), min_size=1, max_size=25),
+       st.integers(0, 24), st.floats(0, 1), st.sampled_from(["hierarchical", "holm", "bh"]),
+       st.sampled_from(["bh", "holm"]))
+def test_never_claims_more_when_a_p_value_grows(rows, which, grow, method, within):
+    from bias_suite.stats.multiplicity import control
+
+    p = np.array([x for x, _ in rows])
+    units = [u for _, u in rows]
+    i = which % len(p)
+    bigger = p.copy()
+    bigger[i] = p[i] + (1 - p[i]) * grow
+    before = control(p, units, method=method, within=within).claimed
+    after = control(bigger, units, method=method, within=within).claimed
+    assert not (after & ~before).any()          # nothing newly claimed, anywhere
+    assert not control(np.ones(len(p)), units, method=method, within=within).claimed.any()
+
+
+def _friedman_rows(p, attribute="gender", n=40):
+    rows = [row("Friedman", "significance", None, 12.0, n=n, attribute=attribute, view="counterfactual"),
+            row("Friedman-p", "significance", None, p, n=n, attribute=attribute, view="counterfactual"),
+            row("Friedman-W", "significance", None, 0.15, n=n, attribute=attribute, view="counterfactual"),
+            row("Friedman-p-holm", "significance", None, p, n=n, attribute=attribute, view="counterfactual")]
+    return rows
+
+
+@pytest.mark.parametrize("multiplicity", ["hierarchical", "holm", "bh"])
+def test_significance_tests_share_the_error_control_of_every_value(multiplicity):
+    """A Friedman test with p = 0.004 is a claim beside 5 null values
+    (0.004 x 6 < 0.05), not beside 40 (0.004 x 41): its p-value is adjusted
+    with every value judged, not only among the tests."""
+    orders = {"gender": ["a", "b", "c"]}
+    few = _friedman_rows(0.004) + [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}") for i in range(5)]
+    out = add_verdicts(pd.DataFrame(few, columns=COLS), group_orders=orders, multiplicity=multiplicity)
+    test = out[out["metric"] == "Friedman-p-holm"].iloc[0]
+    assert test["verdict"] == "small" and out.attrs["intervals"]["family"] == 6
+    many = _friedman_rows(0.004) + [row("TPR-Diff", "PCM", "a|b", 0.0, -0.02, 0.02, attribute=f"x{i}")
+                                    for i in range(40)]
+    out = add_verdicts(pd.DataFrame(many, columns=COLS), group_orders=orders, multiplicity=multiplicity)
+    test = out[out["metric"] == "Friedman-p-holm"].iloc[0]
+    assert test["verdict"] == "inconclusive" and "41 values" in test["reason"], test["reason"]
+    if multiplicity == "hierarchical":
+        assert "the groups of 'gender' (significance)" in test["reason"] and "41 units" in test["reason"]
+
+
+def test_one_default_error_control_everywhere():
+    """Python (evaluate, run, add_verdicts) and the command line default to
+    the same error control."""
+    import inspect
+
+    from bias_suite.cli import evaluate_cmd, run_cmd
+    from bias_suite.evaluation import evaluate
+    from bias_suite.run import run
+    from bias_suite.stats.verdicts import DEFAULT_MULTIPLICITY, MULTIPLICITY
+
+    assert DEFAULT_MULTIPLICITY == "hierarchical" and set(MULTIPLICITY) == {"hierarchical", "holm", "bh"}
+    for fn in (evaluate, run, add_verdicts):
+        assert inspect.signature(fn).parameters["multiplicity"].default == DEFAULT_MULTIPLICITY
+    for fn in (run_cmd.run, evaluate_cmd.evaluate):
+        assert inspect.signature(fn).parameters["multiplicity"].default.default == DEFAULT_MULTIPLICITY

@@ -26,7 +26,7 @@ def compare(
     bootstrap: int = typer.Option(200, "--bootstrap", min=1, help="B paired template resamples (the same for every model)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the resamples and of the tuple sampler."),
     confidence: float = typer.Option(0.95, "--confidence", help="Level of the intervals and of the error control."),
-    multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over the improved and worsened claims: holm (family-wise error rate) or bh (false-discovery rate)."),
+    multiplicity: str = typer.Option("hierarchical", "--multiplicity", help="Error control over the improved and worsened claims: hierarchical (groups and pairs at a family-wise error rate, their values at a selective false-discovery rate; the default, as for verdicts), holm (family-wise error rate) or bh (false-discovery rate)."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU", help="Smallest change that counts, for a metric or a topic (default: the baseline run's thresholds, else each metric's)."),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of output."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="One line: the counts of each change."),

@@ -58,7 +58,7 @@ def run(
     bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
     confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows."),
-    multiplicity: str = typer.Option("holm", "--multiplicity", help="Error control over every claim (material, small) of the run: holm (family-wise error rate) or bh (Benjamini-Hochberg false-discovery rate)."),
+    multiplicity: str = typer.Option("hierarchical", "--multiplicity", help="Error control over every claim (material, small) of the run: hierarchical (groups and pairs claimed at a family-wise error rate, their values at a selective false-discovery rate; docs/verdicts.md), holm (family-wise error rate over every value) or bh (Benjamini-Hochberg false-discovery rate)."),
     weighting: str = typer.Option("balanced", "--weighting", help="Group view: balanced (every template counts once for every group) or pooled (every example once, the published definitions)."),
     resample_terms: str = typer.Option("auto", "--resample-terms", metavar="auto|yes|no", help="Bootstrap: resample the identity terms within their groups as well as the templates: auto (where a group has several terms in a template), yes or no (templates only)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Reuse and store predictions in the prediction cache (resumes interrupted runs)."),

@@ -227,8 +227,10 @@ def paired_changes(base: pd.DataFrame, cand: pd.DataFrame, base_bs, cand_bs, *, 
                    confidence=confidence, templates=t, what="the change", df=None if df[i] < 1 else int(df[i]))
         x["before"] = x["verdict"]
         decided[i] = x
-    family = control_claims([{"attribute": a, "group": g or None} for a, g in zip(col["attribute"], col["_g"])],
-                            decided, 1.0 - confidence, multiplicity)
+    sizes = control_claims([{"attribute": a, "group": g or None, "family": f}
+                            for a, g, f in zip(col["attribute"], col["_g"], col["family"])],
+                           decided, alpha=1.0 - confidence, method=multiplicity)
+    family = sizes["family"]
     vb, vc = _floats(m["value_b"]), _floats(m["value_c"])
     ver_b, ver_c = m["verdict_b"].to_numpy(dtype=object), m["verdict_c"].to_numpy(dtype=object)
     words, reasons = zip(*(_change(plan[i], col["family"][i], d[i], lo[i], hi[i], interval[i], tau[i], why[i],

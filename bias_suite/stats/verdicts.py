@@ -42,19 +42,21 @@ What is judged:
   outside [0.8, 1.25]).
 - Subgroup AUC, BPSN and BNSP by the paired contrast AUC(group) − AUC(all)
   from the same resamples (b = the overall AUC).
-- Significance tests (adjusted p-values) say whether groups are ordered
-  consistently across templates, not how much: ``small`` when significant,
-  else ``inconclusive``.
+- Significance tests (their own p-values, in the error control below) say
+  whether groups are ordered consistently across templates, not how much:
+  ``small`` when significant, else ``inconclusive``.
 
 Many values are judged at once. A ``material`` or ``small`` verdict (a claim
-that the interval excludes b) is kept only when its p-value (normal
-approximation with the bootstrap standard error taken from the half of the
-interval that faces b)
-passes Holm's step-down adjustment across every value judged in the same
-call (sums decided by their parts are not counted twice); otherwise a
-``material`` becomes ``inconclusive``, a ``small`` becomes ``negligible``
-when its interval lies within b ± tau and ``inconclusive`` otherwise, and
-the reason says so.
+that the interval excludes b) is kept only when its p-value (the distance
+from b over the bootstrap standard error taken from the half of the
+interval that faces b, referred to Student's t with the clusters less one,
+at most ``MAX_DF``) passes the error control across every value judged in
+the same call (:mod:`bias_suite.stats.multiplicity`; by default
+hierarchical: groups and pairs by Holm over Simes p-values, then their
+values by BH at alpha R / U; sums decided by their parts are not counted
+twice); otherwise a ``material`` becomes ``inconclusive``, a ``small``
+becomes ``negligible`` when its interval lies within b ± tau and
+``inconclusive`` otherwise, and the reason says so.
 ``results.attrs["intervals"]`` records this for the summary.
 """
 from __future__ import annotations
@@ -72,6 +74,7 @@ from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
 from .evidence import MIN_EVENT_TEMPLATES
+from .multiplicity import METHODS, control_claims, guarantee
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
 __all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
@@ -83,6 +86,11 @@ MIN_N = 20
 MIN_TEMPLATES = 5
 #: a row undefined in more than this share of the template resamples is inconclusive
 MAX_UNDEFINED_SHARE = 0.1
+#: the most degrees of freedom a bootstrapped row's p-value reads Student's t with (docs/statistics.md)
+MAX_DF = 20
+#: the error controls over a run's claims (bias_suite.stats.multiplicity) and the default
+MULTIPLICITY = METHODS
+DEFAULT_MULTIPLICITY = "hierarchical"
 
 _SCORE_TEXT = {"positive_rate": "positive rate", "gold_prob": "gold-class probability", "recall": "recall"}
 _BERNSTEIN_TEXT = {  # delta_bar > 0 means ...
@@ -195,7 +203,8 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     # about how far the value is from 1)
     toward = (hi - v) if b > v else (v - lo)
     se_b = toward / z if toward > 0 else se
-    p = float(2 * _sf(abs(v - b) / se_b, df)) if se_b > 0 else (0.0 if v != b else 1.0)
+    stat = abs(v - b) / se_b if se_b > 0 else (math.inf if v != b else 0.0)
+    p = float(2 * _sf(stat, df)) if se_b > 0 else (0.0 if v != b else 1.0)
     p = min(p, 1.0)
     excludes = lo > b or hi < b
     side = None
@@ -203,16 +212,16 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
         side = direction[0] if v > b else direction[1]
     within = lo >= b - t - tol and hi <= b + t + tol
     if excludes and dist >= t - tol:
-        return {"verdict": "material", "effect": effect, "p": p, "within": within,
+        return {"verdict": "material", "effect": effect, "p": p, "t": stat, "df": df, "within": within,
                 "reason": side or f"{what} is beyond the threshold"}
     if excludes:
-        return {"verdict": "small", "effect": effect, "p": p, "within": within,
+        return {"verdict": "small", "effect": effect, "p": p, "t": stat, "df": df, "within": within,
                 "reason": (f"{side}, " if side else "real, ") + "but within the threshold"}
     if within:
-        return {"verdict": "negligible", "effect": effect, "p": p,
+        return {"verdict": "negligible", "effect": effect, "p": p, "t": stat, "df": df,
                 "reason": f"the interval lies within {band}"}
     need = (t - dist) if dist < t else dist
-    return {"verdict": "inconclusive", "effect": effect, "p": p,
+    return {"verdict": "inconclusive", "effect": effect, "p": p, "t": stat, "df": df,
             "reason": "the interval holds the no-bias value and reaches past the threshold; "
                       + _more(half, need, templates)}
 
@@ -423,7 +432,8 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
                  tolerance: float | None = None, ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE,
                  group_orders: Mapping[str, Sequence[str]] | None = None, metrics=None,
                  thresholds: Mapping[str, float] | None = None,
-                 min_n: int = MIN_N, min_templates: int = MIN_TEMPLATES, multiplicity: str = "holm") -> pd.DataFrame:
+                 min_n: int = MIN_N, min_templates: int = MIN_TEMPLATES,
+                 multiplicity: str = DEFAULT_MULTIPLICITY) -> pd.DataFrame:
     """Append (or complete) the verdict columns of tidy results:
     ``verdict`` (material / small / negligible / inconclusive / undefined),
     ``threshold`` (tau), ``baseline`` (b), ``effect`` (|value − b| / tau) and
@@ -442,8 +452,10 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
     group_orders : {attribute: groups} (for the direction of Wilcoxon tests).
     metrics : user-defined :class:`MetricSpec` objects that are not registered.
 
-    ``material`` verdicts of the rows judged here are Holm-adjusted across
-    those rows (module doc); ``results.attrs["intervals"]`` says so.
+    multiplicity : the error control over the claims of the rows judged
+        here: "hierarchical" (default), "holm" or "bh" (module doc);
+        ``results.attrs["intervals"]`` records it, its sizes and its
+        guarantee in words.
     """
     thresholds = check_thresholds(thresholds, metrics)
     out = results.copy()
@@ -478,7 +490,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
             continue
         decided.append(_row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders,
                                     min_n, min_templates))
-    family = control_claims(recs, decided, 1.0 - confidence, multiplicity)
+    sizes = control_claims(recs, decided, alpha=1.0 - confidence, method=multiplicity)
     by_key = {}
     for r, d in zip(recs, decided):
         if d is not None and not _isnull(r.get("group")):
@@ -518,73 +530,14 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
         out[c] = new[c].astype(object).where(new[c].notna(), None)
     for c in ("threshold", "baseline", "effect"):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    alpha = 1.0 - confidence
     out.attrs["intervals"] = {
         "confidence": confidence,
-        "method": f"material and small: {_control_text(multiplicity, 1.0 - confidence)} over {family} values",
+        "method": guarantee(multiplicity, alpha, m=sizes["family"], units=sizes["units"]),
         "multiplicity": multiplicity,
-        "family": family,
+        **sizes,
     }
     return out
-
-
-MULTIPLICITY = ("bh", "holm")
-
-
-def _control_text(method: str, alpha: float) -> str:
-    return (f"false-discovery rate {alpha:.0%} (Benjamini-Hochberg)" if method == "bh"
-            else f"family-wise error rate {alpha:.0%} (Holm)")
-
-
-def _family_key(r, d):
-    """Rows that test one hypothesis count once: the same attribute, the
-    same groups (a|b and b|a alike), the same distance from b and the same
-    p-value (FNED and FNED*, a class and its mirror class, TPR-Gap and
-    FNR-Gap...)."""
-    g = r.get("group")
-    groups = tuple(sorted(g.split("|"))) if isinstance(g, str) else ()
-    size = d.get("effect")
-    return (r["attribute"], groups, None if size is None else f"{size:.9g}", f"{d['p']:.9g}")
-
-
-def control_claims(recs, decided, alpha: float, method: str) -> int:
-    """Keep a ``material`` or ``small`` claim only when it passes the error
-    control across every row judged here that could make a claim (rows with
-    a p-value: intervals, tests), duplicates counted once; returns the
-    family size m. The others are demoted, with the reason saying so.
-    ``recs``: the rows (dicts with ``attribute`` and ``group``); ``decided``:
-    for each, None or a :func:`decide` dict, updated in place (``q``: the
-    adjusted p-value). :mod:`bias_suite.stats.change` controls the changes
-    between two models the same way."""
-    if method not in MULTIPLICITY:
-        raise MetricError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {method!r}")
-    keys, members = {}, []
-    for r, d in zip(recs, decided):
-        if d is None or d["verdict"] == "undefined" or d.get("p") is None or "parts" in d:
-            continue
-        key = _family_key(r, d)
-        keys.setdefault(key, float(d["p"]))
-        members.append((key, d))
-    m = len(keys)
-    if not m:
-        return 0
-    from .significance import adjust_pvalues
-
-    uniq = list(keys)
-    q = dict(zip(uniq, adjust_pvalues(np.array([keys[k] for k in uniq]), method)))
-    what = "at a false-discovery rate of" if method == "bh" else "at a family-wise error rate of"
-    for key, d in members:
-        d["q"] = float(q[key])
-        if d["verdict"] not in ("material", "small") or d["q"] <= alpha:
-            continue
-        was = d["verdict"]
-        adj = f"{'q' if method == 'bh' else 'Holm-adjusted p'} = {d['q']:.2g}, {m} values"
-        if d.get("test"):
-            d.update(verdict="inconclusive", reason=d["demoted"]["reason"] + f" (not significant {what} "
-                     f"{alpha:.0%}: {adj})")
-            continue
-        d["verdict"] = "negligible" if was == "small" and d.get("within") else "inconclusive"
-        d["reason"] += f"; not {'real' if was == 'small' else 'material'} {what} {alpha:.0%} ({adj})"
-    return m
 
 
 def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders, min_n, min_templates):
@@ -612,8 +565,9 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
             if st is not None and w is not None and _num(w["value"]) and n:
                 k = int(round(_num(st["value"]) / (_num(w["value"]) * n))) + 1
         # the test's own p-value joins the error control over every value judged together
-        return significance_verdict(p_raw, test=test, n=n, k=k, effect=_num(eff["value"]) if eff is not None else None,
-                                    groups=groups, confidence=confidence)
+        d = significance_verdict(p_raw, test=test, n=n, k=k, effect=_num(eff["value"]) if eff is not None else None,
+                                 groups=groups, confidence=confidence)
+        return None if d is None else dict(d, topic="significance")
     if fam == "bernstein":
         if metric.endswith("-SampleSize") or not metric.startswith("Bernstein-"):
             return None
@@ -624,7 +578,7 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
                    direction=direction, what=f"the disparity for '{g}'")
         if d["verdict"] in ("material", "small", "negligible") and n is not None and n < min_n:
             d.update(verdict="inconclusive", p=None, reason=f"only {n} examples (fewer than {min_n})")
-        return dict(d, threshold=tau, baseline=0.0)
+        return dict(d, threshold=tau, baseline=0.0, topic="Bernstein")
     if fam not in GENERALIZED:
         return None
     spec = specs.get(metric)
@@ -652,7 +606,7 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     templates = b.get("templates")
     events = None if _isnull(b.get("event_templates")) else int(b["event_templates"])
     clusters = min(int(templates), events) if events is not None and not _isnull(templates) else templates
-    df = int(clusters) - 1 if clusters is not None and not _isnull(clusters) and clusters >= 2 else None
+    df = min(int(clusters) - 1, MAX_DF) if clusters is not None and not _isnull(clusters) and clusters >= 2 else None
     base = {"threshold": tau_row, "baseline": 1.0 if kind == "ratio" else 0.0}
     if value is None or not np.isfinite(value):
         return dict(decide(None, None, None, kind="signed", tau=tau_row), **base)
@@ -694,4 +648,4 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
                         "would be too narrow)")
     elif spec.view == "group" and n is not None and n < min_n and d["verdict"] in ("material", "small", "negligible"):
         d.update(verdict="inconclusive", p=None, reason=f"only {n} examples (fewer than {min_n})")
-    return dict(d, **base)
+    return dict(d, **base, topic=spec.topic)
