@@ -388,7 +388,8 @@ class Comparison(pd.DataFrame):
         return out.reset_index(drop=True)
 
 
-def _settings(meta: dict, *, bootstrap, confidence, seed, multiplicity, thresholds, weighting, max_tuples, metrics):
+def _settings(meta: dict, *, bootstrap, confidence, seed, multiplicity, thresholds, weighting, max_tuples, metrics,
+              resample_terms=None):
     """The evaluation settings of a comparison: the arguments, and where
     they are left to the runs (None), the baseline run's."""
     return {
@@ -396,6 +397,7 @@ def _settings(meta: dict, *, bootstrap, confidence, seed, multiplicity, threshol
         "thresholds": dict(thresholds) if thresholds is not None else dict(meta.get("thresholds") or {}) or None,
         "weighting": weighting if weighting is not None else meta.get("weighting") or "balanced",
         "max_tuples": max_tuples if max_tuples is not None else meta.get("max_tuples", 100),
+        "resample_terms": resample_terms if resample_terms is not None else meta.get("resample_terms", "auto"),
         "metrics": metrics,
     }
 
@@ -418,7 +420,7 @@ def _group_orders(meta: dict, data) -> dict | None:
 
 def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 200, confidence: float = 0.95,
             seed: int = 0, multiplicity: str = "hierarchical", thresholds=None, weighting: str | None = None,
-            max_tuples: int | None = None, metrics=None, names=None) -> Comparison:
+            max_tuples: int | None = None, metrics=None, names=None, resample_terms=None) -> Comparison:
     """Compare the bias of ``candidate`` (and ``more`` candidates) with that of ``baseline``.
 
     Parameters
@@ -433,8 +435,9 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
     multiplicity : "hierarchical" (default, as for verdicts), "holm" or "bh",
         over the changes of each candidate that could make a claim.
     thresholds : {metric or topic: tau}; None: the baseline run's.
-    weighting, max_tuples : as for ``evaluate``; None: the baseline run's
-        (else "balanced" and 100).
+    weighting, max_tuples, resample_terms : as for ``evaluate``; None: the
+        baseline run's (else "balanced", 100 and "auto"); both models are
+        resampled alike, templates and terms.
     metrics : metric names or specs (default: every metric, the tests and
         the Bernstein rows, as a run).
     names : the models' names (default: from their run.json, else the file
@@ -464,7 +467,8 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
     aligned, dropped = _align(models, inner)
     first_meta = next(iter(models[0].meta.values()), {}) if models[0].meta else {}
     settings = _settings(first_meta, bootstrap=bootstrap, confidence=confidence, seed=seed, multiplicity=multiplicity,
-                         thresholds=thresholds, weighting=weighting, max_tuples=max_tuples, metrics=metrics)
+                         thresholds=thresholds, weighting=weighting, max_tuples=max_tuples, metrics=metrics,
+                         resample_terms=resample_terms)
     results = {m.name: {} for m in models}
     scored = {m.name: {} for m in models}
     frames, family = [], {}
@@ -474,7 +478,8 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
         orders = _group_orders(models[0].meta.get(task, {}), parts[0])
         opts = dict(metrics=metrics, max_tuples=settings["max_tuples"], seed=seed, group_order_override=orders,
                     bootstrap=int(bootstrap), confidence=confidence, thresholds=settings["thresholds"],
-                    multiplicity=multiplicity, weighting=settings["weighting"])
+                    multiplicity=multiplicity, weighting=settings["weighting"],
+                    resample_terms=settings["resample_terms"])
         evaluated = [evaluate_with_replicates(p, attribution=False, **opts) for p in parts]
         for m, p, (res, _) in zip(models, parts, evaluated):
             results[m.name][task], scored[m.name][task] = res, p

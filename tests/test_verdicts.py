@@ -564,11 +564,13 @@ def test_one_default_error_control_everywhere():
 
     from bias_suite.cli import evaluate_cmd, run_cmd
     from bias_suite.evaluation import evaluate
-    from bias_suite.run import run
+    from bias_suite.comparison import compare
+    from bias_suite.options import RunOptions
     from bias_suite.stats.verdicts import DEFAULT_MULTIPLICITY, MULTIPLICITY
 
     assert DEFAULT_MULTIPLICITY == "hierarchical" and set(MULTIPLICITY) == {"hierarchical", "holm", "bh"}
-    for fn in (evaluate, run, add_verdicts):
+    assert RunOptions().multiplicity == DEFAULT_MULTIPLICITY
+    for fn in (evaluate, compare, add_verdicts):
         assert inspect.signature(fn).parameters["multiplicity"].default == DEFAULT_MULTIPLICITY
     for fn in (run_cmd.run, evaluate_cmd.evaluate):
         assert inspect.signature(fn).parameters["multiplicity"].default.default == DEFAULT_MULTIPLICITY

@@ -25,7 +25,7 @@ the change is :math:`\Delta = d_\text{candidate} - d_\text{baseline}`
 replicates, and its percentile interval. :func:`bias_suite.stats.verdicts.decide`
 judges it as a signed value with no-bias value 0 and the row's tau, and the
 claims are controlled together (:func:`bias_suite.stats.verdicts.control_claims`,
-Holm by default, duplicates and mirrors counted once). Then ``change`` is
+the verdicts' default, duplicates and mirrors counted once). Then ``change`` is
 
 - ``improved`` / ``worsened``: |Δ| ≥ tau and the interval excludes 0 (the
   claim passes the error control); improved when Δ < 0;
@@ -327,12 +327,14 @@ def _change(plan, family, d, lo, hi, interval, tau, why, dec, verdict_b, verdict
             return "unchanged", f"{shown} lies within ±τ"
         return "inconclusive", (f"{shown} reaches past ±τ, and a distance that noise alone makes positive cannot "
                                 "show a change of bias (the signed metrics of the view decide)")
-    adj = f"{'q' if method == 'bh' else 'Holm-adjusted p'} = {dec['q']:.2g}, {m} values" if dec.get("q") is not None else ""
+    label = {"bh": "q", "holm": "Holm-adjusted p"}.get(method, "adjusted p")
+    adj = f"{label} = {dec['q']:.2g}, {m} values" if dec.get("q") is not None else ""
     closer = "closer to" if d < 0 else "further from"
     before, after = dec["before"], dec["verdict"]
     if after == "material":
         return ("improved" if d < 0 else "worsened"), f"{closer} no bias by {_fmt(abs(d))}, at least τ = {_fmt(tau)}, and real ({adj})"
-    what = "a false-discovery rate" if method == "bh" else "a family-wise error rate"
+    what = {"bh": "a false-discovery rate", "holm": "a family-wise error rate"}.get(
+        method, "the hierarchical control (groups and pairs family-wise, their values by false-discovery rate)")
     if before == "material":  # demoted by the error control
         return "inconclusive", f"{shown} reaches τ but does not pass the error control at {what} of {alpha:.0%} ({adj})"
     if within and after == "small":
