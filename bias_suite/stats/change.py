@@ -58,7 +58,7 @@ from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED
 from ..metrics.materiality import RATIO_BAND
 from .evidence import MIN_EVENT_TEMPLATES
-from .verdicts import MAX_UNDEFINED_SHARE, MIN_N, MIN_TEMPLATES, control_claims, decide, no_bias_reference
+from .verdicts import MAX_DF, MAX_UNDEFINED_SHARE, MIN_N, MIN_TEMPLATES, control_claims, decide, no_bias_reference
 
 __all__ = ["paired_changes", "CHANGES", "CHANGE_COLUMNS", "KEY_COLUMNS", "SCALES"]
 
@@ -291,7 +291,7 @@ def _evidence(m: pd.DataFrame, undefined: np.ndarray):
         else:
             why[i] = f"only {int(n[i])} examples (fewer than {MIN_N})"
     clusters = np.where(np.isfinite(e), np.fmin(t, e), t)
-    df = np.where(np.isfinite(clusters) & (clusters >= 2), clusters - 1, 0)
+    df = np.where(np.isfinite(clusters) & (clusters >= 2), np.minimum(clusters - 1, MAX_DF), 0)  # as the verdicts
     return why, t, df
 
 
