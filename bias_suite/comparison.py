@@ -275,7 +275,7 @@ class ComparisonInfo:
     scored: dict             # model name -> {task: scored data, paired and aligned}
     settings: dict
     dropped: dict            # model name -> examples left out (inner)
-    family: dict             # "candidate|task" -> the error control's family size m
+    family: dict             # "candidate|task" -> the error control's sizes {"family": m, "units": U, "selected": R}
     sources: dict            # model name -> where it came from
     labels: dict             # task -> its label in summaries ("" for the first family)
 
@@ -517,7 +517,7 @@ def comparison_metadata(comp: Comparison) -> dict:
         "settings": {k: v for k, v in info.settings.items() if k != "metrics"},
         "metrics": None if info.settings.get("metrics") is None else [getattr(m, "name", m) for m in info.settings["metrics"]],
         "changes": {c: comp.counts(c) for c in cands},
-        "error_control": {k: {"multiplicity": info.settings["multiplicity"], "family": v} for k, v in info.family.items()},
+        "error_control": {k: {"multiplicity": info.settings["multiplicity"], **v} for k, v in info.family.items()},
         "ranking": comp.ranking().to_dict("records") if len(info.models) > 2 else None,
         "topic_order": list(TOPIC_ORDER),
     }

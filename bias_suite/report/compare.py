@@ -320,10 +320,13 @@ def _control_line(comp, candidate):
     if info is None:
         return None
     st = info.settings
-    m = sum(v for k, v in info.family.items() if k.split("|", 1)[0] == candidate)
-    how = ("false-discovery rate" if st["multiplicity"] == "bh" else "family-wise error rate")
-    name = "Benjamini-Hochberg" if st["multiplicity"] == "bh" else "Holm"
-    return Text(f"error control: improved and worsened: {how} {1 - st['confidence']:.0%} ({name}) over {m} changes "
+    from ..stats.multiplicity import guarantee
+
+    mine = [v for k, v in info.family.items() if k.split("|", 1)[0] == candidate]
+    m = sum(int(v.get("family", 0)) for v in mine)
+    units = sum(int(v.get("units", 0) or 0) for v in mine)
+    said = guarantee(st["multiplicity"], 1 - st["confidence"], m=m, units=units)
+    return Text(f"error control of improved and worsened: {said.replace(' values)', ' changes)')} "
                 f"({st['confidence']:.0%} intervals, B = {st['bootstrap']} paired template resamples)",
                 style=theme.MUTED)
 

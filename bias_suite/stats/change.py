@@ -180,7 +180,8 @@ def paired_changes(base: pd.DataFrame, cand: pd.DataFrame, base_bs, cand_bs, *, 
 
     Returns
     -------
-    (rows with :data:`CHANGE_COLUMNS`, the family size m of the error control).
+    (rows with :data:`CHANGE_COLUMNS`, the error control's sizes ``{"family": m, "units": U,
+    "selected": R}``).
     """
     specs = {get_metric(m).name: get_metric(m) for m in (metrics or []) if not isinstance(m, str)}
     m = _joined(base, cand)
@@ -244,7 +245,7 @@ def paired_changes(base: pd.DataFrame, cand: pd.DataFrame, base_bs, cand_bs, *, 
         "ci_low": np.where(interval, lo, np.nan), "ci_high": np.where(interval, hi, np.nan),
         "change": list(words), "reason": list(reasons)}, columns=CHANGE_COLUMNS)
     out["group"] = out["group"].astype(object).where(out["group"].notna(), None)
-    return _by_parts(out), family
+    return _by_parts(out), sizes
 
 
 def _intervals(D: np.ndarray, has: np.ndarray, confidence: float):
