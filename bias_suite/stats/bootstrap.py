@@ -146,9 +146,11 @@ from .terms import draw_term_weights, resample_terms_option
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
-    "template_weights", "cluster_bootstrap_difference", "resampled_attribute",
+    "template_weights", "cluster_bootstrap_difference", "DEFAULT_B", "resampled_attribute",
 ]
 
+#: template resamples everywhere unless a caller says otherwise (evaluate, run, compare and the CLI too)
+DEFAULT_B = 200
 #: undefined-replicate fractions: above NOTE_FRACTION a note, above MAX_UNDEFINED no interval
 NOTE_FRACTION = 0.01
 MAX_UNDEFINED = 0.5
@@ -202,7 +204,7 @@ def bootstrap_intervals(
     results: pd.DataFrame,
     *,
     metrics=None,
-    B: int = 1000,
+    B: int = DEFAULT_B,
     confidence: float = 0.95,
     seed: int = 0,
     max_tuples: int | None = 100,
@@ -239,7 +241,7 @@ def bootstrap_intervals(
     Examples
     --------
     >>> res = evaluate(scored, metrics=["FNED", "CFGap"])  # doctest: +SKIP
-    >>> res = bootstrap_intervals(scored, res, B=1000, seed=0)  # doctest: +SKIP
+    >>> res = bootstrap_intervals(scored, res, B=200, seed=0)  # doctest: +SKIP
     """
     return bootstrap(
         scored, results, metrics=metrics, B=B, confidence=confidence, seed=seed, max_tuples=max_tuples,
@@ -253,7 +255,7 @@ def bootstrap(
     results: pd.DataFrame | None = None,
     *,
     metrics=None,
-    B: int = 1000,
+    B: int = DEFAULT_B,
     confidence: float = 0.95,
     seed: int = 0,
     max_tuples: int | None = 100,
@@ -301,7 +303,7 @@ def bootstrap(
     return BootstrapResult(out, basis, kf, reps, _basis_replicates(keys, extra, B))
 
 
-def resampling_bootstrap(data, results=None, *, metrics=None, B: int = 200, confidence: float = 0.95, seed: int = 0,
+def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B, confidence: float = 0.95, seed: int = 0,
                          max_tuples: int | None = 100, group_order_override=None, tuple_seed: int | None = None,
                          keep_replicates: bool = False, n_jobs: int | None = None,
                          weighting: str = "balanced", resample_terms="auto") -> BootstrapResult:
@@ -435,7 +437,7 @@ def bootstrap_replicates(
     scored,
     *,
     metrics=None,
-    B: int = 1000,
+    B: int = DEFAULT_B,
     seed: int = 0,
     max_tuples: int | None = 100,
     group_order_override: Mapping[str, Sequence[str]] | None = None,
@@ -464,7 +466,7 @@ def bootstrap_replicates(
 
 
 def cluster_bootstrap_difference(costs, annotations, clusters, *, confidence: float = 0.95, seed: int = 0,
-                                 B: int = 1000):
+                                 B: int = DEFAULT_B):
     """Cluster-bootstrap percentile interval of mean_A(c) - mean_B(c), A the
     rows annotated +1 and B those annotated -1, resampling ``clusters``
     (e.g. templates) with the same multinomial scheme as :func:`bootstrap`.
