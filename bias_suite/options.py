@@ -140,7 +140,7 @@ class RunOptions:
         from .stats.verdicts import MULTIPLICITY
 
         check_weighting(self.weighting)
-        from .stats.terms import resample_terms_option
+        from .stats.bootstrap.terms import resample_terms_option
 
         resample_terms_option(self.resample_terms)
         if self.multiplicity not in MULTIPLICITY:

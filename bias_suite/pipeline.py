@@ -115,7 +115,7 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
         from .comparison import read_model
 
         baseline = read_model(baseline, "baseline")
-    from .stats.terms import resample_terms_option
+    from .stats.bootstrap.terms import resample_terms_option
 
     opts = opts.replace(resample_terms=resample_terms_option(opts.resample_terms))
     table = _examples_table(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)

@@ -288,7 +288,7 @@ def test_cluster_bootstrap_difference():
 
 
 def test_row_quantiles_are_numpys_bit_for_bit():
-    from bias_suite.stats.quantiles import row_quantiles
+    from bias_suite.stats.bootstrap.quantiles import row_quantiles
 
     """Interval ends from sorted rows, grouped by their number of defined
     replicates, are exactly np.quantile's of each row's defined values."""

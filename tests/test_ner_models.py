@@ -354,7 +354,7 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
 
     # all-ones weights: the replicate is the data itself, relabelled
     monkeypatch.setattr(bmod, "template_weights", lambda J, B, rng: np.ones((B, J), dtype=np.int64))
-    from bias_suite.stats import terms as tmod
+    from bias_suite.stats.bootstrap import terms as tmod
 
     monkeypatch.setattr(tmod, "term_weights", lambda blocks, B, rng: np.ones((B, len(blocks)), dtype=np.int64))
     data = res.scored
@@ -418,7 +418,7 @@ def test_ner_bootstrap_survives_a_killed_worker(tmp_path, crf_dir, monkeypatch, 
     import logging
     import signal
 
-    from bias_suite.stats import _resamples as rs
+    from bias_suite.stats.bootstrap import resamples as rs
     from bias_suite.stats import bootstrap as bmod
 
     data, obs = _forkable_tiny_ner(tmp_path, crf_dir)
@@ -431,7 +431,7 @@ def test_ner_bootstrap_survives_a_killed_worker(tmp_path, crf_dir, monkeypatch, 
         return real(self, i, start, stop, **kw)
 
     monkeypatch.setattr(rs._Task, "run", run_or_die)
-    with caplog.at_level(logging.WARNING, logger="bias_suite.stats._resamples"):
+    with caplog.at_level(logging.WARNING, logger="bias_suite.stats.bootstrap.resamples"):
         two = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=2)
     assert "worker process stopped" in caplog.text
     np.testing.assert_array_equal(one.replicates, two.replicates)
@@ -439,7 +439,7 @@ def test_ner_bootstrap_survives_a_killed_worker(tmp_path, crf_dir, monkeypatch, 
 
 
 def test_bootstrap_process_count(monkeypatch):
-    from bias_suite.stats import _resamples as rs
+    from bias_suite.stats.bootstrap import resamples as rs
 
     monkeypatch.delenv("BIAS_SUITE_JOBS", raising=False)
     monkeypatch.setattr(rs, "_can_fork", lambda: True)
@@ -460,7 +460,7 @@ def test_no_fork_beside_a_connected_ray_driver(monkeypatch):
     import multiprocessing as mp
     import types
 
-    from bias_suite.stats import _resamples as rs
+    from bias_suite.stats.bootstrap import resamples as rs
 
     if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
         pytest.skip("workers are forked on Linux only")

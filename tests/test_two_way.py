@@ -1,5 +1,5 @@
 """Two-way cluster bootstrap: templates and identity terms resampled
-(bias_suite.stats.bootstrap with bias_suite.stats.terms).
+(bias_suite.stats.bootstrap with bias_suite.stats.bootstrap.terms).
 
 The closed form must give the generic path's replicate values (resample
 templates and terms, then the engine's own code) for every named metric,
@@ -17,10 +17,10 @@ from bias_suite.exceptions import MetricError
 from bias_suite.families import scored_from_arrays
 from bias_suite.metrics import evaluate
 from bias_suite.metrics.catalog import NAMED_METRICS, get_metric
-from bias_suite.stats import _bootstrap_terms
+from bias_suite.stats.bootstrap import term_kernels as _bootstrap_terms
 from bias_suite.stats import bootstrap as bsm
 from bias_suite.stats.bootstrap import bootstrap, bootstrap_replicates, resampling_bootstrap
-from bias_suite.stats.terms import attribute_terms, draw_term_weights, resample_terms_option, term_weights
+from bias_suite.stats.bootstrap.terms import attribute_terms, draw_term_weights, resample_terms_option, term_weights
 from bias_suite.suites.views import counterfactual_view
 
 CLASSES = ("neg", "neu", "pos")

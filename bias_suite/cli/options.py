@@ -91,7 +91,7 @@ def group_selection(specs: Optional[List[str]]) -> Optional[dict]:
 
 def terms_option(text: str):
     """``--resample-terms``: auto, yes or no (one clear error otherwise)."""
-    from ..stats.terms import resample_terms_option
+    from ..stats.bootstrap.terms import resample_terms_option
 
     try:
         return resample_terms_option(text)

@@ -6,7 +6,7 @@ shares its wording), so the bootstrap resamples *templates*, not examples.
 A group's terms are a sample too (a claim about "low-income countries" is
 about more than the eight a suite lists), so where a group has several terms
 in a template the terms are resampled as well: a two-way cluster bootstrap
-(:mod:`bias_suite.stats.terms`; ``resample_terms``).
+(:mod:`bias_suite.stats.bootstrap.terms`; ``resample_terms``).
 
 Resampling scheme
 -----------------
@@ -61,7 +61,7 @@ Two paths, same numbers
 registered score types): no Python loop over rows; resamples are processed in
 chunks (about ``CHUNK_ELEMENTS`` resample x item cells, to stay in cache).
 With term weights the same quantities are weighted by ``T`` as well
-(:mod:`bias_suite.stats._bootstrap_terms`): rates from per-(template, term)
+(:mod:`bias_suite.stats.bootstrap.term_kernels`): rates from per-(template, term)
 count sums, ``((W @ C) * T)`` summed per group; set metrics with item
 weights ``W * T``; tuple means from one product of the tuple weights with
 the per-tuple values of every tuple metric; per-template W1 linear in ``T``
@@ -114,8 +114,8 @@ and for the AUC metrics
 (SubgroupAUC, BPSN, BNSP) the paired contrast AUC(group) - AUC(all examples of
 the attribute).
 
-The fast path lives in :mod:`bias_suite.stats._bootstrap_fast`, the
-set-metric machinery in :mod:`bias_suite.stats._bootstrap_sets`; NER data go through
+The fast path lives in :mod:`bias_suite.stats.bootstrap.fast`, the
+set-metric machinery in :mod:`bias_suite.stats.bootstrap.sets`; NER data go through
 :func:`resampling_bootstrap`.
 """
 from __future__ import annotations
@@ -126,22 +126,22 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MetricError
-from ..metrics.catalog import MetricSpec, get_metric
-from ..families import as_scored, family_of
-from ..metrics.engine import attribute_data, metric_input_kind, metric_values, resolve_metrics
-from ..metrics.generalized import GENERALIZED
-from ..metrics.scores import AucScore, GoldProbScore, SetScore, get_score
+from ...exceptions import MetricError
+from ...metrics.catalog import MetricSpec, get_metric
+from ...families import as_scored, family_of
+from ...metrics.engine import attribute_data, metric_input_kind, metric_values, resolve_metrics
+from ...metrics.generalized import GENERALIZED
+from ...metrics.scores import AucScore, GoldProbScore, SetScore, get_score
 
 _SET_SCORES = (SetScore, GoldProbScore, AucScore)
-from ..suites.views import counterfactual_view, group_order
-from ._bootstrap_fast import fast_attribute
-from ._bootstrap_sets import BACKGROUND, Prepared, fast_supported, item_multipliers
-from ._bootstrap_generic import generic_attribute, resampled_attribute
-from ._common import single_threaded_blas
-from .evidence import event_templates
+from ...suites.views import counterfactual_view, group_order
+from .fast import fast_attribute
+from .sets import BACKGROUND, Prepared, fast_supported, item_multipliers
+from .generic import generic_attribute, resampled_attribute
+from .._common import single_threaded_blas
+from ..evidence import event_templates
 from .quantiles import row_quantiles
-from ._resamples import AttributeResamples, evaluate_resamples
+from .resamples import AttributeResamples, evaluate_resamples
 from .terms import draw_term_weights, resample_terms_option
 
 __all__ = [
@@ -284,7 +284,7 @@ def bootstrap(
                                     tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs,
                                     weighting=weighting, resample_terms=resample_terms)
     if results is None:
-        from ..metrics.engine import evaluate
+        from ...metrics.engine import evaluate
 
         results = evaluate(data, metrics=metrics, max_tuples=max_tuples, seed=tseed,
                            group_order_override=group_order_override, weighting=weighting)
@@ -315,7 +315,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
     ``W[b, j]`` times (multinomial over the J templates, the same weights
     :func:`bootstrap` draws), each copy becomes a template of its own, every
     example of term t in it is repeated ``T[b, t]`` times (the term weights
-    of :mod:`bias_suite.stats.terms`, where terms are resampled), and
+    of :mod:`bias_suite.stats.bootstrap.terms`, where terms are resampled), and
     the metrics are computed again. Unlike the closed-form path, the counterfactual tuples of a copied template
     are drawn again (``max_tuples``), so the intervals include the tuple
     sampling too. The verdict basis of a metric with d = abs (per group or
@@ -324,10 +324,10 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
     phi(group) - phi(background) for groups. Cost: B evaluations of each
     attribute (about 0.07 s each for the bundled NER suites), spread over
     ``n_jobs`` processes (default: ``$BIAS_SUITE_JOBS``, else one per core
-    for large inputs; :mod:`bias_suite.stats._resamples`) with the same
+    for large inputs; :mod:`bias_suite.stats.bootstrap.resamples`) with the same
     values as one process.
     """
-    from ..metrics.engine import evaluate
+    from ...metrics.engine import evaluate
 
     tseed = seed if tuple_seed is None else tuple_seed
     if results is None:
@@ -537,7 +537,7 @@ def _draw_weights(data, B: int, seed: int) -> dict:
 
 
 def _prepare(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
-    """One attribute's arrays; ``terms`` (:class:`~bias_suite.stats.terms.AttributeTerms`):
+    """One attribute's arrays; ``terms`` (:class:`~bias_suite.stats.bootstrap.terms.AttributeTerms`):
     every row's term, where terms are resampled."""
     groups = group_order(data.frame, attribute, group_order_override)
     ad = attribute_data(data, attribute, cf, groups, weighting=weighting)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MetricError
+from ...exceptions import MetricError
 
 __all__ = ["AttributeTerms", "attribute_terms", "term_weights", "draw_term_weights", "resample_terms_option",
            "RESAMPLE_TERMS"]

@@ -26,8 +26,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..metrics.engine import metric_row_dicts
-from ._common import single_threaded_blas
+from ...metrics.engine import metric_row_dicts
+from .._common import single_threaded_blas
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The term side of the two-way cluster bootstrap's closed form: every
 quantity that depends on the term weights ``T[b, t]`` as well as the
-template weights ``W[b, j]`` (:mod:`bias_suite.stats.terms` draws them,
+template weights ``W[b, j]`` (:mod:`bias_suite.stats.bootstrap.terms` draws them,
 :mod:`bias_suite.stats.bootstrap` has the method).
 
 - counterfactual tuples: a tuple of template j weighs ``W[b, j]`` times the
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import MetricError
-from ..metrics.comparisons import ROUND_OFF, get_comparison
-from ..metrics.generalized import item_selection, normalizer_value
-from ..metrics.scores import MeanScore, SetScore, get_score
-from ._bootstrap_sets import CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, safe_ratio
+from ...exceptions import MetricError
+from ...metrics.comparisons import ROUND_OFF, get_comparison
+from ...metrics.generalized import item_selection, normalizer_value
+from ...metrics.scores import MeanScore, SetScore, get_score
+from .sets import CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, safe_ratio
 
 #: target size (resamples x cells) of one chunk here
 CHUNK_CELLS = 1_000_000

@@ -3,20 +3,20 @@ all resamples at once, from template weights and, where terms are
 resampled, term weights (rates from weighted count sums, counterfactual
 tuples and per-template sets from weighted copies, set metrics per chunk of
 resamples). :mod:`bias_suite.stats.bootstrap` has the method and the public
-API, :mod:`bias_suite.stats._bootstrap_sets` the shared pieces,
-:mod:`bias_suite.stats._bootstrap_terms` the term-weighted quantities.
+API, :mod:`bias_suite.stats.bootstrap.sets` the shared pieces,
+:mod:`bias_suite.stats.bootstrap.term_kernels` the term-weighted quantities.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import MetricError
-from ..metrics.comparisons import get_comparison
-from ..metrics.generalized import member_values, normalizer_value, per_template_differences
-from ..metrics.scores import AucScore, MeanScore, RateScore, get_score
-from ._bootstrap_sets import (BACKGROUND, CATS, CHUNK_ELEMENTS, ClassItems, Prepared, accumulated, class_list,
+from ...exceptions import MetricError
+from ...metrics.comparisons import get_comparison
+from ...metrics.generalized import member_values, normalizer_value, per_template_differences
+from ...metrics.scores import AucScore, MeanScore, RateScore, get_score
+from .sets import (BACKGROUND, CATS, CHUNK_ELEMENTS, ClassItems, Prepared, accumulated, class_list,
                               safe_ratio, scalar_values)
-from ._bootstrap_terms import TupleWeights, aeg_excess, per_template_term_values
+from .term_kernels import TupleWeights, aeg_excess, per_template_term_values
 
 
 # --------------------------------------------------------------------------

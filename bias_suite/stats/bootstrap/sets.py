@@ -1,7 +1,7 @@
 """Shared pieces of the cluster bootstrap's closed-form path
 (:mod:`bias_suite.stats.bootstrap` has the method and the public API,
-:mod:`bias_suite.stats._bootstrap_fast` the per-attribute fast path,
-:mod:`bias_suite.stats._bootstrap_terms` what the term weights add).
+:mod:`bias_suite.stats.bootstrap.fast` the per-attribute fast path,
+:mod:`bias_suite.stats.bootstrap.term_kernels` what the term weights add).
 
 - :class:`Prepared`: one attribute's arrays with every row's template (and
   term, where terms are resampled);
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..exceptions import MetricError
-from ..metrics.catalog import MetricSpec
-from ..metrics.comparisons import get_comparison
-from ..metrics.generalized import NEG, POS, UNLABELLED, AttributeData, normalizer_value
-from ..metrics.scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
+from ...exceptions import MetricError
+from ...metrics.catalog import MetricSpec
+from ...metrics.comparisons import get_comparison
+from ...metrics.generalized import NEG, POS, UNLABELLED, AttributeData, normalizer_value
+from ...metrics.scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
 
 #: target size (resamples x items) of one chunk of the set-metric computations
 CHUNK_ELEMENTS = 160_000
@@ -40,7 +40,7 @@ class Prepared:
     tpl: np.ndarray  # (n,) all-template index per row
     J: int
     complete_idx: np.ndarray  # (Jc,) all-template index of each complete template
-    term: np.ndarray | None = None  # (n,) term index per row (bias_suite.stats.terms)
+    term: np.ndarray | None = None  # (n,) term index per row (bias_suite.stats.bootstrap.terms)
     term_g: np.ndarray | None = None  # (n_terms,) group index (in ad.groups) of each term
 
     @property

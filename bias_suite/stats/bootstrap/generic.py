@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics.comparisons import get_comparison
-from ..metrics.engine import metric_rows
-from ..metrics.generalized import AttributeData
-from ._bootstrap_sets import Prepared
-from ._bootstrap_terms import aeg_without_copy_pairs
+from ...metrics.comparisons import get_comparison
+from ...metrics.engine import metric_rows
+from ...metrics.generalized import AttributeData
+from .sets import Prepared
+from .term_kernels import aeg_without_copy_pairs
 
 __all__ = ["resampled_attribute", "generic_attribute"]
 
