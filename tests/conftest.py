@@ -26,3 +26,19 @@ def pytest_terminal_summary(terminalreporter):
     for r in skipped:
         reason = r.longrepr[2] if isinstance(r.longrepr, tuple) else str(r.longrepr)
         terminalreporter.write_line(f"  skipped {reason.removeprefix('Skipped: ')}")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _metric_registry_per_module():
+    """Metrics a test module registers (README and docs examples register
+    their own) leave the registry when the module is done, so a later
+    module's default metric set is the named metrics."""
+    from bias_suite.metrics import catalog
+
+    before = dict(catalog.REGISTRY)
+    yield
+    catalog.REGISTRY.clear()
+    catalog.REGISTRY.update(before)

@@ -20,6 +20,8 @@ from bias_suite.exceptions import ModelError
 from bias_suite.models import (CallablePredictor, HFClassifier, Predictor,
                                as_predictor, build_model, list_models)
 from bias_suite.models import default as dm
+from bias_suite.models import vader as vd
+from bias_suite.models.building import bucketed_batches
 
 TEXTS = [
     "I liked that gay writer.",
@@ -257,12 +259,12 @@ def test_as_predictor_variants(tiny_dir, tiny):
 
 # ---------------------------------------------------------------- default model
 def test_label_band():
-    assert [dm.label_of(r, 1.0) for r in (-1.0, -0.99, 0, 0.99, 1.0)] == [0, 1, 1, 1, 2]
+    assert [vd.label_of(r, 1.0) for r in (-1.0, -0.99, 0, 0.99, 1.0)] == [0, 1, 1, 1, 2]
 
 
 def test_bucketed_batches_cover_all_once():
     lengths = np.random.default_rng(0).integers(3, 60, size=1000)
-    batches = dm._bucketed_batches(lengths, 32, np.random.default_rng(1), chunk_batches=5)
+    batches = bucketed_batches(lengths, 32, np.random.default_rng(1), chunk_batches=5)
     flat = np.concatenate(batches)
     assert sorted(flat.tolist()) == list(range(1000))
     assert all(len(b) <= 32 for b in batches)
@@ -287,7 +289,7 @@ def test_registry_errors(tmp_path):
 @pytest.fixture(scope="module")
 def vader_sdist_path():
     try:
-        return dm.vader_sdist()
+        return vd.vader_sdist()
     except ModelError as e:  # offline without a cached copy
         if "could not download" in str(e):
             pytest.skip(f"vaderSentiment sdist not cached and not downloadable: {e}")
@@ -295,13 +297,13 @@ def vader_sdist_path():
 
 
 def test_vader_data(vader_sdist_path):
-    rows = dm.load_vader_sentences(vader_sdist_path)
+    rows = vd.load_vader_sentences(vader_sdist_path)
     assert len(rows) == 23_703
-    assert {s: sum(r.source == s for r in rows) for s in dm.VADER_COUNTS} == dm.VADER_COUNTS
+    assert {s: sum(r.source == s for r in rows) for s in vd.VADER_COUNTS} == vd.VADER_COUNTS
     assert all(r.text for r in rows) and all(-4 <= r.rating <= 4 for r in rows)
-    merged, n = dm.merge_duplicates(rows)
+    merged, n = vd.merge_duplicates(rows)
     assert n == 148 and len(merged) == 23_555
-    assert len({dm._normalise(r.text) for r in merged}) == len(merged)
+    assert len({vd._normalise(r.text) for r in merged}) == len(merged)
 
 
 def test_default_sentiment_build_reduced(tmp_path, vader_sdist_path, monkeypatch):
