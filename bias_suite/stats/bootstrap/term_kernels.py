@@ -558,6 +558,15 @@ def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: 
         ex = {key: tuple(np.concatenate([p[key][i] for p in parts_ex]) for i in range(2)) for key in parts_ex[0]}
     else:
         ex = tuple(np.concatenate([p[i] for p in parts_ex]) for i in range(2))
+    if spec.generalized == "PCM":
+        return _without_excess(spec, ad, values, n, lambda a, b: ex[(a, b)])
+    return _without_excess(spec, ad, values, n, lambda t: (ex[0][:, t], ex[1][:, t]))
+
+
+def _without_excess(spec, ad, values, n, excess):
+    """The AEG values with the excess pairs left out: ``n`` (B, k) item
+    weights per group; ``excess(a, b)`` (pairs) or ``excess(t)`` (a group
+    against its background) gives the (B,) excess U and pair count."""
     out = dict(values)
     k = ad.k
     if spec.generalized == "PCM":
@@ -566,7 +575,8 @@ def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: 
                 continue
             N = n[:, a] * n[:, b]
             U = (0.5 - values[name]) * N
-            out[name] = 0.5 - safe_ratio(U - ex[(a, b)][0], N - ex[(a, b)][1])
+            eu, en = excess(a, b)
+            out[name] = 0.5 - safe_ratio(U - eu, N - en)
         parts = [out[nm] for nm in ad.pair_names() if nm in out]
     else:
         nb = np.repeat(n.sum(1, keepdims=True), k, 1)
@@ -577,7 +587,8 @@ def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: 
                 continue
             N = nb[:, t] * n[:, t]
             V = (values[name] + 0.5) * N
-            out[name] = safe_ratio(V - ex[0][:, t], N - ex[1][:, t]) - 0.5
+            eu, en = excess(t)
+            out[name] = safe_ratio(V - eu, N - en) - 0.5
         parts = [out[nm] for nm in ad.groups if nm in out]
     if None in values and parts and spec.generalized in ("PCM", "BCM"):
         out[None] = accumulated(np.column_stack(parts), normalizer_value(spec.normalizer, k))
@@ -592,28 +603,11 @@ def _template_only(prep, spec, items, cats, W, values):
     Wf = W.astype(np.float64)
     Q = Wf * Wf - Wf
     n = Wf @ Nj  # (B, k) item weights per group in each resample
-    out = dict(values)
-    k = ad.k
     if spec.generalized == "PCM":
-        for (a, b), name in zip(ad.pairs(), ad.pair_names()):
-            if name not in values:
-                continue
-            N = n[:, a] * n[:, b]
-            U = (0.5 - values[name]) * N
-            out[name] = 0.5 - safe_ratio(U - Q @ M[:, a, b], N - Q @ (Nj[:, a] * Nj[:, b]))
-        parts = [out[nm] for nm in ad.pair_names() if nm in out]
-    else:
-        Mt, Nall = M.sum(axis=2), Nj.sum(axis=1, keepdims=True)
-        nb = np.repeat(n.sum(1, keepdims=True), k, 1)
-        if BACKGROUND.get(spec.background) == "rest":
-            Mt, Nall, nb = Mt - M[:, np.arange(k), np.arange(k)], Nall - Nj, nb - n
-        for t, name in enumerate(ad.groups):
-            if name not in values:
-                continue
-            N = nb[:, t] * n[:, t]
-            V = (values[name] + 0.5) * N
-            out[name] = safe_ratio(V - Q @ Mt[:, t], N - Q @ (Nall[:, 0 if Nall.shape[1] == 1 else t] * Nj[:, t])) - 0.5
-        parts = [out[nm] for nm in ad.groups if nm in out]
-    if None in values and parts and spec.generalized in ("PCM", "BCM"):
-        out[None] = accumulated(np.column_stack(parts), normalizer_value(spec.normalizer, k))
-    return out
+        return _without_excess(spec, ad, values, n, lambda a, b: (Q @ M[:, a, b], Q @ (Nj[:, a] * Nj[:, b])))
+    k = ad.k
+    Mt, Nall = M.sum(axis=2), Nj.sum(axis=1, keepdims=True)
+    if BACKGROUND.get(spec.background) == "rest":
+        Mt, Nall = Mt - M[:, np.arange(k), np.arange(k)], Nall - Nj
+    return _without_excess(spec, ad, values, n,
+                           lambda t: (Q @ Mt[:, t], Q @ (Nall[:, 0 if Nall.shape[1] == 1 else t] * Nj[:, t])))
