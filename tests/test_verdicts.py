@@ -145,6 +145,7 @@ def test_distances_without_a_signed_basis_are_never_material():
     out = add_verdicts(pd.DataFrame(rows, columns=COLS))
     assert out["verdict"].tolist() == ["inconclusive", "negligible", "inconclusive"]
     assert "noise alone" in out["reason"][0] and out["effect"].isna().all()
+    assert out.attrs["intervals"]["family"] == 0   # rows that can never make a claim take no part in the control
     # the same CFGap judged on its signed difference from the bootstrap
     basis = pd.DataFrame([dict(metric="CFGap", attribute="gender", **{"class": "pos"}, group="a|b", undefined=0.0,
                                templates=40, B=200, confidence=0.95, basis="f(first) - f(second)",
