@@ -489,7 +489,8 @@ def _grid_fits(inp: HeadlineInput, width: int) -> bool:
 
 def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, colour: bool = True) -> list:
     """The richest headline that fits ``max_lines`` at ``width`` columns:
-    fewer findings first, then fewer grid rows, then no legend or example."""
+    fewer findings first, then fewer grid rows, then no legend, then no
+    example pair."""
     if inp.results is None or len(inp.results) == 0 or not has_verdicts(inp.results):
         return headline_renderables(inp, colour=colour)
     compact = not _grid_fits(inp, width)
@@ -509,10 +510,12 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
             r = headline_renderables(inp, top=top, max_attributes=max(cap, 1), compact=compact, colour=colour)
             if _lines(r, width) <= max_lines:
                 return r
-    for cover in (True, False):  # the last resort: one grid row, and its material cells only if they fit
-        r = headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=False, colour=colour,
+    # the last resort: one grid row, no legend; its material cells, then the example pair, while they fit
+    tries = [(cover, worst) for cover in (True, False) for worst in (True, False)]
+    for i, (cover, worst) in enumerate(tries):
+        r = headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=worst, colour=colour,
                                  cover=cover)
-        if _lines(r, width) <= max_lines or not cover:
+        if _lines(r, width) <= max_lines or i == len(tries) - 1:
             return r
 
 
