@@ -57,17 +57,7 @@ _FACE = {
     "exceptions": "bias_suite.exceptions",
 }
 
-
-
-def _present(target: str) -> bool:
-    """Whether a top-level module of the package is there (without importing it)."""
-    import importlib.util
-
-    module = target.partition(":")[0]
-    return module.count(".") > 1 or importlib.util.find_spec(module) is not None
-
-
-__all__ = ["__version__", *(name for name, target in _FACE.items() if _present(target))]
+__all__ = ["__version__", *_FACE]
 
 
 def __getattr__(name: str):
@@ -75,12 +65,7 @@ def __getattr__(name: str):
     if target is None:
         raise AttributeError(f"module 'bias_suite' has no attribute {name!r}")
     module, _, attr = target.partition(":")
-    try:
-        value = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if e.name != module:
-            raise
-        raise AttributeError(f"bias_suite.{name} is not available in this version ({module} is missing)") from None
+    value = importlib.import_module(module)
     if attr:
         value = getattr(value, attr)
     globals()[name] = value  # later look-ups do not come here

@@ -28,15 +28,16 @@ each model's own overview (:func:`bias_suite.report.sections.render_overview`).
 from __future__ import annotations
 
 import datetime as _dt
-import io
-import math
 import re
 
 import numpy as np
 import pandas as pd
 
 from . import theme
-from .data import isnull as _isnull
+from ..io.values import is_null
+from ..stats import change
+from ..stats.topics import ordered_topics
+from .headline import num, render_text
 from .summary import grid_cells
 
 __all__ = ["comparison_renderables", "print_comparison", "render_comparison", "write_comparison_report",
@@ -49,25 +50,9 @@ CHANGE_SHORT = {"worsened": "wrs", "improved": "imp", "inconclusive": "inc", "un
 COMPACT_TOPICS = {"counterfactual": "counterf", "Bernstein": "Bernst", "significance": "signif"}
 
 
-def _stats():
-    from ..stats import change, topics as summary
-
-    return change, summary
-
-
-def _num(v, digits: int = 3) -> str:
-    if _isnull(v):
-        return "–"
-    x = float(v)
-    if not math.isfinite(x):
-        return "∞" if x > 0 else "−∞"
-    s = f"{x:.{digits}f}" if abs(x) < 10 else f"{x:.1f}"
-    return s[1:] if s.startswith("-") and float(s) == 0 else s
-
-
 def _size(v, signed: bool = True) -> str:
     """A change in units of τ: '+2.4', '−0.8', '>99'."""
-    if _isnull(v):
+    if is_null(v):
         return ""
     x = float(v)
     mag = ">99" if abs(x) >= 99.5 else (f"{abs(x):.1f}" if abs(x) < 9.95 else f"{abs(x):.0f}")
@@ -108,9 +93,9 @@ def _claims(comp, word: str, candidate=None) -> tuple[pd.DataFrame, int]:
 
 def _who(comp, r) -> str:
     g = r.get("group")
-    g = "all groups" if _isnull(g) else str(g).replace("|", " vs ")
+    g = "all groups" if is_null(g) else str(g).replace("|", " vs ")
     c = r.get("class")
-    return f"{_label(comp, r['attribute'], r['task'])}: {g}" + (f" · {c}" if not _isnull(c) and c != "all" else "")
+    return f"{_label(comp, r['attribute'], r['task'])}: {g}" + (f" · {c}" if not is_null(c) and c != "all" else "")
 
 
 def _change_lines(comp, fd: pd.DataFrame, marks=None):
@@ -126,16 +111,16 @@ def _change_lines(comp, fd: pd.DataFrame, marks=None):
     recs = fd.to_dict("records")
     wm = min(16, max((len(str(r.get("shown_metric") or r["metric"])) for r in recs), default=0))
     for k, r in enumerate(recs, 1):
-        size = (r["change_value"] / r["threshold"]) if not (_isnull(r["change_value"]) or _isnull(r["threshold"])) else None
+        size = (r["change_value"] / r["threshold"]) if not (is_null(r["change_value"]) or is_null(r["threshold"])) else None
         body = Text()
         body.append(f"{str(r.get('shown_metric') or r['metric']):<{wm}}", style="bold")
         body.append(" " + _who(comp, r))
         body.append("\n")
-        body.append(f"{_num(r['value_baseline'])} ({r['verdict_baseline']}) → {_num(r['value_candidate'])} "
+        body.append(f"{num(r['value_baseline'])} ({r['verdict_baseline']}) → {num(r['value_candidate'])} "
                     f"({r['verdict_candidate']})")
-        body.append(f"  change {_num(r['change_value'])} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
+        body.append(f"  change {num(r['change_value'])} [{num(r['ci_low'])}, {num(r['ci_high'])}]",
                     style=CHANGE_STYLES.get(r["change"], ""))
-        body.append(f"  τ = {float(r['threshold']):.3g}" if not _isnull(r["threshold"]) else "", style=theme.MUTED)
+        body.append(f"  τ = {float(r['threshold']):.3g}" if not is_null(r["threshold"]) else "", style=theme.MUTED)
         body.append(f"  {r['reason']}", style=theme.MUTED)
         t.add_row(Text(str(k) if marks is None else marks[k - 1]), Text(_size(size) + "×",
                                                                           style=CHANGE_STYLES.get(r["change"], "")), body)
@@ -144,7 +129,6 @@ def _change_lines(comp, fd: pd.DataFrame, marks=None):
 
 # ----------------------------------------------------------------- grids
 def _attribute_order(sm: pd.DataFrame) -> list:
-    change, _ = _stats()
     rank = sm.assign(_r=sm["change"].map({c: i for i, c in enumerate(change.CHANGES)}),
                      _s=-sm["size"].astype(float).fillna(-1))
     order = rank.groupby("attribute", sort=False)[["_r", "_s"]].min().sort_values(["_r", "_s"], kind="stable")
@@ -157,8 +141,7 @@ def change_grid(sm: pd.DataFrame, *, compact: bool, max_rows: int | None = None)
     from rich.table import Table
     from rich.text import Text
 
-    _, summary = _stats()
-    topics = summary.ordered_topics(sm["topic"])
+    topics = ordered_topics(sm["topic"])
     attrs = _attribute_order(sm)
     hidden = max(0, len(attrs) - max_rows) if max_rows is not None else 0
     attrs = attrs[: len(attrs) - hidden]
@@ -174,7 +157,7 @@ def change_grid(sm: pd.DataFrame, *, compact: bool, max_rows: int | None = None)
                 row.append(Text(""))
                 continue
             cell = Text(CHANGE_SHORT[r["change"]] if compact else r["change"], style=CHANGE_STYLES.get(r["change"], ""))
-            if r["change"] in ("worsened", "improved") and not _isnull(r["size"]):
+            if r["change"] in ("worsened", "improved") and not is_null(r["size"]):
                 cell.append(" " + _size(r["size"] * (1 if r["change"] == "worsened" else -1)))
             row.append(cell)
         t.add_row(*row)
@@ -207,7 +190,7 @@ def models_grid(comp, *, compact: bool):
                 continue
             v = r["verdict"]
             cell = Text(theme.VERDICT_SHORT.get(v, v) if compact else v, style=theme.VERDICT_STYLES.get(v, ""))
-            if not _isnull(r["effect"]):
+            if not is_null(r["effect"]):
                 cell.append(" ")
                 cell.append(_size(r["effect"], signed=False), style=theme.effect_style(r["effect"]))
             row.append(cell)
@@ -400,28 +383,18 @@ def comparison_renderables(comp, *, top: int = 5, max_attributes: int | None = N
     return out
 
 
-def _render(renderables, width: int) -> str:
-    from rich.console import Console
-
-    buf = io.StringIO()
-    c = Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False)
-    for r in renderables:
-        c.print(r)
-    return buf.getvalue()
-
-
 def fit_comparison(comp, width: int, max_lines: int = MAX_LINES, files=()) -> list:
     """The richest comparison screen that fits ``max_lines`` at ``width``."""
     wide = comparison_renderables(comp, top=0, pair=False, files=files)
-    compact = max(len(line) for line in _render(wide, 10_000).splitlines()) > width
+    compact = max(len(line) for line in render_text(wide, 10_000).splitlines()) > width
     for top in (5, 4, 3, 2, 1):
         r = comparison_renderables(comp, top=top, compact=compact, files=files)
-        if _render(r, width).count("\n") <= max_lines:
+        if render_text(r, width).count("\n") <= max_lines:
             return r
     for rows in (16, 8, 4, 2, 1):
         for pair in (True, False):
             r = comparison_renderables(comp, top=1, max_attributes=rows, compact=True, pair=pair, files=files)
-            if _render(r, width).count("\n") <= max_lines:
+            if render_text(r, width).count("\n") <= max_lines:
                 return r
     return comparison_renderables(comp, top=0, max_attributes=1, compact=True, pair=False, files=files)[:max_lines]
 
@@ -439,8 +412,8 @@ def print_comparison(comp, *, console=None, max_lines: int = MAX_LINES, files=()
     if console.is_terminal:
         for r in rend:
             console.print(r)
-        return _render(rend, console.width).count("\n")
-    text = "\n".join(line.rstrip() for line in _render(rend, console.width).splitlines())
+        return render_text(rend, console.width).count("\n")
+    text = "\n".join(line.rstrip() for line in render_text(rend, console.width).splitlines())
     console.file.write(text + "\n")
     console.file.flush()
     return text.count("\n") + 1
@@ -450,7 +423,7 @@ def print_comparison(comp, *, console=None, max_lines: int = MAX_LINES, files=()
 def _esc(x) -> str:
     from .htmlfmt import esc
 
-    return esc("" if _isnull(x) else x)
+    return esc("" if is_null(x) else x)
 
 
 def _html_changes(comp, fd: pd.DataFrame) -> str:
@@ -459,24 +432,23 @@ def _html_changes(comp, fd: pd.DataFrame) -> str:
     heads = ["×τ", "metric", "who", "baseline", "candidate", "change [interval]", "τ", "reason"]
     body = []
     for r in fd.to_dict("records"):
-        size = r["change_value"] / r["threshold"] if not (_isnull(r["change_value"]) or _isnull(r["threshold"])) else None
+        size = r["change_value"] / r["threshold"] if not (is_null(r["change_value"]) or is_null(r["threshold"])) else None
         body.append(
             f'<tr><td class="fx">{_esc(_size(size))}</td><td>{_esc(r.get("shown_metric") or r["metric"])}</td>'
-            f'<td>{_esc(_who(comp, r))}</td><td class="num">{_esc(_num(r["value_baseline"]))} '
+            f'<td>{_esc(_who(comp, r))}</td><td class="num">{_esc(num(r["value_baseline"]))} '
             f'<span class="verdict v-{_esc(r["verdict_baseline"])}">{_esc(r["verdict_baseline"])}</span></td>'
-            f'<td class="num">{_esc(_num(r["value_candidate"]))} <span class="verdict v-{_esc(r["verdict_candidate"])}">'
-            f'{_esc(r["verdict_candidate"])}</span></td><td class="num">{_esc(_num(r["change_value"]))} '
-            f'[{_esc(_num(r["ci_low"]))}, {_esc(_num(r["ci_high"]))}]</td><td class="num">{_esc(_num(r["threshold"]))}</td>'
+            f'<td class="num">{_esc(num(r["value_candidate"]))} <span class="verdict v-{_esc(r["verdict_candidate"])}">'
+            f'{_esc(r["verdict_candidate"])}</span></td><td class="num">{_esc(num(r["change_value"]))} '
+            f'[{_esc(num(r["ci_low"]))}, {_esc(num(r["ci_high"]))}]</td><td class="num">{_esc(num(r["threshold"]))}</td>'
             f'<td class="reason">{_esc(r["reason"])}</td></tr>')
     return (f'<div class="scroll"><table class="findings"><thead><tr>{"".join(f"<th>{h}</th>" for h in heads)}</tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _html_grid(sm: pd.DataFrame) -> str:
-    _, summary = _stats()
     if sm.empty:
         return '<p class="muted">No value with a paired interval.</p>'
-    topics = summary.ordered_topics(sm["topic"])
+    topics = ordered_topics(sm["topic"])
     head = "".join(f'<th scope="col">{_esc(t)}</th>' for t in topics)
     rows = []
     for a, row_cells in grid_cells(sm, _attribute_order(sm), topics):
@@ -486,9 +458,9 @@ def _html_grid(sm: pd.DataFrame) -> str:
                 tds.append('<td class="ov empty"></td>')
                 continue
             size = ""
-            if r["change"] in ("worsened", "improved") and not _isnull(r["size"]):
+            if r["change"] in ("worsened", "improved") and not is_null(r["size"]):
                 size = _size(r["size"] * (1 if r["change"] == "worsened" else -1))
-            where = " · ".join(str(x) for x in (r["metric"], r["class"], r["group"]) if not _isnull(x))
+            where = " · ".join(str(x) for x in (r["metric"], r["class"], r["group"]) if not is_null(x))
             counts = ", ".join(f"{r[w]} {w}" for w in ("worsened", "improved", "inconclusive", "unchanged") if r[w])
             tds.append(f'<td class="ov" title="largest: {_esc(where)}; {_esc(counts)}"><span class="c-{r["change"]}">'
                        f'{_esc(r["change"])}</span> <span class="fx">{_esc(size)}</span></td>')
@@ -581,7 +553,7 @@ def _slug(x) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(x)).strip("-") or "x"
 
 
-def write_comparison_report(comp, path) -> "Path":  # noqa: F821
+def write_comparison_report(comp, path):
     """Write :func:`render_comparison` to ``path`` atomically."""
     from ..io import atomic_write_text
 

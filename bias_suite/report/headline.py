@@ -464,7 +464,8 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
     return out
 
 
-def _render(renderables: list, width: int) -> str:
+def render_text(renderables: list, width: int) -> str:
+    """Renderables as plain text at ``width`` columns (in a notebook too)."""
     from rich.console import Console
 
     buf = io.StringIO()
@@ -476,7 +477,7 @@ def _render(renderables: list, width: int) -> str:
 
 
 def _lines(renderables: list, width: int) -> int:
-    return _render(renderables, width).count("\n")
+    return render_text(renderables, width).count("\n")
 
 
 def _grid_fits(inp: HeadlineInput, width: int) -> bool:
@@ -534,7 +535,7 @@ def print_headline(inp: HeadlineInput, *, console=None, max_lines: int = MAX_LIN
         for r in rend:
             console.print(r)
         return _lines(rend, console.width)
-    text = "\n".join(line.rstrip() for line in _render(rend, console.width).splitlines())
+    text = "\n".join(line.rstrip() for line in render_text(rend, console.width).splitlines())
     console.file.write(text + "\n")
     console.file.flush()
     return text.count("\n") + 1

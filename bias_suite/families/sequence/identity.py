@@ -50,17 +50,22 @@ def identity_counts(data) -> np.ndarray:
     return out
 
 
-def _counts_fn(counts: np.ndarray, labelled: np.ndarray, has_term: np.ndarray):
+def counts_fn(counts: np.ndarray, labelled: np.ndarray, present: np.ndarray | None = None, what: str = "span"):
+    """The engine's ``counts(c)`` from per-sentence span counts (n, types, 4:
+    tp, fp, fn, predicted): a sentence counts as labelled where ``labelled``
+    and, with ``present`` (the sentences that hold an identity term), only
+    there."""
     n = counts.shape[0]
     zeros = np.zeros(n, dtype=np.int64)
-    lab = (labelled & has_term).astype(np.int64)
-    present = has_term.astype(np.int64)
+    there = np.ones(n, dtype=bool) if present is None else present
+    lab = (labelled & there).astype(np.int64)
+    seen = there.astype(np.int64)
 
     def fn(c):
         if c is None or c >= counts.shape[1]:
-            raise MetricError("identity-span counts exist only for entity types")
+            raise MetricError(f"{what} counts exist only for entity types")
         return {"tp": counts[:, c, 0], "fp": counts[:, c, 1], "fn": counts[:, c, 2], "tn": zeros,
-                "pp": counts[:, c, 3], "n": present, "lab": lab, "correct": zeros}
+                "pp": counts[:, c, 3], "n": seen, "lab": lab, "correct": zeros}
 
     return fn
 
@@ -75,7 +80,7 @@ def identity_input(data, rows: np.ndarray, token_items) -> dict:
     keep = np.flatnonzero(gold_any) if gold_any.any() else np.arange(len(data.types))
     classes = tuple(data.types[k] for k in keep)
     has_term = data.term_span[rows, 0] >= 0
-    out = dict(classes=classes, counts=_counts_fn(counts[:, keep], data.labelled[rows], has_term))
+    out = dict(classes=classes, counts=counts_fn(counts[:, keep], data.labelled[rows], has_term, what="identity-span"))
     K = len(keep)
     if data.type_probs is None or not has_term.any():
         out.update(item_row=np.zeros(0, np.int64), item_pos=np.zeros(0, np.int64), item_P=np.zeros((0, K)),

@@ -33,7 +33,7 @@ import pandas as pd
 
 from ...exceptions import MetricError
 from ...suites.views import block_tables, group_order
-from .identity import identity_input
+from .identity import counts_fn, identity_input
 
 #: the input kind of the metrics measured at the identity term (``at="identity"`` scores)
 IDENTITY = "identity"
@@ -112,21 +112,6 @@ def data_token_items(data, rows: np.ndarray):
     return _assemble(pieces, len(col))
 
 
-def _span_counts_fn(counts: np.ndarray, labelled: np.ndarray):
-    n = counts.shape[0]
-    ones = np.ones(n, dtype=np.int64)
-    lab = labelled.astype(np.int64)
-    zeros = np.zeros(n, dtype=np.int64)
-
-    def fn(c):
-        if c is None or c >= counts.shape[1]:
-            raise MetricError("span counts exist only for entity types")
-        return {"tp": counts[:, c, 0], "fp": counts[:, c, 1], "fn": counts[:, c, 2], "tn": zeros,
-                "pp": counts[:, c, 3], "n": ones, "lab": lab, "correct": zeros}
-
-    return fn
-
-
 def metric_input(data, attribute: str, cf, groups: list, probabilities: bool | str = False) -> dict:
     """Arrays of one attribute for the generalized builders: span counts per
     sentence (classes = entity types) and, with ``probabilities``, token
@@ -157,7 +142,7 @@ def metric_input(data, attribute: str, cf, groups: list, probabilities: bool | s
     out = dict(
         attribute=attribute, groups=list(groups), g=g,
         y=np.where(labelled, 0, -1).astype(np.int64), yhat=np.zeros(len(rows), np.int64),
-        counts=_span_counts_fn(data.span_counts[rows], labelled),
+        counts=counts_fn(data.span_counts[rows], labelled),
         tuples=local[cf.tuples] if len(cf.tuples) else np.zeros((0, len(groups)), dtype=np.int64),
         tuple_template=cf.tuple_template, templates=list(cf.templates), row_template=row_template,
     )

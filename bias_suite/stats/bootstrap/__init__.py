@@ -199,21 +199,9 @@ def template_weights(n_templates: int, B: int, rng: np.random.Generator) -> np.n
     return np.bincount(idx.ravel(), minlength=B * J).reshape(B, J)
 
 
-def bootstrap_intervals(
-    scored,
-    results: pd.DataFrame,
-    *,
-    metrics=None,
-    B: int = DEFAULT_B,
-    confidence: float = 0.95,
-    seed: int = 0,
-    max_tuples: int | None = 100,
-    group_order_override: Mapping[str, Sequence[str]] | None = None,
-    tuple_seed: int | None = None,
-    method: str = "auto",
-    resample_terms="auto",
-) -> pd.DataFrame:
-    """Cluster-bootstrap percentile intervals for the metric rows of ``results``.
+def bootstrap_intervals(scored, results: pd.DataFrame, **options) -> pd.DataFrame:
+    """Cluster-bootstrap percentile intervals for the metric rows of ``results``:
+    :func:`bootstrap`'s ``results``, with the same options.
 
     Parameters
     ----------
@@ -243,11 +231,7 @@ def bootstrap_intervals(
     >>> res = evaluate(scored, metrics=["FNED", "CFGap"])  # doctest: +SKIP
     >>> res = bootstrap_intervals(scored, res, B=200, seed=0)  # doctest: +SKIP
     """
-    return bootstrap(
-        scored, results, metrics=metrics, B=B, confidence=confidence, seed=seed, max_tuples=max_tuples,
-        group_order_override=group_order_override, tuple_seed=tuple_seed, method=method,
-        resample_terms=resample_terms,
-    ).results
+    return bootstrap(scored, results, **options).results
 
 
 def bootstrap(

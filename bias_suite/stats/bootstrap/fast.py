@@ -15,7 +15,7 @@ from ...metrics.comparisons import get_comparison
 from ...metrics.generalized import member_values, normalizer_value, per_template_differences
 from ...metrics.scores import AucScore, MeanScore, RateScore, get_score
 from .sets import (BACKGROUND, CATS, CHUNK_ELEMENTS, ClassItems, Prepared, accumulated, class_list,
-                              safe_ratio, scalar_values)
+                   per_template_columns, safe_ratio, scalar_values)
 from .term_kernels import TupleWeights, aeg_excess, per_template_term_values
 
 
@@ -283,11 +283,7 @@ def _per_template_values(spec, prep, score, comp, c, Wf):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (Wc @ cols) / Wc.sum(axis=1)[:, None]
     out[~np.isfinite(out)] = np.nan
-    labels = ad.pair_names() + [None]
-    n = len(labels)
-    signed = ({lab: ("mean f(first) - mean f(second), mean over templates", out[:, n + i])
-               for i, lab in enumerate(ad.pair_names())} if signed_on else {})
-    return {lab: out[:, i] for i, lab in enumerate(labels)}, signed
+    return per_template_columns(ad, out, signed_on)
 
 
 # --------------------------------------------------------------------------

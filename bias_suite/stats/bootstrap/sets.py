@@ -529,3 +529,15 @@ def class_list(spec, ad):
     if not spec.per_class:
         return [(0, "all")]
     return list(enumerate(ad.classes))
+
+
+def per_template_columns(ad, vals: np.ndarray, signed_on: bool):
+    """The (R, pairs + 1 [+ pairs]) values of a per-template metric as
+    ``({pair or None: (R,)}, {pair: (basis text, (R,))})``: a column per
+    pair, the accumulated one, then, with ``signed_on``, the signed
+    difference of the template means per pair."""
+    labels = ad.pair_names() + [None]
+    n = len(labels)
+    signed = ({lab: ("mean f(first) - mean f(second), mean over templates", vals[:, n + i])
+               for i, lab in enumerate(ad.pair_names())} if signed_on else {})
+    return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed

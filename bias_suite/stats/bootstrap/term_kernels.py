@@ -22,7 +22,8 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import MeanScore, SetScore, get_score
-from .sets import CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, safe_ratio
+from .sets import (CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, per_template_columns,
+                   safe_ratio)
 
 #: target size (resamples x cells) of one chunk here
 CHUNK_CELLS = 1_000_000
@@ -369,11 +370,7 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
         if e == R and not ok[-1].any():
             return None
     vals[~np.isfinite(vals)] = np.nan
-    labels = ad.pair_names() + [None]
-    n = len(labels)
-    signed = ({lab: ("mean f(first) - mean f(second), mean over templates", vals[:, n + i])
-               for i, lab in enumerate(ad.pair_names())} if signed_on else {})
-    return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
+    return per_template_columns(ad, vals, signed_on)
 
 
 # ------------------------------------------------------------- AEG pairs
