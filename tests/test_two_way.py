@@ -144,7 +144,7 @@ def test_hand_checked_two_templates_by_two_terms():
     # rest), 24 have a above b (only t1's a1 under t1's b1, within a copy)
     assert vals[("PosAEG", "pos", "a")][0] == pytest.approx(24 / 28 - 0.5)
     # the generic path (copies of the rows, then the engine) agrees on every metric
-    gen = bsm.generic_attribute(prep, list(NAMED_METRICS), W, T)
+    gen, _ = bsm.generic_attribute(prep, list(NAMED_METRICS), W, T)
     for key, v in vals.items():
         assert _same(v, gen[key]), key
 
@@ -251,3 +251,46 @@ def test_aeg_values_lie_in_their_intervals_with_terms_resampled():
     out = pd.concat(rows)
     assert len(out) > 60
     assert ((out["ci_low"] <= out["value"] + 1e-12) & (out["value"] <= out["ci_high"] + 1e-12)).all()
+
+
+# ------------------------------------------------------------------ the AEG across templates (verdict basis)
+def test_aeg_basis_leaves_out_every_pair_inside_a_template():
+    """Three templates, one term per group: PosAEG(a) over all nine pairs
+    is 5/9 - 1/2; across templates only the six pairs of different
+    templates count, four with a above b: 4/6 - 1/2."""
+    cells = [("t0", "a", .9), ("t0", "b", .3), ("t1", "a", .6), ("t1", "b", .8), ("t2", "a", .2), ("t2", "b", .25)]
+    rows = [dict(id=f"r{i}", template=t, attribute="A", group=g, term=g, text="x", label="pos")
+            for i, (t, g, _) in enumerate(cells)]
+    p = np.array([c[2] for c in cells])
+    data = scored_from_arrays(pd.DataFrame(rows), np.column_stack([1 - p, p]), ["neg", "pos"])
+    res = evaluate(data, metrics=["PosAEG"])
+    out = bootstrap(data, res, metrics=["PosAEG"], B=30, seed=0)
+    row = out.basis[(out.basis["group"] == "a") & (out.basis["class"] == "pos")].iloc[0]
+    value = res[(res["group"] == "a") & (res["class"] == "pos")]["value"].iat[0]
+    assert value == pytest.approx(5 / 9 - 0.5)
+    assert row["basis_value"] == pytest.approx(4 / 6 - 0.5)
+    assert row["basis"].startswith("AEG across templates")
+    assert row["basis_low"] <= row["basis_value"] <= row["basis_high"]
+
+
+@pytest.mark.parametrize("terms", [False, True])
+def test_aeg_basis_of_the_fast_path_equals_the_generic_path(terms):
+    data = ragged_table(seed=3, n_templates=14)
+    metrics = ["PosAEG", "NegAEG", bsm.MetricSpec("AEG-PCM", "PCM", "group", "prob_pos", "AEG", "pairs"),
+               bsm.MetricSpec("AEG-all", "BCM", "group", "prob", "AEG", "groups", "all")]
+    res = evaluate(data, metrics=metrics)
+    got = {}
+    for method in ("fast", "generic"):
+        out = bootstrap(data, res, metrics=metrics, B=25, seed=4, method=method, keep_replicates=True,
+                        resample_terms=terms)
+        keys = [tuple(k) for k in out.keys.itertuples(index=False)]
+        got[method] = ({k: v for k, v in zip(keys, out.basis_replicates)},
+                       {(r.attribute, r.metric, r[2], r.group): r.basis_value for r in out.basis.itertuples(index=False)})
+    reps_f, obs_f = got["fast"]
+    reps_g, obs_g = got["generic"]
+    aeg = [k for k in reps_f if k[3] is not None and np.isfinite(reps_f[k]).any()]
+    assert len(aeg) >= 20
+    assert sum(np.isfinite(obs_f[k]) for k in aeg if obs_f[k] is not None) >= 20
+    for k in aeg:
+        assert _same(reps_f[k], reps_g[k]), k
+        assert _same(np.array([obs_f[k]], float), np.array([obs_g[k]], float)), k

@@ -440,6 +440,26 @@ def test_no_events_is_no_evidence():
     assert fped["reason"].str.contains("no evidence either way").all()
 
 
+def test_an_interval_without_events_is_a_score_interval_on_templates():
+    # no false positive in any of the 15 gold-'neg' templates: the bootstrap gives [0, 0]; the interval
+    # falls back to Wilson's on 15 templates for each side (0 of 15: upper bound z^2 / (15 + z^2)),
+    # combined by the square-root rule (one side's margin is 0 here)
+    from scipy.stats import norm
+    from bias_suite.evaluation import evaluate
+
+    rows = [dict(r, probs={"neg": 0.9, "pos": 0.1} if r["label"] == "neg" else r["probs"])
+            for r in _one_template_false_positives()]
+    res = evaluate(rows, metrics=["FPED"])
+    fped = res[(res["metric"] == "FPED") & (res["class"] == "pos") & res["group"].notna()]
+    z2 = norm.ppf(0.975) ** 2
+    bound = z2 / (15 + z2)
+    assert bound == pytest.approx(0.2039, abs=1e-4)
+    for r in fped.itertuples():
+        assert r.ci_low == 0 and r.ci_high == pytest.approx(bound, rel=1e-9)
+        assert r.verdict == "inconclusive" and "no evidence either way" in r.reason
+        assert "score interval on templates" in r.note
+
+
 def test_rank_tests_see_round_off_as_ties():
     from bias_suite.stats.significance import block_test
 

@@ -36,7 +36,7 @@ from ..metrics.comparisons import get_comparison
 from ..metrics.generalized import AttributeData
 from ..metrics.scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
 
-__all__ = ["event_templates", "MIN_EVENT_TEMPLATES", "OUTCOMES"]
+__all__ = ["event_templates", "sparse_margins", "wilson_margins", "MIN_EVENT_TEMPLATES", "OUTCOMES"]
 
 #: a row whose events come from fewer templates than this is inconclusive
 MIN_EVENT_TEMPLATES = 5
@@ -174,4 +174,95 @@ def event_templates(spec, ad: AttributeData, tpl: np.ndarray, J: int) -> dict:
             got = _counterfactual_view(spec, ad, score, c)
         for lab, n in got.items():
             out[(name, lab)] = n
+    return out
+
+
+# --------------------------------------------------------------------------
+# intervals that cannot collapse: the fallback for rates that rest on few templates
+# --------------------------------------------------------------------------
+def wilson_margins(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """(p - lower, upper - p) of the Wilson score interval of a proportion
+    ``p`` observed on ``n`` independent units (arrays; n >= 1)."""
+    p, n = np.asarray(p, float), np.asarray(n, float)
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return np.maximum(p - (centre - half), 0.0), np.maximum(centre + half - p, 0.0)
+
+
+def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence: float = 0.95) -> dict:
+    """{(class name, group or pair label): (scale, margin)}: how far a rate
+    comparison of the group view can be from its value with the templates
+    as the units of evidence, for rows whose bootstrap interval degenerates
+    (events in a few templates, or none).
+
+    Each side's rate p (phi of the group, its background, or a pair's
+    member) is a proportion of n templates, n the templates that give the
+    side a chance (gold-c examples for FNR, say): a Wilson score interval
+    on n units, which has positive width even at 0 events, bounds it. The
+    two sides are combined by the square-root rule of the MOVER method
+    (Newcombe's hybrid score interval for a difference; on the log scale for
+    a ratio), and the larger of the two one-sided margins is returned, so
+    the margin does not depend on the row's orientation. ``scale`` is
+    ``"diff"`` (value ± margin) or ``"log"`` (value × exp(± margin)).
+    Rows the module doc says nothing about are left out."""
+    score = get_score(spec.score)
+    if spec.view != "group" or not isinstance(score, RateScore) or score.name not in OUTCOMES:
+        return {}
+    comp = get_comparison(spec.comparison).name
+    if comp in ("abs", "diff"):
+        scale = "diff"
+    elif comp in ("ratio", "ratio_to_background"):
+        scale = "log"
+    else:
+        return {}
+    if spec.generalized not in ("PCM", "BCM", "VBCM"):
+        return {}
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + confidence / 2))
+    k = ad.k
+    outcomes = OUTCOMES[score.name]
+    out = {}
+    for c, name in (list(enumerate(ad.classes)) if spec.per_class else [(0, "all")]):
+        cnt = ad.class_counts(c)
+        cell = tpl * k + ad.g
+        sums = {key: np.bincount(cell, weights=np.asarray(v, float), minlength=J * k).reshape(J, k)
+                for key, v in cnt.items()}
+        chances = sum(_expression(sums, o) for o in outcomes)  # (J, k)
+
+        def side(cols):  # (p, templates with chances) of the examples of the groups ``cols``
+            s = {key: v[:, cols].sum(axis=1).sum() for key, v in sums.items()}
+            with np.errstate(divide="ignore", invalid="ignore"):
+                p = np.asarray(score.fn({key: np.array([v]) for key, v in s.items()})[0], float)[0]
+            return p, int((chances[:, cols].sum(axis=1) > 0).sum())
+
+        def combine(a, b):
+            (p1, n1), (p2, n2) = a, b
+            if not (np.isfinite(p1) and np.isfinite(p2)) or n1 < 1 or n2 < 1:
+                return None
+            lo1, hi1 = wilson_margins(p1, n1, z)
+            lo2, hi2 = wilson_margins(p2, n2, z)
+            if scale == "diff":
+                return float(max(np.hypot(lo1, hi2), np.hypot(hi1, lo2)))
+            if p1 <= 0 or p2 <= 0:
+                return None
+            l1, u1, l2, u2 = p1 - lo1, p1 + hi1, p2 - lo2, p2 + hi2
+            if l1 <= 0 or l2 <= 0:
+                return float("inf")
+            return float(max(np.hypot(np.log(p1 / l1), np.log(u2 / p2)), np.hypot(np.log(u1 / p1), np.log(p2 / l2))))
+
+        groups = list(ad.groups)
+        if spec.generalized == "PCM":
+            for a, b in ad.pairs():
+                m = combine(side([a]), side([b]))
+                if m is not None:
+                    out[(name, f"{groups[a]}|{groups[b]}")] = (scale, m)
+        else:
+            rest = spec.background not in ("all", "S")
+            for t in range(k):
+                bg = [u for u in range(k) if u != t] if rest else list(range(k))
+                m = combine(side([t]), side(bg)) if bg else None
+                if m is not None:
+                    out[(name, groups[t])] = (scale, m)
     return out

@@ -620,9 +620,12 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
                    direction=direction, what="AUC(group) − AUC(all)", df=df)
     elif has_basis and kind in ("signed", "unsigned"):
         d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="the signed difference", df=df)
+                   direction=direction, what="the signed difference" if kind == "unsigned" else "the AEG across templates",
+                   df=df)
         if kind == "unsigned":  # effect and verdict are those of the signed difference; the reason gives it
             d["reason"] = f"signed {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
+        else:  # an AEG, decided across templates (pairs inside a template compare a sentence with its variant)
+            d["reason"] = f"across templates {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
     elif kind == "ratio":
         d = decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
                    direction=direction, what="the ratio", df=df)

@@ -120,6 +120,7 @@ set-metric machinery in :mod:`bias_suite.stats.bootstrap.sets`; NER data go thro
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -139,7 +140,7 @@ from .fast import fast_attribute
 from .sets import BACKGROUND, Prepared, fast_supported, item_multipliers
 from .generic import generic_attribute, resampled_attribute
 from .._common import single_threaded_blas
-from ..evidence import event_templates
+from ..evidence import MIN_EVENT_TEMPLATES, event_templates, sparse_margins
 from .quantiles import row_quantiles
 from .resamples import AttributeResamples, evaluate_resamples
 from .terms import draw_term_weights, resample_terms_option
@@ -279,7 +280,8 @@ def bootstrap(
     with single_threaded_blas():
         keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
                                         max_tuples=max_tuples, tuple_seed=tseed,
-                                        group_order_override=group_order_override, weighting=weighting, terms=terms)
+                                        group_order_override=group_order_override, weighting=weighting, terms=terms,
+                                        confidence=confidence)
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
@@ -348,7 +350,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
     for a, part, vals in zip(attrs, parts, every):
         W = part.weights
         J, Jc = int(W.shape[1]), len(cfs[a].templates) if a in cfs else 0
-        events = _events(data, a, cfs[a], part.codes, J, specs, group_order_override, weighting)
+        events, margins = _events(data, a, cfs[a], part.codes, J, specs, group_order_override, weighting, confidence)
         for key, v in vals.items():
             if key[1] in twins:
                 continue
@@ -357,6 +359,8 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
             extra[key] = {"templates": Jc if key[1] in cf_names else J, "terms_resampled": part.term_weights is not None}
             if (key[1], key[2], key[3]) in events:
                 extra[key]["event_templates"] = events[(key[1], key[2], key[3])]
+            if (key[1], key[2], key[3]) in margins:
+                extra[key]["sparse"] = margins[(key[1], key[2], key[3])]
         for key, v in vals.items():  # the signed basis of the metric each twin shadows
             if key[1] not in twins or key[3] is None or key not in observed:
                 continue
@@ -385,13 +389,14 @@ def _basis_replicates(keys, extra, B: int) -> np.ndarray:
     return out
 
 
-def _events(data, attribute, cf, codes, J, specs, group_order_override, weighting) -> dict:
-    """{(metric, class, group): templates with events} of one attribute
-    (:mod:`bias_suite.stats.evidence`)."""
+def _events(data, attribute, cf, codes, J, specs, group_order_override, weighting, confidence=0.95):
+    """({(metric, class, group): templates with events}, {(metric, class,
+    group): (scale, margin) of the interval that cannot collapse}) of one
+    attribute (:mod:`bias_suite.stats.evidence`)."""
     groups = group_order(data.frame, attribute, group_order_override)
     tpl = np.asarray(codes, dtype=np.int64)
     inputs: dict = {}  # the engine's input for each kind of metric, built when first needed
-    out = {}
+    out, margins = {}, {}
     for s in specs:
         probabilities, _, _ = metric_input_kind(data, s)
         if probabilities is None:  # not computed on this data: nothing to count
@@ -401,7 +406,9 @@ def _events(data, attribute, cf, codes, J, specs, group_order_override, weightin
                                                    weighting=weighting)
         for (c, g), n in event_templates(s, inputs[probabilities], tpl, J).items():
             out[(s.name, c, g)] = n
-    return out
+        for (c, g), m in sparse_margins(s, inputs[probabilities], tpl, J, confidence).items():
+            margins[(s.name, c, g)] = m
+    return out, margins
 
 
 def _signed_twins(specs) -> dict:
@@ -537,7 +544,7 @@ def _prepare(data, cf, attribute, group_order_override, weighting="balanced", te
 
 
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
-                weighting="balanced", terms=None):
+                weighting="balanced", terms=None, confidence=0.95):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
     {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)};
     ``terms`` {attribute: (AttributeTerms, T or None)}."""
@@ -566,11 +573,15 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             vals.update(v)
             basis.update(bs)
         if slow:
-            vals.update(generic_attribute(prep, slow, W, T))
-        events = {}
+            v, bs = generic_attribute(prep, slow, W, T)
+            vals.update(v)
+            basis.update(bs)
+        events, margins = {}, {}
         for s in specs:
             for (c, g), n in event_templates(s, prep.ad, prep.tpl, prep.J).items():
                 events[(s.name, c, g)] = n
+            for (c, g), m in sparse_margins(s, prep.ad, prep.tpl, prep.J, confidence).items():
+                margins[(s.name, c, g)] = m
         cf_names = {s.name for s in specs if s.view == "counterfactual"}
         for (m, c, g), v in vals.items():
             key = (a, m, c, g)
@@ -579,6 +590,8 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J), "terms_resampled": T is not None}
             if (m, c, g) in events:
                 e["event_templates"] = events[(m, c, g)]
+            if (m, c, g) in margins:
+                e["sparse"] = margins[(m, c, g)]
             if (m, c, g) in basis:
                 e.update(basis[(m, c, g)])
             extra[key] = e
@@ -624,6 +637,32 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         old = notes[pos[n]]
         notes[pos[n]] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
     bq = [basis_q.get(rkeys[p]) if good[n] else None for n, p in enumerate(pos)]
+    vals = out["value"].to_numpy(dtype=float)
+    for n in np.flatnonzero(good):  # rates on few templates: never narrower than a score interval on templates
+        e, p = ex[n], pos[n]
+        sparse = e.get("sparse")
+        if sparse is None:
+            continue
+        ev = e.get("event_templates")
+        basis_on = bq[n] is not None and np.isfinite(e.get("basis_obs", np.nan))
+        lo_, hi_ = bq[n] if basis_on else (lows[p], highs[p])
+        if not (ev is not None and ev < MIN_EVENT_TEMPLATES or lo_ == hi_):
+            continue
+        widened = _widen(float(e["basis_obs"]) if basis_on else vals[p], lo_, hi_, *sparse)
+        if widened is None:
+            continue
+        if basis_on:
+            bq[n] = widened
+            a, b = abs(widened[0]), abs(widened[1])
+            lows[p] = min(lows[p], 0.0 if widened[0] <= 0 <= widened[1] else min(a, b))
+            highs[p] = max(highs[p], a, b)
+        else:
+            lows[p], highs[p] = widened
+        msg = (f"interval widened to a score interval on templates (events in {ev} template{'s' if ev != 1 else ''})"
+               if ev is not None and ev < MIN_EVENT_TEMPLATES else "interval widened to a score interval on templates "
+               "(the resamples gave a single value)")
+        old = notes[p]
+        notes[p] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
     basis = pd.DataFrame({
         "metric": [rkeys[p][1] for p in pos], "attribute": [rkeys[p][0] for p in pos],
         "class": [rkeys[p][2] for p in pos], "group": [rkeys[p][3] for p in pos],
@@ -639,6 +678,21 @@ def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     out["ci_low"], out["ci_high"], out["note"] = lows, highs, notes
     out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
     return out, basis
+
+
+def _widen(value: float, low: float, high: float, scale: str, margin: float):
+    """The hull of [low, high] and the score interval ``value`` ± ``margin``
+    (``scale`` "diff") or ``value`` × exp(± ``margin``) ("log"); None when
+    that interval is not finite."""
+    if not (np.isfinite(value) and np.isfinite(margin)):
+        return None
+    if scale == "log":
+        if value <= 0:
+            return None
+        a, b = value * math.exp(-margin), value * math.exp(margin)
+    else:
+        a, b = value - margin, value + margin
+    return (float(min(low, a)), float(max(high, b)))
 
 
 def _basis_quantiles(extra, probs) -> dict:

@@ -16,7 +16,7 @@ from ...metrics.generalized import member_values, normalizer_value, per_template
 from ...metrics.scores import AucScore, MeanScore, RateScore, get_score
 from .sets import (BACKGROUND, CATS, CHUNK_ELEMENTS, ClassItems, Prepared, accumulated, class_list,
                    per_template_columns, safe_ratio, scalar_values)
-from .term_kernels import TupleWeights, aeg_excess, per_template_term_values
+from .term_kernels import ACROSS_TEMPLATES, TupleWeights, aeg_excess, per_template_term_values
 
 
 # --------------------------------------------------------------------------
@@ -337,7 +337,7 @@ def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
                 contrast = gv - overall[:, None]
                 vals, signed = scalar_values(spec, ad, sc, comp, phi, contrast=contrast)
             else:
-                vals, signed = _set_metric_chunk(spec, ad, sc, comp, items), {}
+                vals, signed = _set_metric_chunk(spec, ad, sc, comp, items)
             for g, v in vals.items():
                 acc.setdefault((spec.name, cls, g), []).append(v)
             for g, (label, v) in signed.items():
@@ -351,64 +351,77 @@ def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
             out[key] = np.concatenate(parts)[:B]
 
 
-def _set_metric_chunk(spec, ad, score, comp, items: ClassItems) -> dict:
-    """W1 / AEG metrics of one chunk: {group label: (Bc,)}; mirrors the
-    engine's set metrics (accumulated value undefined if any part is)."""
+def _set_metric_chunk(spec, ad, score, comp, items: ClassItems):
+    """W1 / AEG metrics of one chunk: ({group label: (Bc,)}, {group label:
+    (basis text, (Bc,))}); mirrors the engine's set metrics (accumulated
+    value undefined if any part is). An AEG row's basis is the AEG over
+    pairs of different templates (``ACROSS_TEMPLATES``) from the same
+    resamples: every pair inside one template, of any of its copies, left
+    out."""
     k, gen = ad.k, spec.generalized
     cats = CATS[getattr(score, "select", "all")]
     n = items.n(cats)  # (Bc, k)
     n_all = n.sum(1)
-    out = {}
+    out, signed = {}, {}
+    aeg = comp.name != "W1"
+    Wf = items.Wf
     if gen == "PCM":
         vals = []
-        excess = aeg_excess(items, cats, spec) if comp.name != "W1" and items.Tc is not None else None
-        for a, b in ad.pairs():
-            if comp.name == "W1":
+        excess = aeg_excess(items, cats, spec) if aeg and items.Tc is not None else None
+        between = aeg_excess(items, cats, spec, Q=Wf * Wf) if excess is not None else None
+        for (a, b), name in zip(ad.pairs(), ad.pair_names()):
+            if not aeg:
                 vals.append(items.w1(cats, ("g", a), ("g", b)))
-            elif excess is not None:  # term weights: a template's own pairs weighted by its terms' draws
-                Ux, Nx = excess[(a, b)]
-                vals.append(0.5 - safe_ratio(items.u_pair(cats, cats, a, b) - Ux, n[:, a] * n[:, b] - Nx))
+                continue
+            U, Npairs = items.u_pair(cats, cats, a, b), n[:, a] * n[:, b]
+            if excess is not None:  # term weights: a template's own pairs weighted by its terms' draws
+                (Ux, Nx), (Uy, Ny) = excess[(a, b)], between[(a, b)]
             else:  # AEG(background a, group b) = 1/2 - U(a over b) / (|a||b|), pairs of copies of one template left out
                 M, Nj = items.within(cats)
                 Q = items.within_excess()
-                U = items.u_pair(cats, cats, a, b) - Q @ M[:, a, b]
-                vals.append(0.5 - safe_ratio(U, n[:, a] * n[:, b] - Q @ (Nj[:, a] * Nj[:, b])))
+                Mab, Nab = M[:, a, b], Nj[:, a] * Nj[:, b]
+                Ux, Nx = Q @ Mab, Q @ Nab
+                Uy, Ny = Ux + Wf @ Mab, Nx + Wf @ Nab
+            vals.append(0.5 - safe_ratio(U - Ux, Npairs - Nx))
+            signed[name] = (ACROSS_TEMPLATES, 0.5 - safe_ratio(U - Uy, Npairs - Ny))
         V = np.column_stack(vals) if vals else np.zeros((n.shape[0], 0))
         for i, name in enumerate(ad.pair_names()):
             out[name] = V[:, i]
         N = normalizer_value(spec.normalizer, k)
         out[None] = accumulated(V, N)
-        return out
+        return out, signed
     if gen not in ("BCM", "VBCM"):
         raise MetricError(f"{spec.name}: {gen} with a set-valued score is not defined (use PCM, BCM or VBCM)")
     bg = BACKGROUND.get(spec.background)
     if bg is None:
         raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
-    if comp.name == "W1":
+    if not aeg:
         V = items.w1_groups(cats, bg)
-    elif items.Tc is not None:  # the same with term weights inside each template
-        U = items.u_over_all(cats, cats)
-        nb = np.repeat(n_all[:, None], k, 1)
-        if bg == "rest":
-            U = U - items.u_grp(cats, cats)
-            nb = nb - n
-        Ux, Nx = aeg_excess(items, cats, spec)
-        V = safe_ratio(U - Ux, nb * n - Nx) - 0.5
     else:  # AEG = 1/2 - U(bg over t)/(|bg||t|) = U(t over bg)/(|bg||t|) - 1/2
         U = items.u_over_all(cats, cats)
         nb = np.repeat(n_all[:, None], k, 1)
-        M, Nj = items.within(cats)  # a template drawn W times: its own pairs once per copy, not W^2 times
-        Q = items.within_excess()
-        Mt = M.sum(axis=2)  # (J, k): U(t over all) inside each template
-        Nall = Nj.sum(axis=1, keepdims=True)
         if bg == "rest":
             U = U - items.u_grp(cats, cats)
             nb = nb - n
-            Mt = Mt - M[:, np.arange(k), np.arange(k)]
-            Nall = Nall - Nj
-        V = safe_ratio(U - Q @ Mt, nb * n - Q @ (Nall * Nj)) - 0.5
+        if items.Tc is not None:  # the same with term weights inside each template
+            Ux, Nx = aeg_excess(items, cats, spec)
+            Uy, Ny = aeg_excess(items, cats, spec, Q=Wf * Wf)
+        else:
+            M, Nj = items.within(cats)  # a template drawn W times: its own pairs once per copy, not W^2 times
+            Q = items.within_excess()
+            Mt = M.sum(axis=2)  # (J, k): U(t over all) inside each template
+            Nall = Nj.sum(axis=1, keepdims=True)
+            if bg == "rest":
+                Mt = Mt - M[:, np.arange(k), np.arange(k)]
+                Nall = Nall - Nj
+            Ux, Nx = Q @ Mt, Q @ (Nall * Nj)
+            Uy, Ny = Ux + Wf @ Mt, Nx + Wf @ (Nall * Nj)
+        V = safe_ratio(U - Ux, nb * n - Nx) - 0.5
+        Vy = safe_ratio(U - Uy, nb * n - Ny) - 0.5
+        for t, name in enumerate(ad.groups):
+            signed[name] = (ACROSS_TEMPLATES, Vy[:, t])
     for t, name in enumerate(ad.groups):
         out[name] = V[:, t]
     if gen == "BCM":
         out[None] = accumulated(V, normalizer_value(spec.normalizer, k))
-    return out
+    return out, signed

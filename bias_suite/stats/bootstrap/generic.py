@@ -13,7 +13,7 @@ from ...metrics.comparisons import get_comparison
 from ...metrics.engine import metric_rows
 from ...metrics.generalized import AttributeData
 from .sets import Prepared
-from .term_kernels import aeg_without_copy_pairs
+from .term_kernels import ACROSS_TEMPLATES, aeg_without_copy_pairs
 
 __all__ = ["resampled_attribute", "generic_attribute"]
 
@@ -109,9 +109,13 @@ def _resampled_with_terms(prep: Prepared, w, t) -> AttributeData:
     )
 
 
-def generic_attribute(prep: Prepared, specs, W, T=None) -> dict:
+def generic_attribute(prep: Prepared, specs, W, T=None) -> tuple[dict, dict]:
+    """({(metric, class, group): (B,) replicate values}, {(metric, class,
+    group): verdict basis}) of one attribute by evaluating every resample;
+    an AEG row's basis is its AEG across templates (as the fast path's)."""
     B = W.shape[0]
     out: dict = {}
+    basis: dict = {}
     for b in range(B):
         adb = resampled_attribute(prep, W[b], None if T is None else T[b])
         for spec in specs:
@@ -126,6 +130,15 @@ def generic_attribute(prep: Prepared, specs, W, T=None) -> dict:
             continue
         for c, cls in (list(enumerate(prep.ad.classes)) if spec.per_class else [(0, "all")]):
             vals = {g: v for (m, cc, g), v in out.items() if m == spec.name and cc == cls}
+            observed = {r["group"]: r["value"] for r in metric_rows(spec, prep.ad) if r["class"] == cls}
+            # the observed data are one more resample (every weight 1) for the basis's observed value
+            ext = {g: np.append(v, np.nan if observed.get(g) is None else observed[g]) for g, v in vals.items()}
+            Wx = np.vstack([W, np.ones((1, W.shape[1]), dtype=W.dtype)])
+            Tx = None if T is None else np.vstack([T, np.ones((1, T.shape[1]), dtype=T.dtype)])
+            across = aeg_without_copy_pairs(prep, spec, c, Wx, ext, Tx, across=True)
             for g, v in aeg_without_copy_pairs(prep, spec, c, W, vals, T).items():
                 out[(spec.name, cls, g)] = v
-    return out
+                if g is not None and g in across:
+                    basis[(spec.name, cls, g)] = {"basis": ACROSS_TEMPLATES, "basis_reps": across[g][:B],
+                                                  "basis_obs": across[g][B]}
+    return out, basis

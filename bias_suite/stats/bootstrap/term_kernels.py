@@ -374,6 +374,9 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
 
 
 # ------------------------------------------------------------- AEG pairs
+#: the verdict basis of an AEG row: the AEG over pairs of items of different templates
+ACROSS_TEMPLATES = "AEG across templates (pairs inside one template left out)"
+
 #: largest templates x items^2 (or templates x terms^2) for the pair kernels of :func:`within_terms`
 KERNEL_CELLS = 4_000_000
 
@@ -509,12 +512,14 @@ def _within_by_sums(items: ClassItems, cats, pairs: bool):
     return items.chunk_memo(("within_by_sums", cats, pairs), chunk)
 
 
-def aeg_excess(items: ClassItems, cats, spec):
+def aeg_excess(items: ClassItems, cats, spec, Q=None):
     """The pairs between two copies of one template in the current chunk,
     with term weights: for PCM {(a, b): (U excess, pair-count excess)}, for
     BCM/VBCM (U excess (Bc, k), pair-count excess (Bc, k)) of U(group over
-    its background)."""
-    Q = items.within_excess()  # (Bc, J): W^2 - W
+    its background). ``Q`` (Bc, J): how often each template's own pairs are
+    left out (default W^2 - W, the pairs between copies; W^2 leaves out
+    every pair inside a template, for the AEG across templates)."""
+    Q = items.within_excess() if Q is None else Q
     if spec.generalized == "PCM":
         U, N, tpl = within_terms(items, cats, pairs=True)
         Q = Q[:, tpl]
@@ -528,12 +533,15 @@ def aeg_excess(items: ClassItems, cats, spec):
     return np.einsum("bj,bjt->bt", Q, Ut), np.einsum("bj,bjt->bt", Q, Nb * N)
 
 
-def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: dict, T=None) -> dict:
+def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: dict, T=None,
+                           across: bool = False) -> dict:
     """AEG values of resamples evaluated on copied templates (the generic
     path), with the pairs between two copies of one template left out as
     the closed form leaves them out: ``values`` {group label: (B,)} as the
     engine gives them on the resampled data, ``W`` (B, J) the template
-    counts, ``T`` (B, n_terms) the term counts (None: terms not resampled)."""
+    counts, ``T`` (B, n_terms) the term counts (None: terms not resampled).
+    ``across``: leave out every pair inside a template instead (the AEG
+    across templates, the verdict basis)."""
     ad = prep.ad
     sc = get_score(spec.score)
     cats = CATS[getattr(sc, "select", "all")]
@@ -543,13 +551,13 @@ def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: 
     except MetricError:  # multipliers too large for integers: the weights themselves (no exact sums needed here)
         items = ClassItems(prep, c, integer=False)
     if T is None:
-        return _template_only(prep, spec, items, cats, W, values)
+        return _template_only(prep, spec, items, cats, W, values, across)
     B = W.shape[0]
     parts_n, parts_ex = [], []
     for s, e in _steps(B, items.m * max(ad.k, 1)):
         items.start(W[s:e].astype(np.int32), T[s:e].astype(np.int32))
         parts_n.append(items.n(cats))
-        parts_ex.append(aeg_excess(items, cats, spec))
+        parts_ex.append(aeg_excess(items, cats, spec, Q=items.Wf * items.Wf if across else None))
     n = np.concatenate(parts_n)
     if spec.generalized == "PCM":
         ex = {key: tuple(np.concatenate([p[key][i] for p in parts_ex]) for i in range(2)) for key in parts_ex[0]}
@@ -592,13 +600,13 @@ def _without_excess(spec, ad, values, n, excess):
     return out
 
 
-def _template_only(prep, spec, items, cats, W, values):
+def _template_only(prep, spec, items, cats, W, values, across=False):
     """The correction without term weights (each template's own pairs from
-    the data, counted once per copy)."""
+    the data, counted once per copy; none with ``across``)."""
     ad = prep.ad
     M, Nj = items.within(cats)
     Wf = W.astype(np.float64)
-    Q = Wf * Wf - Wf
+    Q = Wf * Wf if across else Wf * Wf - Wf
     n = Wf @ Nj  # (B, k) item weights per group in each resample
     if spec.generalized == "PCM":
         return _without_excess(spec, ad, values, n, lambda a, b: (Q @ M[:, a, b], Q @ (Nj[:, a] * Nj[:, b])))
