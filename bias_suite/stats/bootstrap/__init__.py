@@ -120,7 +120,6 @@ set-metric machinery in :mod:`bias_suite.stats.bootstrap.sets`; NER data go thro
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -140,8 +139,8 @@ from .fast import fast_attribute
 from .sets import BACKGROUND, Prepared, fast_supported, item_multipliers
 from .generic import generic_attribute, resampled_attribute
 from .._common import single_threaded_blas
-from ..evidence import MIN_EVENT_TEMPLATES, event_templates, sparse_margins
-from .quantiles import row_quantiles
+from ..evidence import event_templates, sparse_margins
+from .intervals import MAX_UNDEFINED, fill as _fill
 from .resamples import AttributeResamples, evaluate_resamples
 from .terms import draw_term_weights, resample_terms_option
 
@@ -152,9 +151,6 @@ __all__ = [
 
 #: template resamples everywhere unless a caller says otherwise (evaluate, run, compare and the CLI too)
 DEFAULT_B = 200
-#: undefined-replicate fractions: above NOTE_FRACTION a note, above MAX_UNDEFINED no interval
-NOTE_FRACTION = 0.01
-MAX_UNDEFINED = 0.5
 
 
 # --------------------------------------------------------------------------
@@ -598,112 +594,3 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     B = next(iter(weights.values())).shape[0] if weights else 0
     values = np.vstack(rows) if rows else np.zeros((0, B))
     return keys, values, extra
-
-
-# --------------------------------------------------------------------------
-# percentiles into the results
-# --------------------------------------------------------------------------
-def _fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
-    out = results.copy()
-    index = {k: i for i, k in enumerate(keys)}
-    alpha = 1.0 - float(confidence)
-    defined = np.isfinite(reps)
-    frac_undef = 1.0 - defined.mean(axis=1) if reps.size else np.zeros(len(keys))
-    probs = [alpha / 2, 1 - alpha / 2]
-    q = row_quantiles(reps, probs, defined)
-    lows, highs, notes = out["ci_low"].to_numpy(dtype=float).copy(), out["ci_high"].to_numpy(dtype=float).copy(), \
-        out["note"].to_numpy(dtype=object).copy()
-    basis_q = _basis_quantiles(extra, probs)
-    # the rows that get an interval: a generalized metric's non-null value whose replicates exist
-    group = [g if isinstance(g, str) else None for g in out["group"]]
-    rkeys = list(zip(out["attribute"], out["metric"], out["class"], group))
-    at = np.array([index.get(k, -1) for k in rkeys], dtype=np.int64)
-    pick = out["family"].isin(GENERALIZED).to_numpy() & (at >= 0) & out["value"].notna().to_numpy()
-    pos = np.flatnonzero(pick)
-    i = at[pos]
-    ex = [extra.get(rkeys[p], {}) for p in pos]
-    J = np.array([e.get("templates", 0) for e in ex], dtype=np.int64)
-    fu = frac_undef[i] if len(i) else np.zeros(0)
-    few, undefined = J < 2, (J >= 2) & (fu > MAX_UNDEFINED)
-    good = ~few & ~undefined
-    lows[pos[good]], highs[pos[good]] = q[0, i[good]], q[1, i[good]]
-    for n in np.flatnonzero(few | undefined | (good & (fu > NOTE_FRACTION))):
-        if few[n]:
-            msg = f"bootstrap: needs at least 2 templates, found {J[n]}; no interval"
-        elif undefined[n]:
-            msg = f"bootstrap: undefined in {fu[n]:.0%} of {B} template resamples; no interval"
-        else:
-            msg = f"bootstrap: undefined in {fu[n]:.0%} of {B} template resamples (dropped from the interval)"
-        old = notes[pos[n]]
-        notes[pos[n]] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
-    bq = [basis_q.get(rkeys[p]) if good[n] else None for n, p in enumerate(pos)]
-    vals = out["value"].to_numpy(dtype=float)
-    for n in np.flatnonzero(good):  # rates on few templates: never narrower than a score interval on templates
-        e, p = ex[n], pos[n]
-        sparse = e.get("sparse")
-        if sparse is None:
-            continue
-        ev = e.get("event_templates")
-        basis_on = bq[n] is not None and np.isfinite(e.get("basis_obs", np.nan))
-        lo_, hi_ = bq[n] if basis_on else (lows[p], highs[p])
-        if not (ev is not None and ev < MIN_EVENT_TEMPLATES or lo_ == hi_):
-            continue
-        widened = _widen(float(e["basis_obs"]) if basis_on else vals[p], lo_, hi_, *sparse)
-        if widened is None:
-            continue
-        if basis_on:
-            bq[n] = widened
-            a, b = abs(widened[0]), abs(widened[1])
-            lows[p] = min(lows[p], 0.0 if widened[0] <= 0 <= widened[1] else min(a, b))
-            highs[p] = max(highs[p], a, b)
-        else:
-            lows[p], highs[p] = widened
-        msg = (f"interval widened to a score interval on templates (events in {ev} template{'s' if ev != 1 else ''})"
-               if ev is not None and ev < MIN_EVENT_TEMPLATES else "interval widened to a score interval on templates "
-               "(the resamples gave a single value)")
-        old = notes[p]
-        notes[p] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
-    basis = pd.DataFrame({
-        "metric": [rkeys[p][1] for p in pos], "attribute": [rkeys[p][0] for p in pos],
-        "class": [rkeys[p][2] for p in pos], "group": [rkeys[p][3] for p in pos],
-        "undefined": fu.astype(float), "templates": J, "event_templates": [e.get("event_templates") for e in ex],
-        "B": B, "confidence": float(confidence),
-        "terms_resampled": [bool(e.get("terms_resampled", False)) for e in ex],
-        "basis": [e["basis"] if b is not None else None for e, b in zip(ex, bq)],
-        "basis_value": [float(e["basis_obs"]) if b is not None else None for e, b in zip(ex, bq)],
-        "basis_low": [float(b[0]) if b is not None else None for b in bq],
-        "basis_high": [float(b[1]) if b is not None else None for b in bq],
-    }, columns=["metric", "attribute", "class", "group", "undefined", "templates", "event_templates", "B",
-                "confidence", "terms_resampled", "basis", "basis_value", "basis_low", "basis_high"])
-    out["ci_low"], out["ci_high"], out["note"] = lows, highs, notes
-    out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
-    return out, basis
-
-
-def _widen(value: float, low: float, high: float, scale: str, margin: float):
-    """The hull of [low, high] and the score interval ``value`` ± ``margin``
-    (``scale`` "diff") or ``value`` × exp(± ``margin``) ("log"); None when
-    that interval is not finite."""
-    if not (np.isfinite(value) and np.isfinite(margin)):
-        return None
-    if scale == "log":
-        if value <= 0:
-            return None
-        a, b = value * math.exp(-margin), value * math.exp(margin)
-    else:
-        a, b = value - margin, value + margin
-    return (float(min(low, a)), float(max(high, b)))
-
-
-def _basis_quantiles(extra, probs) -> dict:
-    """{key: (low, high)} percentile interval of each signed basis defined in
-    at least half of the resamples (and at the observed data), all rows in
-    one quantile call (NaN replicates left out)."""
-    keys = [k for k, e in extra.items() if "basis_reps" in e and np.isfinite(e["basis_obs"])]
-    if not keys:
-        return {}
-    V = np.vstack([extra[k]["basis_reps"] for k in keys])
-    ok = np.isfinite(V)
-    use = ok.mean(axis=1) >= 1 - MAX_UNDEFINED
-    q = row_quantiles(V, probs, ok & use[:, None])
-    return {k: (q[0, i], q[1, i]) for i, k in enumerate(keys) if use[i]}
