@@ -54,6 +54,7 @@ Usage:
     python benchmarks/calibration.py [--seeds 20] [--templates 30 150] [--levels 0 0.5 0.8 1.5 3]
         [--metrics FNED FPR-Ratio PosAEG CFGap] [--jobs 1] [--quick] [--truth-templates 30000]
         [--row-truth-templates 10000] [--records FILE] [--multiplicity M] [--dump FILE] [--replay FILE]
+        [--resample-terms auto|yes|no]
 
 ``--quick`` runs 3 seeds of levels 0 and 3 only. ``--jobs N`` spreads the
 data sets over N processes (default 1). ``--records FILE`` appends one JSON
@@ -114,6 +115,9 @@ TARGETS = {
     "CFGap": (f"{PLANTED}|g1", 1.0, 0.05),
 }
 VERDICTS = ("material", "small", "negligible", "inconclusive")
+#: further options of every evaluation (``--resample-terms``); records do not
+#: tell them apart, so keep one ``--records`` file per setting
+EVALUATE_OPTIONS: dict = {}
 
 
 # --------------------------------------------------------------------------
@@ -417,7 +421,7 @@ def judge(df: pd.DataFrame, seed: int, truth: dict | None, targets: dict, *, mul
 
     store: list = []
     seen: list = []
-    kw = {} if multiplicity is None else {"multiplicity": multiplicity}
+    kw = dict(EVALUATE_OPTIONS) if multiplicity is None else dict(EVALUATE_OPTIONS, multiplicity=multiplicity)
     with tap_basis(store), tap_claims(seen):
         res = evaluate(df, seed=seed, **kw)
     if claims is not None and seen:
@@ -601,9 +605,13 @@ def main(argv=None):
                     "(to replay other error controls offline)")
     ap.add_argument("--replay", type=Path, help="with --records: the table of --multiplicity replayed on the "
                     "rows a --dump of the same sweep saw (no data set is evaluated again)")
+    ap.add_argument("--resample-terms", default=None, choices=["auto", "yes", "no"],
+                    help="the bootstrap's term resampling (default: evaluate's)")
     ap.add_argument("--within", default="bh", choices=["bh", "holm"], help="hierarchical: the test within a unit")
     args = ap.parse_args(argv)
     args.multiplicity = args.multiplicity or default_multiplicity()
+    if args.resample_terms is not None:
+        EVALUATE_OPTIONS["resample_terms"] = args.resample_terms
     if args.replay:
         return _replay_main(args)
     if args.quick:

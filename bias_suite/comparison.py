@@ -33,6 +33,7 @@ import pandas as pd
 
 from . import __version__
 from .evaluation import evaluate_with_replicates
+from .stats.bootstrap.terms import common_selection
 from .exceptions import BiasSuiteError
 from .families import as_scored, family_of, read_scored
 from .io import atomic_path, atomic_write_text
@@ -480,6 +481,8 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
                     bootstrap=int(bootstrap), confidence=confidence, thresholds=settings["thresholds"],
                     multiplicity=multiplicity, weighting=settings["weighting"],
                     resample_terms=settings["resample_terms"])
+        # the same term resamples for every model: the blocks any model's scores select
+        opts["resample_terms"] = common_selection(parts, settings["resample_terms"])
         evaluated = [evaluate_with_replicates(p, attribution=False, **opts) for p in parts]
         for m, p, (res, _) in zip(models, parts, evaluated):
             results[m.name][task], scored[m.name][task] = res, p

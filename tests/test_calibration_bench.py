@@ -150,3 +150,17 @@ def test_cheap_corners_a_3_tau_rate_effect_is_never_negligible():
     for seed in (0, 1):
         rec = cal.run_cell("FNED", 3.0, 30, seed, row_truths=False)
         assert rec["targets"]["FNED"]["verdict"] in ("material", "inconclusive")
+
+
+def test_cheap_corners_intervals_cover_with_30_templates():
+    """With 30 templates (10 per class), FNED's events come from a few
+    templates and the AEG over all pairs drifts with the suite's size: the
+    intervals the verdicts are decided on (a score interval on templates
+    for the rate, the AEG across templates) hold the true value, and a
+    0.5 tau PosAEG is not material."""
+    for seed in (0, 1, 2):
+        for metric, level in (("FNED", 0.8), ("FNED", 1.5), ("PosAEG", 0.5), ("PosAEG", 0.8)):
+            rec = cal.run_cell(metric, level, 30, seed, row_truths=False)
+            assert rec["targets"][metric]["covered"], (metric, level, seed, rec["targets"])
+            if level == 0.5:
+                assert rec["targets"][metric]["verdict"] != "material"

@@ -191,9 +191,9 @@ def test_evaluating_every_resample_again_agrees_with_the_closed_form(keep, weigh
     metrics = [m.name for m in NAMED_METRICS if "AEG" not in m.name]
     res = evaluate(data, metrics=metrics, max_tuples=None, weighting=weighting)
     slow = resampling_bootstrap(data, res, metrics=metrics, B=6, seed=2, max_tuples=None, keep_replicates=True,
-                                n_jobs=1, weighting=weighting)
+                                n_jobs=1, weighting=weighting, resample_terms=True)
     fast = bootstrap(data, res, metrics=metrics, B=6, seed=2, max_tuples=None, keep_replicates=True,
-                     weighting=weighting)
+                     weighting=weighting, resample_terms=True)
     s, f = _as_dict(slow.keys, slow.replicates), _as_dict(fast.keys, fast.replicates)
     common = set(s) & set(f)
     assert len(common) > 200 and {k[1] for k in common} >= {"CFGap", "AvgIF", "FNED", "BPSN", "PertSD"}
@@ -238,6 +238,38 @@ def test_intervals_cover_a_term_effect_only_when_terms_are_resampled():
     assert hit["auto"] >= 0.8 * n, hit
 
 
+def test_auto_resamples_the_terms_a_model_tells_apart():
+    from bias_suite.stats.bootstrap.terms import TERM_TEST_LEVEL, common_selection, selected_blocks, term_test
+
+    # a real term effect (sd 0.08 against noise 0.02): both groups' blocks are selected
+    data = _term_effect_table(0)
+    p = term_test(data, "A")
+    assert p.shape == (2,) and (p < 1e-6).all()
+    assert selected_blocks(data, "auto") == {"A": (0, 1)}
+    # no term effect: the F test holds its level (the share of p below 0.2 is about 0.2)
+    ps = np.concatenate([term_test(_term_effect_table(seed, term_sd=0.0), "A") for seed in range(60)])
+    assert 0.08 <= (ps < TERM_TEST_LEVEL).mean() <= 0.35, (ps < TERM_TEST_LEVEL).mean()
+    # identical scores for every term of a template: no evidence of a term effect at all
+    same = data.frame.assign(probs=[{"neg": 0.5, "pos": 0.5}] * len(data.frame))
+    flat = scored_from_arrays(same.drop(columns=["probs"]), np.full((len(same), 2), 0.5), ["neg", "pos"])
+    assert (term_test(flat, "A") == 1.0).all() and selected_blocks(flat, "auto") == {"A": ()}
+    # yes and no need no test; several models share the blocks any of them selects
+    assert selected_blocks(flat, True) == {"A": (0, 1)} and selected_blocks(data, False) == {"A": ()}
+    assert common_selection([flat, data]) == {"A": (0, 1)}
+    # a selection of none leaves the template-only path: no term weights
+    out = bootstrap(flat, evaluate(flat, metrics=["AvgScoreDiff"]), metrics=["AvgScoreDiff"], B=20, seed=0)
+    assert not out.basis["terms_resampled"].any()
+
+
+def test_the_term_draws_do_not_depend_on_which_blocks_are_selected():
+    data = _term_effect_table(1)
+    one = draw_term_weights(data, 30, 5, {"A": (1,)})["A"][1]
+    both = draw_term_weights(data, 30, 5, True)["A"][1]
+    at = attribute_terms(data.frame, "A")
+    assert (one[:, at.block == 0] == 1).all()
+    assert np.array_equal(one[:, at.block == 1], both[:, at.block == 1])
+
+
 def test_aeg_values_lie_in_their_intervals_with_terms_resampled():
     from test_bootstrap import small_table
 
@@ -245,7 +277,7 @@ def test_aeg_values_lie_in_their_intervals_with_terms_resampled():
     for seed in range(3):
         data = small_table(n_templates=30, terms=3, seed=seed, shift=0.2)
         res = evaluate(data, metrics=["PosAEG", "NegAEG"])
-        bs = bootstrap(data, res, metrics=["PosAEG", "NegAEG"], B=200, seed=seed)
+        bs = bootstrap(data, res, metrics=["PosAEG", "NegAEG"], B=200, seed=seed, resample_terms=True)
         assert bs.basis["terms_resampled"].all()
         rows.append(bs.results[bs.results["ci_low"].notna()])
     out = pd.concat(rows)

@@ -191,20 +191,32 @@ def wilson_margins(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, 
 
 
 def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence: float = 0.95) -> dict:
-    """{(class name, group or pair label): (scale, margin)}: how far a rate
-    comparison of the group view can be from its value with the templates
-    as the units of evidence, for rows whose bootstrap interval degenerates
-    (events in a few templates, or none).
+    """{(class name, group or pair label): (scale, sides, discord, k)}: how
+    far a rate comparison of the group view can be from its value with the
+    templates as the units of evidence, for rows whose bootstrap interval
+    cannot be trusted (events in a few templates, or the two sides differing
+    in a few; :func:`bias_suite.stats.bootstrap.intervals.fill` decides).
 
-    Each side's rate p (phi of the group, its background, or a pair's
-    member) is a proportion of n templates, n the templates that give the
-    side a chance (gold-c examples for FNR, say): a Wilson score interval
-    on n units, which has positive width even at 0 events, bounds it. The
-    two sides are combined by the square-root rule of the MOVER method
-    (Newcombe's hybrid score interval for a difference; on the log scale for
-    a ratio), and the larger of the two one-sided margins is returned, so
-    the margin does not depend on the row's orientation. ``scale`` is
-    ``"diff"`` (value ± margin) or ``"log"`` (value × exp(± margin)).
+    Two margins:
+
+    - ``sides``: each side's rate p (phi of the group, its background, or a pair's
+      member) is a proportion of n templates, n the templates that give the
+      side a chance (gold-c examples for FNR, say): a Wilson score interval
+      on n units, which has positive width even at 0 events, bounds it; the
+      two sides are combined by the square-root rule of the MOVER method
+      (Newcombe's hybrid score interval for a difference; on the log scale
+      for a ratio), the larger one-sided margin. It bounds a value whose
+      events come from a few templates;
+    - ``discord``: the two sides differ only in the templates where their rates differ
+      (k of the n templates where both have a chance): a
+      difference of rates moves by at most the share of such templates,
+      whose Wilson upper bound on n templates exceeds k / n by the margin
+      (for a ratio, that margin over the smaller rate, on the log scale).
+      This is what a bootstrap misses when k is small: with no template
+      discordant it repeats the value, however few templates there are.
+
+    ``scale`` is ``"diff"`` (value ± margin) or ``"log"`` (value ×
+    exp(± margin)), so the margin does not depend on the row's orientation.
     Rows the module doc says nothing about are left out."""
     score = get_score(spec.score)
     if spec.view != "group" or not isinstance(score, RateScore) or score.name not in OUTCOMES:
@@ -231,38 +243,47 @@ def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence:
                 for key, v in cnt.items()}
         chances = sum(_expression(sums, o) for o in outcomes)  # (J, k)
 
-        def side(cols):  # (p, templates with chances) of the examples of the groups ``cols``
-            s = {key: v[:, cols].sum(axis=1).sum() for key, v in sums.items()}
+        def side(cols):  # (p, templates with chances, per-template rates (J,) NaN where undefined)
+            per = {key: v[:, cols].sum(axis=1) for key, v in sums.items()}
             with np.errstate(divide="ignore", invalid="ignore"):
-                p = np.asarray(score.fn({key: np.array([v]) for key, v in s.items()})[0], float)[0]
-            return p, int((chances[:, cols].sum(axis=1) > 0).sum())
+                p = np.asarray(score.fn({key: np.array([v.sum()]) for key, v in per.items()})[0], float)[0]
+                pj, bad = score.fn(per)[:2]
+            pj = np.where(np.asarray(bad, bool) | (chances[:, cols].sum(axis=1) <= 0), np.nan, np.asarray(pj, float))
+            return p, int((chances[:, cols].sum(axis=1) > 0).sum()), pj
 
         def combine(a, b):
-            (p1, n1), (p2, n2) = a, b
+            (p1, n1, r1), (p2, n2, r2) = a, b
             if not (np.isfinite(p1) and np.isfinite(p2)) or n1 < 1 or n2 < 1:
                 return None
+            both = np.isfinite(r1) & np.isfinite(r2)
+            n, disc = int(both.sum()), int((np.abs(r1 - r2)[both] > 1e-12).sum())
+            extra = 0.0
+            if n:
+                lo, hi = wilson_margins(disc / n, n, z)
+                extra = float(hi)
             lo1, hi1 = wilson_margins(p1, n1, z)
             lo2, hi2 = wilson_margins(p2, n2, z)
             if scale == "diff":
-                return float(max(np.hypot(lo1, hi2), np.hypot(hi1, lo2)))
+                return float(max(np.hypot(lo1, hi2), np.hypot(hi1, lo2))), extra, disc
             if p1 <= 0 or p2 <= 0:
                 return None
             l1, u1, l2, u2 = p1 - lo1, p1 + hi1, p2 - lo2, p2 + hi2
             if l1 <= 0 or l2 <= 0:
-                return float("inf")
-            return float(max(np.hypot(np.log(p1 / l1), np.log(u2 / p2)), np.hypot(np.log(u1 / p1), np.log(p2 / l2))))
+                return None
+            m = max(np.hypot(np.log(p1 / l1), np.log(u2 / p2)), np.hypot(np.log(u1 / p1), np.log(p2 / l2)))
+            return float(m), float(np.log1p(extra / min(p1, p2))), disc
 
         groups = list(ad.groups)
         if spec.generalized == "PCM":
             for a, b in ad.pairs():
                 m = combine(side([a]), side([b]))
                 if m is not None:
-                    out[(name, f"{groups[a]}|{groups[b]}")] = (scale, m)
+                    out[(name, f"{groups[a]}|{groups[b]}")] = (scale, *m)
         else:
             rest = spec.background not in ("all", "S")
             for t in range(k):
                 bg = [u for u in range(k) if u != t] if rest else list(range(k))
                 m = combine(side([t]), side(bg)) if bg else None
                 if m is not None:
-                    out[(name, groups[t])] = (scale, m)
+                    out[(name, groups[t])] = (scale, *m)
     return out

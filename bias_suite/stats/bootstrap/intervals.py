@@ -63,11 +63,16 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         if sparse is None:
             continue
         ev = e.get("event_templates")
+        scale, sides, discord, disc = sparse
         basis_on = bq[n] is not None and np.isfinite(e.get("basis_obs", np.nan))
         lo_, hi_ = bq[n] if basis_on else (lows[p], highs[p])
-        if not (ev is not None and ev < MIN_EVENT_TEMPLATES or lo_ == hi_):
-            continue
-        widened = _widen(float(e["basis_obs"]) if basis_on else vals[p], lo_, hi_, *sparse)
+        few_events = ev is not None and ev < MIN_EVENT_TEMPLATES
+        if not (few_events or disc < MIN_EVENT_TEMPLATES):
+            continue  # (an interval of no width from the same difference in every template is evidence)
+        # few events: neither rate is known well; events enough but few templates where the sides differ: the
+        # difference rests on those (the shared events move both sides alike)
+        margin = max(sides, discord) if few_events else discord
+        widened = _widen(float(e["basis_obs"]) if basis_on else vals[p], lo_, hi_, scale, margin)
         if widened is None:
             continue
         if basis_on:
@@ -77,9 +82,11 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             highs[p] = max(highs[p], a, b)
         else:
             lows[p], highs[p] = widened
-        msg = (f"interval widened to a score interval on templates (events in {ev} template{'s' if ev != 1 else ''})"
-               if ev is not None and ev < MIN_EVENT_TEMPLATES else "interval widened to a score interval on templates "
-               "(the resamples gave a single value)")
+        if (widened[0], widened[1]) == (lo_, hi_):
+            continue  # the bootstrap's interval already holds the score interval
+        why = (f"events in {ev} template{'s' if ev != 1 else ''}" if few_events else
+               f"the sides differ in {disc} template{'s' if disc != 1 else ''}")
+        msg = f"interval widened to a score interval on templates ({why})"
         old = notes[p]
         notes[p] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
     basis = pd.DataFrame({

@@ -26,6 +26,20 @@ or a design that puts one randomly chosen name in each template) is nested
 in its templates, and resampling templates already resamples it; it keeps
 weight 1. Formally, the blocks of a group are the connected components of
 its terms, two terms being linked when some template holds both.
+
+Which blocks (``resample_terms``): ``True`` every block of several terms;
+``False`` none; ``"auto"`` (the default) the blocks whose terms the model
+tells apart, by a two-way analysis of variance of its scores (templates x
+terms, the templates that hold every term of the block, one F test of the
+terms per class, Bonferroni over the classes) at ``TERM_TEST_LEVEL``. Terms
+the model treats alike add nothing to a claim's uncertainty but noise the
+template resampling already counts: resampling them anyway counts the
+examples' own noise twice and widens every interval (docs/statistics.md,
+"Templates and terms"). A block that cannot be tested (fewer than two
+templates with all its terms, or no per-example scores) is resampled. A
+mapping {attribute: blocks} gives the selection itself (a comparison of two
+models resamples the blocks either model's scores select, so that both get
+the same resamples).
 """
 from __future__ import annotations
 
@@ -37,7 +51,10 @@ import pandas as pd
 from ...exceptions import MetricError
 
 __all__ = ["AttributeTerms", "attribute_terms", "term_weights", "draw_term_weights", "resample_terms_option",
-           "RESAMPLE_TERMS"]
+           "RESAMPLE_TERMS", "TERM_TEST_LEVEL", "term_test", "selected_blocks", "common_selection"]
+
+#: "auto" resamples a block's terms when a test of the model's scores tells them apart at this level
+TERM_TEST_LEVEL = 0.2
 
 #: the values of ``resample_terms`` (CLI: auto, yes, no)
 RESAMPLE_TERMS = ("auto", True, False)
@@ -48,6 +65,8 @@ def resample_terms_option(value) -> str | bool:
     ("auto", "yes"/"no", "true"/"false", booleans); anything else is an error."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
+    if isinstance(value, dict):  # a selection of blocks per attribute (selected_blocks)
+        return {str(a): tuple(int(b) for b in blocks) for a, blocks in value.items()}
     text = str(value).strip().lower()
     if text == "auto":
         return "auto"
@@ -158,15 +177,105 @@ def term_generator(seed) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
 
 
+def term_test(data, attribute: str, terms: AttributeTerms | None = None) -> np.ndarray:
+    """(n_blocks,) per block of several terms, the p-value of "the model's
+    scores do not depend on the term" (NaN: a block of one term, or one
+    that cannot be tested): two-way analysis of variance without
+    replication on the mean score of each (template, term) cell, templates
+    that hold every term of the block, F = MS(terms) / MS(residual) per
+    class, the smallest p times the number of classes tested. Scores equal
+    up to round-off are equal (no residual and no term effect: p = 1; no
+    residual and a term effect: p = 0)."""
+    from scipy.stats import f as f_dist
+
+    from ...families import family_of
+
+    terms = attribute_terms(data.frame, attribute) if terms is None else terms
+    n_blocks = int(terms.block.max()) + 1 if terms.n_terms else 0
+    out = np.full(n_blocks, np.nan)
+    rows = np.flatnonzero(data.frame["attribute"].to_numpy(dtype=object) == attribute)
+    fam = family_of(data)
+    scores = [fam.example_scores(data, c) for c in getattr(data, "classes", ())]
+    scores = [np.asarray(v, float)[rows] for v in scores if v is not None]
+    if not scores:
+        return out
+    S = np.column_stack(scores)  # (rows, classes)
+    tpl, _ = pd.factorize(pd.Series(data.frame["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
+    for b in range(n_blocks):
+        members = np.flatnonzero(terms.block == b)
+        n = members.size
+        if n < 2:
+            continue
+        place = np.full(terms.n_terms, -1)
+        place[members] = np.arange(n)
+        on = place[terms.codes] >= 0
+        t_codes, t_index = np.unique(tpl[on], return_inverse=True)
+        cell = t_index * n + place[terms.codes[on]]
+        cnt = np.bincount(cell, minlength=t_codes.size * n).reshape(t_codes.size, n)
+        Y = np.stack([np.bincount(cell, weights=S[on, c], minlength=t_codes.size * n) for c in range(S.shape[1])],
+                     axis=-1).reshape(t_codes.size, n, S.shape[1])
+        full = (cnt > 0).all(axis=1)
+        Y = Y[full] / cnt[full][:, :, None]
+        Y = Y[:, :, np.isfinite(Y).all(axis=(0, 1))]
+        J = Y.shape[0]
+        if J < 2 or Y.shape[2] == 0:
+            continue
+        resid = Y - Y.mean(axis=1, keepdims=True) - Y.mean(axis=0, keepdims=True) + Y.mean(axis=(0, 1), keepdims=True)
+        ss_term = J * ((Y.mean(axis=0) - Y.mean(axis=(0, 1))) ** 2).sum(axis=0)
+        ss_res = (resid ** 2).sum(axis=(0, 1))
+        tiny = 1e-20 * J * n
+        df1, df2 = n - 1, (J - 1) * (n - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            F = (ss_term / df1) / (ss_res / df2)
+        p = np.where(ss_res <= tiny, np.where(ss_term <= tiny, 1.0, 0.0), f_dist.sf(F, df1, df2))
+        out[b] = min(1.0, float(np.min(p)) * p.size)
+    return out
+
+
+def selected_blocks(data, mode="auto") -> dict:
+    """{attribute: blocks whose terms are resampled} under ``mode`` (module doc)."""
+    mode = resample_terms_option(mode)
+    out = {}
+    for a in data.attributes():
+        terms = attribute_terms(data.frame, a)
+        several = np.flatnonzero(np.bincount(terms.block) >= 2) if terms.n_terms else np.zeros(0, np.int64)
+        if mode is False:
+            out[a] = ()
+        elif mode is True:
+            out[a] = tuple(int(b) for b in several)
+        elif isinstance(mode, dict):
+            out[a] = tuple(mode.get(a, ()))
+        else:
+            p = term_test(data, a, terms)[several]
+            out[a] = tuple(int(b) for b in several[~(p >= TERM_TEST_LEVEL)])  # NaN (untestable): resampled
+    return out
+
+
+def common_selection(datas, mode="auto") -> dict:
+    """The blocks to resample for several models' scored data of the same
+    examples, so that all get the same resamples: under "auto" the blocks
+    any of them selects; other modes as they are."""
+    mode = resample_terms_option(mode)
+    if mode != "auto":
+        return mode
+    out: dict = {}
+    for d in datas:
+        for a, blocks in selected_blocks(d, mode).items():
+            out[a] = tuple(sorted(set(out.get(a, ())) | set(blocks)))
+    return out
+
+
 def draw_term_weights(data, B: int, seed, mode="auto") -> dict:
     """{attribute: (AttributeTerms, T or None)} for every attribute of the
-    data in order of first appearance; T (B, n_terms) where terms are
-    resampled (``mode`` "auto" or True and some group has several terms in
-    one template),
-    else None. The draws for all attributes come from one
-    :func:`term_generator`, attribute after attribute."""
+    data in order of first appearance; T (B, n_terms) where some block's
+    terms are resampled (``mode``: see the module doc), with weight 1 for
+    the terms of the other blocks; else None. The draws for all attributes
+    come from one :func:`term_generator`, attribute after attribute, and do
+    not depend on which blocks are selected (every block of several terms
+    is drawn), so two models with the same selection get the same draws."""
     mode = resample_terms_option(mode)
     rng = term_generator(seed)
+    chosen = selected_blocks(data, mode) if mode is not False else {}
     out = {}
     for a in data.attributes():
         terms = attribute_terms(data.frame, a)
@@ -174,5 +283,11 @@ def draw_term_weights(data, B: int, seed, mode="auto") -> dict:
             raise MetricError(f"resample_terms=yes needs a term for every example; attribute {a!r} has examples "
                               "without one (column 'term'); use resample_terms=auto or no")
         T = term_weights(terms.block, B, rng) if mode is not False and terms.several() else None
+        if T is not None:
+            keep = np.isin(terms.block, np.asarray(chosen.get(a, ()), dtype=np.int64))
+            if not keep.any():
+                T = None
+            else:
+                T[:, ~keep] = 1
         out[a] = (terms, T)
     return out
