@@ -218,6 +218,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
         "confidence": opts.confidence,
         "weighting": opts.weighting,
         "resample_terms": opts.resample_terms,
+        "terms_resampled": _terms_resampled(scored, opts),
         "groups": {a: list(g) for a, g in opts.groups.items()} if opts.groups else None,
         "group_orders": order,
         "invariance": bool(opts.invariance),
@@ -230,6 +231,13 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
     }
     paths = write_run(out_dir, examples, scored, res, meta, failures=inv_failures) if out_dir is not None else {}
     return RunResult(examples, scored, res, list(suites), model_name, paths, meta, failures=inv_failures)
+
+
+def _terms_resampled(scored, opts: RunOptions):
+    """{attribute: groups whose terms the bootstrap resampled} (None without intervals)."""
+    from .stats.bootstrap.terms import resampled_groups
+
+    return resampled_groups(scored, opts.resample_terms) if opts.bootstrap else None
 
 
 def write_run(out_dir, examples, scored, results, meta, *, failures=None) -> dict:

@@ -81,7 +81,11 @@ def test_run_is_a_function_of_inputs_and_seed_whatever_the_hash_seed(tiny_dir, s
     assert any(r["metric"] == "INV-FailRate" for r in rows)  # the INV replay ran
     assert any(r["ci_low"] is not None and r["family"] != "bernstein" for r in rows)  # the bootstrap ran
     # run.json, the summary line and every reason give the error control the same sizes
-    iv = json.loads((a / "run.json").read_text())["intervals"]
+    meta = json.loads((a / "run.json").read_text())
+    iv = meta["intervals"]
+    # which groups' terms the bootstrap resampled, per attribute (auto: the ones the model tells apart)
+    assert meta["resample_terms"] == "auto" and set(meta["terms_resampled"]) == {r["attribute"] for r in rows
+                                                                                 if r.get("attribute")}
     assert iv["multiplicity"] == "hierarchical" and iv["family"] > 0 and 0 <= iv["selected"] <= iv["units"]
     assert f"({iv['units']} units)" in iv["method"] and f"({iv['family']} values)" in iv["method"]
     for r in rows:

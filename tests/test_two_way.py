@@ -256,6 +256,9 @@ def test_auto_resamples_the_terms_a_model_tells_apart():
     # yes and no need no test; several models share the blocks any of them selects
     assert selected_blocks(flat, True) == {"A": (0, 1)} and selected_blocks(data, False) == {"A": ()}
     assert common_selection([flat, data]) == {"A": (0, 1)}
+    from bias_suite.stats.bootstrap.terms import resampled_groups
+
+    assert resampled_groups(data) == {"A": ["g0", "g1"]} and resampled_groups(flat) == {"A": []}
     # a selection of none leaves the template-only path: no term weights
     out = bootstrap(flat, evaluate(flat, metrics=["AvgScoreDiff"]), metrics=["AvgScoreDiff"], B=20, seed=0)
     assert not out.basis["terms_resampled"].any()

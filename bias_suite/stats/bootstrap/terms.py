@@ -51,7 +51,7 @@ import pandas as pd
 from ...exceptions import MetricError
 
 __all__ = ["AttributeTerms", "attribute_terms", "term_weights", "draw_term_weights", "resample_terms_option",
-           "RESAMPLE_TERMS", "TERM_TEST_LEVEL", "term_test", "selected_blocks", "common_selection"]
+           "RESAMPLE_TERMS", "TERM_TEST_LEVEL", "term_test", "selected_blocks", "common_selection", "resampled_groups"]
 
 #: "auto" resamples a block's terms when a test of the model's scores tells them apart at this level
 TERM_TEST_LEVEL = 0.2
@@ -248,6 +248,18 @@ def selected_blocks(data, mode="auto") -> dict:
         else:
             p = term_test(data, a, terms)[several]
             out[a] = tuple(int(b) for b in several[~(p >= TERM_TEST_LEVEL)])  # NaN (untestable): resampled
+    return out
+
+
+def resampled_groups(data, mode="auto") -> dict:
+    """{attribute: the groups whose terms are resampled under ``mode``}
+    (what ``run.json`` records as ``terms_resampled``)."""
+    out = {}
+    chosen = selected_blocks(data, mode)
+    for a in data.attributes():
+        terms = attribute_terms(data.frame, a)
+        on = np.isin(terms.block, np.asarray(chosen.get(a, ()), dtype=np.int64))
+        out[a] = list(dict.fromkeys(terms.group[on].tolist()))
     return out
 
 
