@@ -87,7 +87,8 @@ def evaluate(
         judged in the same verdict stage.
     resample_terms : "auto" (default), True or False
         Whether the bootstrap resamples each group's identity terms as well
-        as the templates: "auto" where some group has several terms
+        as the templates: "auto" the terms of a group that the model's
+        scores tell apart, True every group's several terms
         (docs/statistics.md, "Templates and terms").
 
     Returns

@@ -60,9 +60,10 @@ class RunOptions:
             (docs/verdicts.md).
         weighting : "balanced" (each template counts once per group) or
             "pooled" (every example once) in the group view.
-        resample_terms : "auto" (default: where a group has several
-            terms), True or False: whether the bootstrap resamples the
-            identity terms as well as the templates (docs/statistics.md).
+        resample_terms : "auto" (default: a group's terms that the model
+            tells apart), True (every group's several terms) or False:
+            whether the bootstrap resamples the identity terms as well as
+            the templates (docs/statistics.md).
 
     How the model predicts
         class_map : ``{suite class: model class}`` when they are named differently.

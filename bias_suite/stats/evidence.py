@@ -233,57 +233,83 @@ def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence:
     from scipy.stats import norm
 
     z = float(norm.ppf(0.5 + confidence / 2))
-    k = ad.k
-    outcomes = OUTCOMES[score.name]
+    groups = list(ad.groups)
+    if spec.generalized == "PCM":
+        pairs = ad.pairs()
+        a = np.array([x for x, _ in pairs], dtype=np.int64)
+        b = np.array([y for _, y in pairs], dtype=np.int64)
+        labels = [f"{groups[x]}|{groups[y]}" for x, y in pairs]
+    else:
+        a = b = np.arange(ad.k)
+        labels = groups
+    background = "rest" if spec.background not in ("all", "S") else "all"
     out = {}
     for c, name in (list(enumerate(ad.classes)) if spec.per_class else [(0, "all")]):
-        cnt = ad.class_counts(c)
-        cell = tpl * k + ad.g
-        sums = {key: np.bincount(cell, weights=np.asarray(v, float), minlength=J * k).reshape(J, k)
-                for key, v in cnt.items()}
-        chances = sum(_expression(sums, o) for o in outcomes)  # (J, k)
-
-        def side(cols):  # (p, templates with chances, per-template rates (J,) NaN where undefined)
-            per = {key: v[:, cols].sum(axis=1) for key, v in sums.items()}
-            with np.errstate(divide="ignore", invalid="ignore"):
-                p = np.asarray(score.fn({key: np.array([v.sum()]) for key, v in per.items()})[0], float)[0]
-                pj, bad = score.fn(per)[:2]
-            pj = np.where(np.asarray(bad, bool) | (chances[:, cols].sum(axis=1) <= 0), np.nan, np.asarray(pj, float))
-            return p, int((chances[:, cols].sum(axis=1) > 0).sum()), pj
-
-        def combine(a, b):
-            (p1, n1, r1), (p2, n2, r2) = a, b
-            if not (np.isfinite(p1) and np.isfinite(p2)) or n1 < 1 or n2 < 1:
-                return None
-            both = np.isfinite(r1) & np.isfinite(r2)
-            n, disc = int(both.sum()), int((np.abs(r1 - r2)[both] > 1e-12).sum())
-            extra = 0.0
-            if n:
-                lo, hi = wilson_margins(disc / n, n, z)
-                extra = float(hi)
-            lo1, hi1 = wilson_margins(p1, n1, z)
-            lo2, hi2 = wilson_margins(p2, n2, z)
-            if scale == "diff":
-                return float(max(np.hypot(lo1, hi2), np.hypot(hi1, lo2))), extra, disc
-            if p1 <= 0 or p2 <= 0:
-                return None
-            l1, u1, l2, u2 = p1 - lo1, p1 + hi1, p2 - lo2, p2 + hi2
-            if l1 <= 0 or l2 <= 0:
-                return None
-            m = max(np.hypot(np.log(p1 / l1), np.log(u2 / p2)), np.hypot(np.log(u1 / p1), np.log(p2 / l2)))
-            return float(m), float(np.log1p(extra / min(p1, p2))), disc
-
-        groups = list(ad.groups)
+        t = _rate_tables(ad, score, c, tpl, J)
         if spec.generalized == "PCM":
-            for a, b in ad.pairs():
-                m = combine(side([a]), side([b]))
-                if m is not None:
-                    out[(name, f"{groups[a]}|{groups[b]}")] = (scale, *m)
+            (p1, n1, r1), (p2, n2, r2) = (t["p"][a], t["n"][a], t["R"][:, a]), (t["p"][b], t["n"][b], t["R"][:, b])
         else:
-            rest = spec.background not in ("all", "S")
-            for t in range(k):
-                bg = [u for u in range(k) if u != t] if rest else list(range(k))
-                m = combine(side([t]), side(bg)) if bg else None
-                if m is not None:
-                    out[(name, groups[t])] = (scale, *m)
+            (p1, n1, r1), (p2, n2, r2) = (t["p"], t["n"], t["R"]), (t[background])
+        both = np.isfinite(r1) & np.isfinite(r2)
+        n = both.sum(axis=0)
+        disc = (both & (np.abs(np.where(both, r1 - r2, 0.0)) > 1e-12)).sum(axis=0)
+        ok = np.isfinite(p1) & np.isfinite(p2) & (n1 >= 1) & (n2 >= 1)
+        nn = np.maximum(n, 1)
+        discord = np.where(n > 0, wilson_margins(disc / nn, nn, z)[1], 0.0)
+        lo1, hi1 = wilson_margins(np.where(ok, p1, 0.0), np.maximum(n1, 1), z)
+        lo2, hi2 = wilson_margins(np.where(ok, p2, 0.0), np.maximum(n2, 1), z)
+        if scale == "diff":
+            sides = np.maximum(np.hypot(lo1, hi2), np.hypot(hi1, lo2))
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                l1, u1, l2, u2 = p1 - lo1, p1 + hi1, p2 - lo2, p2 + hi2
+                ok &= (p1 > 0) & (p2 > 0) & (l1 > 0) & (l2 > 0)
+                sides = np.maximum(np.hypot(np.log(p1 / l1), np.log(u2 / p2)),
+                                   np.hypot(np.log(u1 / p1), np.log(p2 / l2)))
+                discord = np.log1p(discord / np.minimum(p1, p2))
+        for i in np.flatnonzero(ok):
+            out[(name, labels[i])] = (scale, float(sides[i]), float(discord[i]), int(disc[i]))
+    return out
+
+
+def _rate_tables(ad: AttributeData, score, c, tpl, J) -> dict:
+    """Per class c, the rates of ``score`` that :func:`sparse_margins` compares:
+    ``R`` (J, k) per template and group (NaN where the group has no chance
+    there), ``p`` (k,) pooled per group, ``n`` (k,) the templates that give
+    each group a chance, and the same (p, n, per-template rates) for the
+    background of all groups and for each group's rest. Cached on ``ad``
+    (metrics sharing a score share them)."""
+    cache = ad.__dict__.setdefault("_rate_tables", {})
+    key = (score.name, c, id(tpl), J)
+    if key in cache:
+        return cache[key]
+    k = ad.k
+    cnt = ad.class_counts(c)
+    cell = tpl * k + ad.g
+    sums = {name: np.bincount(cell, weights=np.asarray(v, float), minlength=J * k).reshape(J, k)
+            for name, v in cnt.items()}
+    chances = sum(_expression(sums, o) for o in OUTCOMES[score.name])  # (J, k)
+
+    def rate(per: dict, has: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value, bad = score.fn(per)[:2]
+        value = np.asarray(value, float) * np.ones(has.shape)
+        return np.where(np.broadcast_to(np.asarray(bad, bool), has.shape) | ~has, np.nan, value)
+
+    total = {name: v.sum(axis=1) for name, v in sums.items()}  # (J,)
+    pooled = {name: v.sum(axis=0) for name, v in sums.items()}  # (k,)
+    ch_all = chances.sum(axis=1)
+    ch_rest = ch_all[:, None] - chances
+    out = {
+        "R": rate(sums, chances > 0),
+        "p": rate(pooled, chances.sum(axis=0) > 0),
+        "n": (chances > 0).sum(axis=0),
+        "all": (np.full(k, rate({n: np.array([v.sum()]) for n, v in pooled.items()}, np.array([ch_all.sum() > 0]))[0]),
+                np.full(k, int((ch_all > 0).sum())),
+                np.repeat(rate(total, ch_all > 0)[:, None], k, axis=1)),
+        "rest": (rate({n: v.sum() - v for n, v in pooled.items()}, chances.sum() - chances.sum(axis=0) > 0),
+                 (ch_rest > 0).sum(axis=0),
+                 rate({n: total[n][:, None] - v for n, v in sums.items()}, ch_rest > 0)),
+    }
+    cache[key] = out
     return out

@@ -5,8 +5,9 @@ Templates are the unit of independent evidence (every example of a template
 shares its wording), so the bootstrap resamples *templates*, not examples.
 A group's terms are a sample too (a claim about "low-income countries" is
 about more than the eight a suite lists), so where a group has several terms
-in a template the terms are resampled as well: a two-way cluster bootstrap
-(:mod:`bias_suite.stats.bootstrap.terms`; ``resample_terms``).
+in a template that the model tells apart, the terms are resampled as well:
+a two-way cluster bootstrap (:mod:`bias_suite.stats.bootstrap.terms`;
+``resample_terms``).
 
 Resampling scheme
 -----------------
@@ -214,9 +215,11 @@ def bootstrap_intervals(scored, results: pd.DataFrame, **options) -> pd.DataFram
     max_tuples, group_order_override : as given to ``evaluate``.
     method : "auto" (fast path where possible), "fast" (error if a metric
         needs the generic path) or "generic" (resample, then the engine).
-    resample_terms : "auto" (default: the terms too, on attributes where
-        some group has several terms), True (the same, and every example
-        must have a term id) or False (templates only).
+    resample_terms : "auto" (default: the terms too, in the blocks of a
+        group's terms that the model tells apart;
+        :mod:`bias_suite.stats.bootstrap.terms`), True (every block of
+        several terms, and every example must have a term id), False
+        (templates only), or a mapping {attribute: blocks}.
 
     Returns
     -------
