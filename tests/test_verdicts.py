@@ -3,6 +3,8 @@ interval, the no-bias value b and the threshold tau; hand-made intervals,
 then a calibration on synthetic scored data with planted effects."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -595,3 +597,14 @@ def test_one_default_error_control_everywhere():
         assert inspect.signature(fn).parameters["multiplicity"].default == DEFAULT_MULTIPLICITY
     for fn in (run_cmd.run, evaluate_cmd.evaluate):
         assert inspect.signature(fn).parameters["multiplicity"].default.default == DEFAULT_MULTIPLICITY
+
+
+def test_a_widened_interval_is_the_hull_and_keeps_an_absolute_value_non_negative():
+    from bias_suite.stats.bootstrap import intervals
+
+    assert intervals._widen(0.02, 0.01, 0.03, "diff", 0.05) == pytest.approx((-0.03, 0.07))
+    assert intervals._widen(0.02, 0.01, 0.03, "abs", 0.05) == pytest.approx((0.0, 0.07))
+    assert intervals._widen(0.02, -0.2, 0.3, "diff", 0.05) == pytest.approx((-0.2, 0.3))  # already wider
+    lo, hi = intervals._widen(2.0, 1.5, 2.5, "log", math.log(2))
+    assert (lo, hi) == pytest.approx((1.0, 4.0))
+    assert intervals._widen(0.0, 0.0, 0.0, "log", 0.3) is None and intervals._widen(1.0, 1, 1, "diff", math.inf) is None

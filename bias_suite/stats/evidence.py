@@ -215,15 +215,17 @@ def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence:
       This is what a bootstrap misses when k is small: with no template
       discordant it repeats the value, however few templates there are.
 
-    ``scale`` is ``"diff"`` (value ± margin) or ``"log"`` (value ×
-    exp(± margin)), so the margin does not depend on the row's orientation.
+    ``scale`` is ``"diff"`` (value ± margin), ``"abs"`` (an absolute
+    difference: the same, on its signed basis where there is one, else
+    never below 0) or ``"log"`` (value × exp(± margin)), so the margin does
+    not depend on the row's orientation.
     Rows the module doc says nothing about are left out."""
     score = get_score(spec.score)
     if spec.view != "group" or not isinstance(score, RateScore) or score.name not in OUTCOMES:
         return {}
     comp = get_comparison(spec.comparison).name
     if comp in ("abs", "diff"):
-        scale = "diff"
+        scale = comp
     elif comp in ("ratio", "ratio_to_background"):
         scale = "log"
     else:
@@ -258,7 +260,7 @@ def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence:
         discord = np.where(n > 0, wilson_margins(disc / nn, nn, z)[1], 0.0)
         lo1, hi1 = wilson_margins(np.where(ok, p1, 0.0), np.maximum(n1, 1), z)
         lo2, hi2 = wilson_margins(np.where(ok, p2, 0.0), np.maximum(n2, 1), z)
-        if scale == "diff":
+        if scale != "log":
             sides = np.maximum(np.hypot(lo1, hi2), np.hypot(hi1, lo2))
         else:
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -72,7 +72,8 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         # few events: neither rate is known well; events enough but few templates where the sides differ: the
         # difference rests on those (the shared events move both sides alike)
         margin = max(sides, discord) if few_events else discord
-        widened = _widen(float(e["basis_obs"]) if basis_on else vals[p], lo_, hi_, scale, margin)
+        widened = _widen(float(e["basis_obs"]) if basis_on else vals[p], lo_, hi_,
+                         "diff" if basis_on and scale == "abs" else scale, margin)
         if widened is None:
             continue
         if basis_on:
@@ -109,7 +110,8 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
 def _widen(value: float, low: float, high: float, scale: str, margin: float):
     """The hull of [low, high] and the score interval ``value`` ± ``margin``
     (``scale`` "diff") or ``value`` × exp(± ``margin``) ("log"); None when
-    that interval is not finite."""
+    that interval is not finite; "abs" (an absolute difference) as "diff",
+    never below 0."""
     if not (np.isfinite(value) and np.isfinite(margin)):
         return None
     if scale == "log":
@@ -118,6 +120,8 @@ def _widen(value: float, low: float, high: float, scale: str, margin: float):
         a, b = value * math.exp(-margin), value * math.exp(margin)
     else:
         a, b = value - margin, value + margin
+        if scale == "abs":
+            a = max(a, 0.0)
     return (float(min(low, a)), float(max(high, b)))
 
 
