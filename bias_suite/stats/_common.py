@@ -6,12 +6,12 @@ Private module: the public entry points are in ``significance`` and
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from bias_suite.exceptions import MetricError, ScoredFormatError, did_you_mean
+from ..exceptions import MetricError, did_you_mean
 
 from ..io.results import RESULT_COLUMNS
 
