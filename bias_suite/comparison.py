@@ -438,7 +438,8 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
     thresholds : {metric or topic: tau}; None: the baseline run's.
     weighting, max_tuples, resample_terms : as for ``evaluate``; None: the
         baseline run's (else "balanced", 100 and "auto"); both models are
-        resampled alike, templates and terms.
+        resampled alike, templates and terms (with "auto", the terms of the
+        groups that either model's scores tell apart).
     metrics : metric names or specs (default: every metric, the tests and
         the Bernstein rows, as a run).
     names : the models' names (default: from their run.json, else the file
