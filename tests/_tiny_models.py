@@ -137,3 +137,22 @@ def install_tiny_defaults(cache_root) -> dict:
         (path / "metrics.json").write_text(json.dumps({"recipe": current_recipe(name), "note": "tiny stand-in"}))
         (path / "README.md").write_text(f"# {name}: a tiny stand-in for tests\n")
     return out
+
+
+def lexicon_model(words: dict):
+    """A sentiment model whose output depends only on the words of ``words``
+    (word -> score) a text holds: ``predict(texts) -> (n, 3)`` probabilities
+    of negative, neutral and positive."""
+    import re
+
+    import numpy as np
+
+    def predict(texts):
+        out = []
+        for t in texts:
+            s = sum(words.get(w, 0.0) for w in re.findall(r"[a-z]+", t.lower()))
+            z = np.array([-s, 0.6 - 0.5 * abs(s), s])
+            p = np.exp(z - z.max())
+            out.append(p / p.sum())
+        return np.array(out)
+    return predict

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from bias_suite.cli import app  # noqa: E402
 from bias_suite.comparison import PairingError, compare  # noqa: E402
+from _tiny_models import lexicon_model  # noqa: E402
 
 CLASSES = ["negative", "neutral", "positive"]
 
@@ -161,18 +162,6 @@ def test_inner_keeps_the_common_examples_and_says_how_many_were_dropped():
 
 
 # ----------------------------------------------------------------- runs and the command line
-def _lexicon(words):
-    import re as _re
-
-    def predict(texts):
-        out = []
-        for t in texts:
-            s = sum(words.get(w, 0.0) for w in _re.findall(r"[a-z]+", t.lower()))
-            z = np.array([-s, 0.6 - 0.5 * abs(s), s])
-            p = np.exp(z - z.max())
-            out.append(p / p.sum())
-        return np.array(out)
-    return predict
 
 
 SENTIMENT = {"threats": -2, "bullied": -2, "harassed": -2, "assaulted": -2.5, "kind": 1.5, "generous": 2,
@@ -187,9 +176,9 @@ def religion_runs(tmp_path_factory):
     from bias_suite.pipeline import run
 
     d = tmp_path_factory.mktemp("runs")
-    fair = run(["sentiment_religion"], CallablePredictor(_lexicon(SENTIMENT), CLASSES), d / "fair", progress=False,
+    fair = run(["sentiment_religion"], CallablePredictor(lexicon_model(SENTIMENT), CLASSES), d / "fair", progress=False,
                cache=False, bootstrap=0, invariance=False)
-    biased = run(["sentiment_religion"], CallablePredictor(_lexicon({**SENTIMENT, "muslim": -1.5, "muslims": -1.5}),
+    biased = run(["sentiment_religion"], CallablePredictor(lexicon_model({**SENTIMENT, "muslim": -1.5, "muslims": -1.5}),
                                                              CLASSES), d / "biased", progress=False, cache=False,
                  bootstrap=0, invariance=False)
     return d, fair, biased
@@ -234,7 +223,7 @@ def test_run_with_a_baseline_writes_the_comparison_into_the_run_folder(religion_
 
     d, fair, _ = religion_runs
     out = d / "again"
-    res = run(["sentiment_religion"], CallablePredictor(_lexicon(SENTIMENT), CLASSES), out, progress=False,
+    res = run(["sentiment_religion"], CallablePredictor(lexicon_model(SENTIMENT), CLASSES), out, progress=False,
               cache=False, bootstrap=30, invariance=False, baseline=d / "fair")
     comp = res.comparison
     assert len(comp) and set(comp["change"]) <= {"unchanged", "inconclusive"}

@@ -6,10 +6,10 @@ terms, only 'Muslim(s)', 'blind' and 'straight': age, gender, nationality,
 race/ethnicity, first names and the other groups cannot matter to it.
 """
 import glob
-import re
 
 import numpy as np
 import pytest
+from _tiny_models import lexicon_model
 
 SENTIMENT = {"threats": -2, "bullied": -2, "refuse": -1.5, "harassed": -2, "assaulted": -2.5, "stealing": -2,
              "ugly": -1.5, "fired": -1.5, "dangerous": -2, "dishonest": -2, "backward": -1.5, "kind": 1.5,
@@ -20,16 +20,6 @@ AFFECTED = {"religion": "muslim", "disability": "blind", "sexual_orientation": "
 CLASSES = ["negative", "neutral", "positive"]
 
 
-def lexicon_model(words):
-    def predict(texts):
-        out = []
-        for t in texts:
-            s = sum(words.get(w, 0.0) for w in re.findall(r"[a-z]+", t.lower()))
-            z = np.array([-s, 0.6 - 0.5 * abs(s), s])
-            p = np.exp(z - z.max())
-            out.append(p / p.sum())
-        return np.array(out)
-    return predict
 
 
 def _run(fn, names="*", **kw):

@@ -235,30 +235,30 @@ def term_test(data, attribute: str, terms: AttributeTerms | None = None) -> np.n
 def selected_blocks(data, mode="auto") -> dict:
     """{attribute: blocks whose terms are resampled} under ``mode`` (module doc)."""
     mode = resample_terms_option(mode)
-    out = {}
-    for a in data.attributes():
-        terms = attribute_terms(data.frame, a)
-        several = np.flatnonzero(np.bincount(terms.block) >= 2) if terms.n_terms else np.zeros(0, np.int64)
-        if mode is False:
-            out[a] = ()
-        elif mode is True:
-            out[a] = tuple(int(b) for b in several)
-        elif isinstance(mode, dict):
-            out[a] = tuple(mode.get(a, ()))
-        else:
-            p = term_test(data, a, terms)[several]
-            out[a] = tuple(int(b) for b in several[~(p >= TERM_TEST_LEVEL)])  # NaN (untestable): resampled
-    return out
+    return {a: _chosen(data, a, attribute_terms(data.frame, a), mode) for a in data.attributes()}
+
+
+def _chosen(data, attribute: str, terms: AttributeTerms, mode) -> tuple:
+    """The blocks of one attribute's ``terms`` resampled under ``mode`` (an option already read)."""
+    if mode is False:
+        return ()
+    if isinstance(mode, dict):
+        return tuple(mode.get(attribute, ()))
+    several = np.flatnonzero(np.bincount(terms.block) >= 2) if terms.n_terms else np.zeros(0, np.int64)
+    if mode is True:
+        return tuple(int(b) for b in several)
+    p = term_test(data, attribute, terms)[several]
+    return tuple(int(b) for b in several[~(p >= TERM_TEST_LEVEL)])  # NaN (untestable): resampled
 
 
 def resampled_groups(data, mode="auto") -> dict:
     """{attribute: the groups whose terms are resampled under ``mode``}
     (what ``run.json`` records as ``terms_resampled``)."""
+    mode = resample_terms_option(mode)
     out = {}
-    chosen = selected_blocks(data, mode)
     for a in data.attributes():
         terms = attribute_terms(data.frame, a)
-        on = np.isin(terms.block, np.asarray(chosen.get(a, ()), dtype=np.int64))
+        on = np.isin(terms.block, np.asarray(_chosen(data, a, terms, mode), dtype=np.int64))
         out[a] = list(dict.fromkeys(terms.group[on].tolist()))
     return out
 
@@ -287,7 +287,6 @@ def draw_term_weights(data, B: int, seed, mode="auto") -> dict:
     is drawn), so two models with the same selection get the same draws."""
     mode = resample_terms_option(mode)
     rng = term_generator(seed)
-    chosen = selected_blocks(data, mode) if mode is not False else {}
     out = {}
     for a in data.attributes():
         terms = attribute_terms(data.frame, a)
@@ -296,7 +295,7 @@ def draw_term_weights(data, B: int, seed, mode="auto") -> dict:
                               "without one (column 'term'); use resample_terms=auto or no")
         T = term_weights(terms.block, B, rng) if mode is not False and terms.several() else None
         if T is not None:
-            keep = np.isin(terms.block, np.asarray(chosen.get(a, ()), dtype=np.int64))
+            keep = np.isin(terms.block, np.asarray(_chosen(data, a, terms, mode), dtype=np.int64))
             if not keep.any():
                 T = None
             else:
