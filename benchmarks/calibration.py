@@ -36,7 +36,11 @@ Recorded: the verdict of the target row; whether the interval the verdict
 was decided on (the signed basis where there is one, else the row's
 ``ci_low``/``ci_high``) covers the true value; on null data, whether ANY row
 is ``material``; the number of ``material`` rows whose true effect is below
-0.5 tau. Level 0 is one data set per (J, seed) shared by all metrics.
+0.5 tau. Level 0 is one data set per (J, seed) shared by all metrics. Every
+other cell draws data sets of its own (:func:`cell_seed`): with one draw
+per seed at every level, a seed's template draws would repeat at each
+level, and the coverage pooled over a metric's levels would count about
+one independent data set per seed instead of one per cell.
 
 Printed per metric x J x level: P(material / small / negligible /
 inconclusive / undefined) of the target row, coverage of its true value
@@ -457,12 +461,22 @@ def judge(df: pd.DataFrame, seed: int, truth: dict | None, targets: dict, *, mul
     return out
 
 
+def cell_seed(metric: str | None, level: float, seed: int) -> int:
+    """The generator and bootstrap seed of data set ``seed`` of a cell: the
+    seed itself for the null data sets (level 0, shared by every metric),
+    else one offset per (metric, level), so cells never share data sets."""
+    if level == 0 or metric is None:
+        return seed
+    return seed + 10_000 * (1 + list(TARGETS).index(metric)) + 1_000 * (1 + LEVELS.index(float(level)))
+
+
 def run_cell(metric: str | None, level: float, J: int, seed: int, *, truth_templates: int = TRUTH_TEMPLATES,
              row_truth_templates: int = ROW_TRUTH_TEMPLATES, metrics=tuple(TARGETS), row_truths: bool = True,
              multiplicity: str | None = None, claims: list | None = None) -> dict:
     """One data set: planted effect ``level`` tau on ``metric``'s target row
     (level 0: no effect; every metric in ``metrics`` is scored), J templates,
-    generator and bootstrap seed ``seed``. ``row_truths=False`` skips the
+    data set ``seed`` of the cell (generator and bootstrap seed
+    :func:`cell_seed`). ``row_truths=False`` skips the
     other rows' truths (``false_material`` is then None): the cheap corners
     need only the cached shifts. ``multiplicity``: the error control
     (default: evaluate's); ``claims``: see :func:`judge`."""
@@ -472,7 +486,9 @@ def run_cell(metric: str | None, level: float, J: int, seed: int, *, truth_templ
         shift, tv = calibrate(metric, level, truth_templates=truth_templates)
         targets = {metric: tv}
     truth = truths(shift, templates=row_truth_templates) if row_truths else None
-    rec = judge(generate(J, seed=seed, shift=shift), seed, truth, targets, multiplicity=multiplicity, claims=claims)
+    data_seed = cell_seed(metric, level, seed)
+    rec = judge(generate(J, seed=data_seed, shift=shift), data_seed, truth, targets, multiplicity=multiplicity,
+                claims=claims)
     rec.update(metric=metric, level=level, J=J, seed=seed, multiplicity=multiplicity or default_multiplicity())
     return rec
 

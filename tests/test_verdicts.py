@@ -608,3 +608,37 @@ def test_a_widened_interval_is_the_hull_and_keeps_an_absolute_value_non_negative
     lo, hi = intervals._widen(2.0, 1.5, 2.5, "log", math.log(2))
     assert (lo, hi) == pytest.approx((1.0, 4.0))
     assert intervals._widen(0.0, 0.0, 0.0, "log", 0.3) is None and intervals._widen(1.0, 1, 1, "diff", math.inf) is None
+
+
+def test_a_ratio_is_tested_by_the_difference_of_the_same_rates():
+    """FPR(a) / FPR(rest) = 1 exactly when FPR(a) = FPR(all): FPR-Ratio and FPED of one group and class
+    test one hypothesis, once, by the difference (which rests on both sides' events). The ratio's own
+    test, on its weaker side's 6 event templates (t with 5 df), gives p = 0.03: not enough for Holm over
+    41 values; the difference's p is far smaller, so the ratio, whose interval excludes 1, is material."""
+    def basis_row(metric, group, cls, events, value=None, lo=None, hi=None):
+        return dict(metric=metric, attribute="gender", **{"class": cls}, group=group, undefined=0.0, templates=150,
+                    event_templates=events, B=200, confidence=0.95, basis_value=value, basis_low=lo, basis_high=hi)
+
+    fillers = [row("AccuracyDiff", "PCM", f"c|d{i}", 0.01, -0.02, 0.04, cls="all") for i in range(40)]
+    ratio = row("FPR-Ratio", "VBCM", "a", 2.0, 1.3, 3.8)
+    other = row("FPR-Ratio", "VBCM", "a", 2.0, 1.3, 3.8, cls="neg")   # no FPED of this class: its own test
+    fped = row("FPED", "BCM", "a", 0.1, 0.07, 0.13)
+    basis = pd.DataFrame([basis_row("FPR-Ratio", "a", "pos", 6), basis_row("FPR-Ratio", "a", "neg", 6),
+                          basis_row("FPED", "a", "pos", 40, 0.1, 0.07, 0.13)])
+    out = add_verdicts(pd.DataFrame([ratio, other, fped] + fillers, columns=COLS), basis=basis, multiplicity="holm")
+    assert out.attrs["intervals"]["family"] == 42   # FPED (with its ratio), the other class's ratio, 40 fillers
+    assert out["verdict"][0] == "material" and out["verdict"][2] == "material"
+    assert out["verdict"][1] == "inconclusive" and "Holm" in out["reason"][1]
+    # the ratio alone keeps its own test
+    alone = add_verdicts(pd.DataFrame([ratio] + fillers, columns=COLS), basis=basis, multiplicity="holm")
+    assert alone.attrs["intervals"]["family"] == 41 and alone["verdict"][0] == "inconclusive"
+    # FNR-Ratio and FNED test FNR; a pair's TPR-Gap and TPR-Diff, F1-Ratio and DisparityScore one rate each
+    from bias_suite.metrics.catalog import get_metric
+    from bias_suite.stats.multiplicity import rate_null
+
+    assert rate_null(get_metric("FNR-Ratio"), "x", "pos", "a") == rate_null(get_metric("FNED"), "x", "pos", "a")
+    assert rate_null(get_metric("FNR-Ratio"), "x", "pos", "a") != rate_null(get_metric("FPED"), "x", "pos", "a")
+    assert rate_null(get_metric("TPR-Gap"), "x", "pos", "b|a") == rate_null(get_metric("TPR-Diff"), "x", "pos", "a|b")
+    assert rate_null(get_metric("F1-Ratio"), "x", "pos", "a|b") == rate_null(get_metric("DisparityScore"), "x", "pos", "b|a")
+    for name in ("PosAEG", "CFGap", "BPSN", "AvgGF"):
+        assert rate_null(get_metric(name), "x", "pos", "a|b" if name == "CFGap" else "a") is None

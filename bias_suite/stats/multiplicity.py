@@ -55,9 +55,10 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from ..exceptions import MetricError
+from ..metrics.scores import SCORES, RateScore
 
 __all__ = ["METHODS", "Control", "control", "control_claims", "is_hypothesis", "hypothesis_key", "unit_of", "simes",
-           "holm", "bh", "guarantee"]
+           "holm", "bh", "guarantee", "rate_null", "test_ratios_by_differences"]
 
 METHODS = ("hierarchical", "holm", "bh")
 WITHIN = ("bh", "holm")
@@ -207,11 +208,65 @@ def hypothesis_key(r, d):
     """Rows that test one hypothesis count once: the same attribute, the
     same groups (a|b and b|a alike), the same distance from b and the same
     p-value (FNED and FNED*, a class and its mirror class, TPR-Gap and
-    FNR-Gap...)."""
+    FNR-Gap...); a ratio tested by a difference
+    (:func:`test_ratios_by_differences`) is that difference's hypothesis."""
+    if d.get("same_as") is not None:
+        return d["same_as"]
     g = r.get("group")
     groups = tuple(sorted(g.split("|"))) if isinstance(g, str) else ()
     size = d.get("effect")
     return (r["attribute"], groups, None if size is None else f"{size:.9g}", f"{d['p']:.9g}")
+
+
+#: rates that are equal exactly when another one is (FNR = 1 - TPR, TNR = 1 - FPR): one null hypothesis
+_SAME_RATE = {"recall": "TPR", "FNR": "TPR", "TNR": "FPR", "identity_FNR": "identity_recall"}
+
+
+def rate_null(spec, attribute, cls, group):
+    """The null hypothesis "the two sides have the same rate" of a group-view
+    row that compares a built-in rate (a ratio of summed counts: TPR, FPR,
+    precision, F1, positive rate, accuracy...) between a group and its
+    background or between two groups, as a hashable key; None for any other
+    row. A group's rate equals the rate of all examples exactly when it
+    equals the rest's (the rate of all is a weighted mean of the two), so a
+    difference to all, a difference to the rest and a ratio to the rest of
+    one rate test one hypothesis, as do a pair's difference and ratio."""
+    sc = getattr(spec, "phi", None)
+    if spec.view != "group" or not isinstance(group, str) or not isinstance(sc, RateScore) \
+            or SCORES.get(sc.name) is not sc or spec.true_class:
+        return None
+    if spec.generalized in ("BCM", "VBCM") and spec.background in ("all", "rest") and "|" not in group:
+        sides = ("group", group)
+    elif spec.generalized == "PCM" and "|" in group:
+        sides = ("pair",) + tuple(sorted(group.split("|")))
+    else:
+        return None
+    return (attribute, str(cls), _SAME_RATE.get(sc.name, sc.name), sides)
+
+
+def test_ratios_by_differences(recs, decided) -> None:
+    """A ratio of two rates and the difference of the same rates test one
+    hypothesis (:func:`rate_null`); test it once, by the difference, in
+    place. A ratio rests on its weaker side (its standard error on the log
+    scale is that of the smaller rate, whose events may come from a few
+    templates), while the difference rests on the events of both; both are
+    valid tests of equal rates, and the difference is chosen beforehand,
+    never the smaller p-value of the two. The ratio's verdict still reads
+    its own interval (whether it excludes 1 and reaches past the band); its
+    p-value, degrees of freedom and hypothesis become the difference's, so
+    the error control counts them once. A ratio whose run has no such
+    difference keeps its own test. Decisions are the ``d`` dicts of
+    :func:`control_claims`, which carry ``null`` (:func:`rate_null`) and
+    ``ratio`` (whether the row is a ratio)."""
+    twins = {}
+    for r, d in zip(recs, decided):
+        if is_hypothesis(d) and d.get("null") is not None and not d.get("ratio"):
+            twins.setdefault(d["null"], (r, d))
+    for r, d in zip(recs, decided):
+        if not (is_hypothesis(d) and d.get("ratio") and d.get("null") in twins):
+            continue
+        tr, td = twins[d["null"]]
+        d.update(p=td["p"], df=td.get("df"), same_as=hypothesis_key(tr, td), tested_by=tr["metric"])
 
 
 def unit_of(r, d):
