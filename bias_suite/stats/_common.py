@@ -80,14 +80,19 @@ def group_order(groups: pd.Series | np.ndarray) -> list:
     return list(pd.unique(pd.Series(groups)))
 
 
+_BLAS = []  # the threadpool controller, made once: finding the loaded libraries costs about 2 ms a time
+
+
 def single_threaded_blas():
     """The bootstrap's matrix products are skinny (a chunk of resamples times
     thousands of items); a multi-threaded BLAS gains nothing on them and can
     be orders of magnitude slower on a busy machine, so use one thread."""
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
         import contextlib
 
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")

@@ -30,6 +30,8 @@ together; a ratio or an AUC on those of its weaker side.
 """
 from __future__ import annotations
 
+import statistics
+
 import numpy as np
 
 from ..metrics.comparisons import get_comparison
@@ -232,11 +234,21 @@ def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence:
         return {}
     if spec.generalized not in ("PCM", "BCM", "VBCM"):
         return {}
-    from scipy.stats import norm
+    background = "rest" if spec.background not in ("all", "S") else "all"
+    # metrics that compare one rate the same way share their margins (FNED and FNED*, TPR-Gap and TPR-Diff)
+    cache = ad.__dict__.setdefault("_sparse_margins", {})
+    key = (score.name, scale, spec.generalized == "PCM", background, bool(spec.per_class), float(confidence),
+           id(tpl), J)
+    if key not in cache:
+        cache[key] = _margins(score, scale, spec.generalized == "PCM", background, bool(spec.per_class), ad, tpl,
+                              J, confidence)
+    return cache[key]
 
-    z = float(norm.ppf(0.5 + confidence / 2))
+
+def _margins(score, scale, pcm, background, per_class, ad, tpl, J, confidence) -> dict:
+    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
     groups = list(ad.groups)
-    if spec.generalized == "PCM":
+    if pcm:
         pairs = ad.pairs()
         a = np.array([x for x, _ in pairs], dtype=np.int64)
         b = np.array([y for _, y in pairs], dtype=np.int64)
@@ -244,11 +256,10 @@ def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence:
     else:
         a = b = np.arange(ad.k)
         labels = groups
-    background = "rest" if spec.background not in ("all", "S") else "all"
     out = {}
-    for c, name in (list(enumerate(ad.classes)) if spec.per_class else [(0, "all")]):
+    for c, name in (list(enumerate(ad.classes)) if per_class else [(0, "all")]):
         t = _rate_tables(ad, score, c, tpl, J)
-        if spec.generalized == "PCM":
+        if pcm:
             (p1, n1, r1), (p2, n2, r2) = (t["p"][a], t["n"][a], t["R"][:, a]), (t["p"][b], t["n"][b], t["R"][:, b])
         else:
             (p1, n1, r1), (p2, n2, r2) = (t["p"], t["n"], t["R"]), (t[background])
