@@ -642,3 +642,29 @@ def test_a_ratio_is_tested_by_the_difference_of_the_same_rates():
     assert rate_null(get_metric("F1-Ratio"), "x", "pos", "a|b") == rate_null(get_metric("DisparityScore"), "x", "pos", "b|a")
     for name in ("PosAEG", "CFGap", "BPSN", "AvgGF"):
         assert rate_null(get_metric(name), "x", "pos", "a|b" if name == "CFGap" else "a") is None
+
+
+def test_a_rate_that_is_not_a_proportion_gets_no_score_interval():
+    """A tagger's positive rate counts predicted spans per sentence and can pass 1: a Wilson interval
+    means nothing there, so its rows get no score-interval margin (and no warning), while the same
+    data with at most one span per sentence does."""
+    import types
+    import warnings
+
+    from bias_suite.metrics.catalog import get_metric
+    from bias_suite.stats.evidence import sparse_margins
+
+    def attribute_data(pp):
+        g = np.tile([0, 1], 6)
+        counts = {"pp": np.asarray(pp, float), "n": np.ones(12)}
+        return types.SimpleNamespace(groups=["a", "b"], classes=["PER"], k=2, g=g,
+                                     pairs=lambda: [(0, 1)], class_counts=lambda c: counts)
+
+    tpl = np.repeat(np.arange(6), 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spans = sparse_margins(get_metric("ParityGap"), attribute_data([2, 1, 1, 0, 2, 2, 1, 1, 0, 0, 1, 2]), tpl, 6)
+        once = sparse_margins(get_metric("ParityGap"), attribute_data([1, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1]), tpl, 6)
+    assert spans == {}
+    scale, sides, discord, k = once[("PER", "a|b")]
+    assert scale == "abs" and k == 2 and sides > 0 and discord > 0

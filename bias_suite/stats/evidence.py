@@ -267,10 +267,14 @@ def _margins(score, scale, pcm, background, per_class, ad, tpl, J, confidence) -
         n = both.sum(axis=0)
         disc = (both & (np.abs(np.where(both, r1 - r2, 0.0)) > 1e-12)).sum(axis=0)
         ok = np.isfinite(p1) & np.isfinite(p2) & (n1 >= 1) & (n2 >= 1)
+        # a rate that is not a proportion (a tagger's positive rate counts spans per sentence, and can pass 1)
+        # has no score interval: its rows are left out
+        ok &= _proportion(p1) & _proportion(p2) & _proportion(r1).all(axis=0) & _proportion(r2).all(axis=0)
+        p1, p2 = np.clip(np.where(ok, p1, 0.0), 0.0, 1.0), np.clip(np.where(ok, p2, 0.0), 0.0, 1.0)
         nn = np.maximum(n, 1)
         discord = np.where(n > 0, wilson_margins(disc / nn, nn, z)[1], 0.0)
-        lo1, hi1 = wilson_margins(np.where(ok, p1, 0.0), np.maximum(n1, 1), z)
-        lo2, hi2 = wilson_margins(np.where(ok, p2, 0.0), np.maximum(n2, 1), z)
+        lo1, hi1 = wilson_margins(p1, np.maximum(n1, 1), z)
+        lo2, hi2 = wilson_margins(p2, np.maximum(n2, 1), z)
         if scale != "log":
             sides = np.maximum(np.hypot(lo1, hi2), np.hypot(hi1, lo2))
         else:
@@ -283,6 +287,12 @@ def _margins(score, scale, pcm, background, per_class, ad, tpl, J, confidence) -
         for i in np.flatnonzero(ok):
             out[(name, labels[i])] = (scale, float(sides[i]), float(discord[i]), int(disc[i]))
     return out
+
+
+def _proportion(x) -> np.ndarray:
+    """Where ``x`` is a proportion up to round-off, or undefined (NaN)."""
+    x = np.asarray(x, float)
+    return ~np.isfinite(x) | ((x >= -1e-9) & (x <= 1 + 1e-9))
 
 
 def _rate_tables(ad: AttributeData, score, c, tpl, J) -> dict:
