@@ -57,6 +57,11 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         notes[pos[n]] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
     bq = [basis_q.get(rkeys[p]) if good[n] else None for n, p in enumerate(pos)]
     vals = out["value"].to_numpy(dtype=float)
+    _hold_values(pos[good], vals, lows, highs, notes)
+    for n in np.flatnonzero(good):  # the signed basis holds its observed value too
+        if bq[n] is not None and np.isfinite(ex[n].get("basis_obs", np.nan)):
+            v = float(ex[n]["basis_obs"])
+            bq[n] = (min(bq[n][0], v), max(bq[n][1], v))
     for n in np.flatnonzero(good):  # rates on few templates: never narrower than a score interval on templates
         e, p = ex[n], pos[n]
         sparse = e.get("sparse")
@@ -105,6 +110,23 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     out["ci_low"], out["ci_high"], out["note"] = lows, highs, notes
     out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
     return out, basis
+
+
+def _hold_values(rows, vals, lows, highs, notes) -> None:
+    """Extend the intervals of ``rows`` (in place) to hold their values. A
+    percentile interval can lie wholly on one side of its value: resampling
+    adds noise to a distance (the W1 of AvgGF and AvgIF), so every resample's
+    distance may exceed the observed one. An interval that does not hold
+    its own value would let a value below the threshold be called at least
+    the threshold (the whole interval above it); the note says so."""
+    v, lo, hi = vals[rows], lows[rows], highs[rows]
+    ok = np.isfinite(v) & np.isfinite(lo) & np.isfinite(hi)
+    below, above = ok & (v < lo), ok & (v > hi)
+    lows[rows[below]], highs[rows[above]] = v[below], v[above]
+    for r, side in [(r, "above") for r in rows[below]] + [(r, "below") for r in rows[above]]:
+        msg = f"interval extended to its value (the percentile interval lay {side} it)"
+        old = notes[r]
+        notes[r] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
 
 
 def _widen(value: float, low: float, high: float, scale: str, margin: float):
