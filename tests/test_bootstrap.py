@@ -335,3 +335,18 @@ def test_every_interval_holds_its_value():
     out = bootstrap(data, metric_values(data), B=200, seed=0)
     b = out.basis.dropna(subset=["basis_low"])
     assert len(b) and ((b["basis_low"] <= b["basis_value"]) & (b["basis_value"] <= b["basis_high"])).all()
+
+
+def test_a_signed_basis_is_extended_to_its_value_with_a_note():
+    """Replicates of the signed difference all in [0.01, 0.05] while the data give -0.02: the basis
+    the verdict reads is extended to -0.02 and the row's note says so."""
+    from bias_suite.stats.bootstrap.intervals import fill
+
+    res = pd.DataFrame([dict(metric="FNED", family="BCM", view="group", attribute="x", **{"class": "pos"}, group="a",
+                             value=0.02, ci_low=None, ci_high=None, n=100, note=None)])
+    signed = np.random.default_rng(0).uniform(0.01, 0.05, 200)
+    key = ("x", "FNED", "pos", "a")
+    extra = {key: {"templates": 50, "basis": "FNR(group) - FNR(all)", "basis_reps": signed, "basis_obs": -0.02}}
+    out, basis = fill(res, [key], np.abs(signed)[None, :], extra, 0.95, 200)
+    assert basis["basis_low"][0] == -0.02 and basis["basis_high"][0] == pytest.approx(np.quantile(signed, 0.975), abs=1e-3)
+    assert "signed interval extended to its value (the percentile interval lay above it)" in out["note"][0]

@@ -629,6 +629,11 @@ def test_a_ratio_is_tested_by_the_difference_of_the_same_rates():
     assert out.attrs["intervals"]["family"] == 42   # FPED (with its ratio), the other class's ratio, 40 fillers
     assert out["verdict"][0] == "material" and out["verdict"][2] == "material"
     assert out["verdict"][1] == "inconclusive" and "Holm" in out["reason"][1]
+    assert "tested by" not in out["reason"][1]
+    # a weak difference: the ratio is demoted with it, and says which test it had
+    weak = pd.DataFrame([basis_row("FPR-Ratio", "a", "pos", 6), basis_row("FPED", "a", "pos", 40, 0.1, 0.01, 0.19)])
+    out = add_verdicts(pd.DataFrame([ratio, fped] + fillers, columns=COLS), basis=weak, multiplicity="holm")
+    assert out["verdict"][0] == "inconclusive" and "(tested by FPED, the difference of the same rates)" in out["reason"][0]
     # the ratio alone keeps its own test
     alone = add_verdicts(pd.DataFrame([ratio] + fillers, columns=COLS), basis=basis, multiplicity="holm")
     assert alone.attrs["intervals"]["family"] == 41 and alone["verdict"][0] == "inconclusive"
@@ -642,6 +647,14 @@ def test_a_ratio_is_tested_by_the_difference_of_the_same_rates():
     assert rate_null(get_metric("F1-Ratio"), "x", "pos", "a|b") == rate_null(get_metric("DisparityScore"), "x", "pos", "b|a")
     for name in ("PosAEG", "CFGap", "BPSN", "AvgGF"):
         assert rate_null(get_metric(name), "x", "pos", "a|b" if name == "CFGap" else "a") is None
+    # a user's metric on a built-in rate says something else unless it compares by a difference or ratio
+    from bias_suite.metrics.catalog import MetricSpec
+
+    own = MetricSpec("FPR-Own", "VBCM", "group", "FPR", "value", background="rest")
+    odds = MetricSpec("FPR-Odds", "VBCM", "group", "FPR", lambda bg, g: (g / (1 - g)) / (bg / (1 - bg)), background="rest")
+    gap = MetricSpec("FPR-Gap-Rest", "VBCM", "group", "FPR", "diff", background="rest")
+    assert rate_null(own, "x", "pos", "a") is None and rate_null(odds, "x", "pos", "a") is None
+    assert rate_null(gap, "x", "pos", "a") == rate_null(get_metric("FPR-Ratio"), "x", "pos", "a")
 
 
 def test_a_rate_that_is_not_a_proportion_gets_no_score_interval():

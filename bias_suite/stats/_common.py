@@ -87,12 +87,19 @@ def single_threaded_blas():
     """The bootstrap's matrix products are skinny (a chunk of resamples times
     thousands of items); a multi-threaded BLAS gains nothing on them and can
     be orders of magnitude slower on a busy machine, so use one thread."""
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # threadpoolctl before 3.0 (scikit-learn 1.3 accepts 2.x), or none at all
+            _BLAS.append(None)
+        else:
+            _BLAS.append(ThreadpoolController())
+    if _BLAS[0] is not None:
+        return _BLAS[0].limit(limits=1, user_api="blas")
     try:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover (threadpoolctl comes with scikit-learn)
         import contextlib
 
         return contextlib.nullcontext()
-    if not _BLAS:
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
+    return threadpool_limits(limits=1, user_api="blas")

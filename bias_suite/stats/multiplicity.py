@@ -55,6 +55,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from ..exceptions import MetricError
+from ..metrics.comparisons import COMPARISONS
 from ..metrics.scores import SCORES, RateScore
 
 __all__ = ["METHODS", "Control", "control", "control_claims", "is_hypothesis", "hypothesis_key", "unit_of", "simes",
@@ -220,6 +221,8 @@ def hypothesis_key(r, d):
 
 #: rates that are equal exactly when another one is (FNR = 1 - TPR, TNR = 1 - FPR): one null hypothesis
 _SAME_RATE = {"recall": "TPR", "FNR": "TPR", "TNR": "FPR", "identity_FNR": "identity_recall"}
+#: the built-in comparisons whose no-bias value is "the two rates are equal"
+_SAME_NULL = ("abs", "diff", "ratio", "ratio_to_background")
 
 
 def rate_null(spec, attribute, cls, group):
@@ -231,10 +234,11 @@ def rate_null(spec, attribute, cls, group):
     equals the rest's (the rate of all is a weighted mean of the two), so a
     difference to all, a difference to the rest and a ratio to the rest of
     one rate test one hypothesis, as do a pair's difference and ratio."""
-    sc = getattr(spec, "phi", None)
+    sc, d = getattr(spec, "phi", None), getattr(spec, "d", None)
     if spec.view != "group" or not isinstance(group, str) or not isinstance(sc, RateScore) \
-            or SCORES.get(sc.name) is not sc or spec.true_class:
-        return None
+            or SCORES.get(sc.name) is not sc or spec.true_class \
+            or getattr(d, "name", None) not in _SAME_NULL or COMPARISONS.get(d.name) is not d:
+        return None  # (a user's comparison, or "value", says something else about the rates)
     if spec.generalized in ("BCM", "VBCM") and spec.background in ("all", "rest") and "|" not in group:
         sides = ("group", group)
     elif spec.generalized == "PCM" and "|" in group:
@@ -266,7 +270,7 @@ def test_ratios_by_differences(recs, decided) -> None:
         if not (is_hypothesis(d) and d.get("ratio") and d.get("null") in twins):
             continue
         tr, td = twins[d["null"]]
-        d.update(p=td["p"], df=td.get("df"), same_as=hypothesis_key(tr, td), tested_by=tr["metric"])
+        d.update(p=td["p"], df=td.get("df"), t=td.get("t"), same_as=hypothesis_key(tr, td), tested_by=tr["metric"])
 
 
 def unit_of(r, d):
@@ -333,6 +337,8 @@ def control_claims(recs, decided, *, alpha: float, method: str) -> dict:
         else:
             adj = f"{'q' if method == 'bh' else 'Holm-adjusted p'} = {d['q']:.2g}, {m} values"
             why = f"{what} {alpha:.0%} ({adj})"
+        if d.get("tested_by"):
+            why += f" (tested by {d['tested_by']}, the difference of the same rates)"
         if d.get("test"):
             d.update(verdict="inconclusive",
                      reason=d["demoted"]["reason"] + (f" (not significant {why})" if method != "hierarchical"

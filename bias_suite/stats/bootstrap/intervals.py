@@ -60,8 +60,14 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     _hold_values(pos[good], vals, lows, highs, notes)
     for n in np.flatnonzero(good):  # the signed basis holds its observed value too
         if bq[n] is not None and np.isfinite(ex[n].get("basis_obs", np.nan)):
-            v = float(ex[n]["basis_obs"])
-            bq[n] = (min(bq[n][0], v), max(bq[n][1], v))
+            v, (lo_, hi_) = float(ex[n]["basis_obs"]), bq[n]
+            if lo_ <= v <= hi_:
+                continue
+            bq[n] = (min(lo_, v), max(hi_, v))
+            msg = (f"signed interval extended to its value (the percentile interval lay "
+                   f"{'above' if v < lo_ else 'below'} it)")
+            old = notes[pos[n]]
+            notes[pos[n]] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
     for n in np.flatnonzero(good):  # rates on few templates: never narrower than a score interval on templates
         e, p = ex[n], pos[n]
         sparse = e.get("sparse")
