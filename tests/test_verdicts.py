@@ -115,7 +115,9 @@ def test_add_verdicts_on_a_results_table():
              confidence=0.95, basis="FNR(group) - FNR(all)", basis_value=-0.02, basis_low=-0.04, basis_high=0.01),
     ])
     out = add_verdicts(pd.DataFrame(rows, columns=COLS), basis=basis)
-    assert list(out.columns) == COLS + ["verdict", "threshold", "baseline", "effect", "reason"]
+    assert list(out.columns) == COLS + ["verdict", "threshold", "baseline", "effect", "reason", "p", "q"]
+    # p and q: the row's hypothesis and its adjusted value (claimed when q <= 5%); null without a claim to make
+    assert out["p"][0] < out["q"][0] <= 0.05 and np.isnan(out["p"][2]) and np.isnan(out["q"][8])
     v = out["verdict"].tolist()
     assert v[0] == "material" and "FNR higher for 'female' than all examples" in out["reason"][0]
     assert v[1] == "negligible"
@@ -358,6 +360,15 @@ def test_calibration_eight_groups_planted_effect():
     cf = mat[(mat["view"] == "counterfactual") & mat["group"].notna()]
     assert len(cf) and cf["group"].str.contains("g0").all()   # only pairs with the shifted group
     assert (evaluate(_eight_groups(0.01), metrics=CAL_METRICS)["verdict"] == "material").sum() == 0
+    # every claim passed the error control (q <= 5%); a row whose interval excludes b but whose q does not
+    # pass is demoted, and says so
+    claims = res[res["verdict"].isin(["material", "small"])]
+    sums = claims["group"].isna() & (claims["family"] != "significance")   # decided by their parts: no p
+    assert sums.any() and claims.loc[sums, "q"].isna().all()
+    claims = claims[~sums]
+    assert len(claims) and (claims["q"] <= 0.05).all() and (claims["p"] <= claims["q"]).all()
+    failed = res[res["q"] > 0.05]
+    assert not failed["verdict"].isin(["material", "small"]).any()
 
 
 def test_holm_reads_the_half_of_the_interval_that_faces_b():

@@ -33,7 +33,8 @@ from . import atomic_path, atomic_write_text, check_folder, ensure_folder, file_
 from .tables import write_jsonl
 
 RESULT_COLUMNS = ["metric", "family", "view", "attribute", "class", "group", "value", "ci_low", "ci_high", "n", "note"]
-OPTIONAL_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason", "source", "consistency"]  # the verdict stage, after `note`
+OPTIONAL_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason", "source", "consistency",
+                    "p", "q"]  # the verdict stage, after `note`
 
 RESULTS_JSONL = "results.jsonl"
 RESULTS_CSV = "results.csv"

@@ -74,10 +74,10 @@ from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
 from .evidence import MIN_EVENT_TEMPLATES
-from .multiplicity import METHODS, control_claims, guarantee, rate_null, test_ratios_by_differences
+from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, test_ratios_by_differences
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
-__all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS",
+__all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
            "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
 
 DEFAULT_TOLERANCE = 0.05
@@ -108,6 +108,9 @@ VERDICTS = ("material", "small", "negligible", "inconclusive", "undefined")
 #: may still be material (inconclusive) outweighs a real but small one
 _WORST = {"material": 3, "inconclusive": 2, "small": 1, "negligible": 0}
 VERDICT_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason"]
+#: after the verdict columns (and ``source``, ``consistency``): the p-value of a row's hypothesis and its
+#: adjusted value in the run's error control
+EVIDENCE_COLUMNS = ["p", "q"]
 
 
 @functools.lru_cache(maxsize=16)
@@ -521,15 +524,22 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
     for r, d in zip(recs, decided):
         if d is None:
             continue
+        # the p-value of the row's hypothesis and its adjusted value in the run's error control
+        # (claimed when q <= alpha); null for rows that make no claim
+        hyp = is_hypothesis(d)
+        r["p"], r["q"] = (float(d["p"]), float(d["q"])) if hyp and d.get("q") is not None else (None, None)
         r["verdict"] = d["verdict"]
         r["threshold"] = d.get("threshold")
         r["baseline"] = d.get("baseline")
         r["effect"] = None if d.get("effect") is None or not np.isfinite(d["effect"]) else float(d["effect"])
         r["reason"] = d.get("reason")
+    for c in EVIDENCE_COLUMNS:
+        if c not in out.columns:
+            out[c] = None
     new = pd.DataFrame(recs, columns=out.columns, index=out.index)
-    for c in VERDICT_COLUMNS:
+    for c in VERDICT_COLUMNS + EVIDENCE_COLUMNS:
         out[c] = new[c].astype(object).where(new[c].notna(), None)
-    for c in ("threshold", "baseline", "effect"):
+    for c in ("threshold", "baseline", "effect") + tuple(EVIDENCE_COLUMNS):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     alpha = 1.0 - confidence
     out.attrs["intervals"] = {
