@@ -184,8 +184,9 @@ def test_fast_path_equals_predicting_again(toy_suite, tmp_path):
     model_dir = make_tiny_classifier(tmp_path / "tiny")
     res = run([toy_suite], model_dir, device="cpu", progress=False)
     inv = res.results[res.results["family"] == "invariance"].reset_index(drop=True)
-    inv = inv.drop(columns=[c for c in ("verdict", "threshold", "baseline", "effect", "reason", "source", "consistency")
-                            if c in inv.columns])  # run() adds verdicts
+    from bias_suite.io.results import OPTIONAL_COLUMNS
+
+    inv = inv.drop(columns=[c for c in OPTIONAL_COLUMNS if c in inv.columns])  # run() adds verdicts
     assert len(inv) == 4  # attribute + 3 pairs
     from bias_suite.models import HFClassifier
 
