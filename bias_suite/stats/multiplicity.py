@@ -59,7 +59,7 @@ from ..metrics.comparisons import COMPARISONS
 from ..metrics.scores import SCORES, RateScore
 
 __all__ = ["METHODS", "Control", "control", "control_claims", "is_hypothesis", "hypothesis_key", "unit_of", "simes",
-           "holm", "bh", "guarantee", "rate_null", "test_ratios_by_differences"]
+           "holm", "bh", "guarantee", "rate_null", "ratios_tested_by_differences"]
 
 METHODS = ("hierarchical", "holm", "bh")
 WITHIN = ("bh", "holm")
@@ -210,7 +210,7 @@ def hypothesis_key(r, d):
     same groups (a|b and b|a alike), the same distance from b and the same
     p-value (FNED and FNED*, a class and its mirror class, TPR-Gap and
     FNR-Gap...); a ratio tested by a difference
-    (:func:`test_ratios_by_differences`) is that difference's hypothesis."""
+    (:func:`ratios_tested_by_differences`) is that difference's hypothesis."""
     if d.get("same_as") is not None:
         return d["same_as"]
     g = r.get("group")
@@ -248,7 +248,7 @@ def rate_null(spec, attribute, cls, group):
     return (attribute, str(cls), _SAME_RATE.get(sc.name, sc.name), sides)
 
 
-def test_ratios_by_differences(recs, decided) -> None:
+def ratios_tested_by_differences(recs, decided) -> None:
     """A ratio of two rates and the difference of the same rates test one
     hypothesis (:func:`rate_null`); test it once, by the difference, in
     place. A ratio rests on its weaker side (its standard error on the log

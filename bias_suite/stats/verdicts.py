@@ -74,7 +74,7 @@ from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
 from .evidence import MIN_EVENT_TEMPLATES
-from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, test_ratios_by_differences
+from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, ratios_tested_by_differences
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
 __all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
@@ -493,7 +493,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
             continue
         decided.append(_row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, group_orders,
                                     min_n, min_templates))
-    test_ratios_by_differences(recs, decided)  # a ratio and a difference of the same rates: one hypothesis
+    ratios_tested_by_differences(recs, decided)  # a ratio and a difference of the same rates: one hypothesis
     sizes = control_claims(recs, decided, alpha=1.0 - confidence, method=multiplicity)
     by_key = {}
     for r, d in zip(recs, decided):
