@@ -349,17 +349,14 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
     for a, part, vals in zip(attrs, parts, every):
         W = part.weights
         J, Jc = int(W.shape[1]), len(cfs[a].templates) if a in cfs else 0
-        events, margins = _events(data, a, cfs[a], part.codes, J, specs, group_order_override, weighting, confidence)
+        evidence = _events(data, a, cfs[a], part.codes, J, specs, group_order_override, weighting, confidence)
         for key, v in vals.items():
             if key[1] in twins:
                 continue
             keys.append(key)
             rows_out.append(v)
-            extra[key] = {"templates": Jc if key[1] in cf_names else J, "terms_resampled": part.term_weights is not None}
-            if (key[1], key[2], key[3]) in events:
-                extra[key]["event_templates"] = events[(key[1], key[2], key[3])]
-            if (key[1], key[2], key[3]) in margins:
-                extra[key]["sparse"] = margins[(key[1], key[2], key[3])]
+            extra[key] = {"templates": Jc if key[1] in cf_names else J, "terms_resampled": part.term_weights is not None,
+                          **evidence.get(key[1:], {})}
         for key, v in vals.items():  # the signed basis of the metric each twin shadows
             if key[1] not in twins or key[3] is None or key not in observed:
                 continue
@@ -388,14 +385,13 @@ def _basis_replicates(keys, extra, B: int) -> np.ndarray:
     return out
 
 
-def _events(data, attribute, cf, codes, J, specs, group_order_override, weighting, confidence=0.95):
-    """({(metric, class, group): templates with events}, {(metric, class,
-    group): (scale, margin) of the interval that cannot collapse}) of one
-    attribute (:mod:`bias_suite.stats.evidence`)."""
+def _events(data, attribute, cf, codes, J, specs, group_order_override, weighting, confidence=0.95) -> dict:
+    """:func:`_row_evidence` of every metric of one attribute, for the
+    resampling path (which has no prepared attribute data)."""
     groups = group_order(data.frame, attribute, group_order_override)
     tpl = np.asarray(codes, dtype=np.int64)
     inputs: dict = {}  # the engine's input for each kind of metric, built when first needed
-    out, margins = {}, {}
+    out: dict = {}
     for s in specs:
         probabilities, _, _ = metric_input_kind(data, s)
         if probabilities is None:  # not computed on this data: nothing to count
@@ -403,11 +399,18 @@ def _events(data, attribute, cf, codes, J, specs, group_order_override, weightin
         if probabilities not in inputs:
             inputs[probabilities] = attribute_data(data, attribute, cf, groups, probabilities=probabilities,
                                                    weighting=weighting)
-        for (c, g), n in event_templates(s, inputs[probabilities], tpl, J).items():
-            out[(s.name, c, g)] = n
-        for (c, g), m in sparse_margins(s, inputs[probabilities], tpl, J, confidence).items():
-            margins[(s.name, c, g)] = m
-    return out, margins
+        _row_evidence(s, inputs[probabilities], tpl, J, confidence, out)
+    return out
+
+
+def _row_evidence(spec, ad, tpl, J, confidence, into: dict) -> None:
+    """Add to ``into`` {(metric, class, group): {"event_templates": templates
+    with events, "sparse": the score-interval margins}} of one metric
+    (:mod:`bias_suite.stats.evidence`)."""
+    for (c, g), n in event_templates(spec, ad, tpl, J).items():
+        into.setdefault((spec.name, c, g), {})["event_templates"] = n
+    for (c, g), m in sparse_margins(spec, ad, tpl, J, confidence).items():
+        into.setdefault((spec.name, c, g), {})["sparse"] = m
 
 
 def _signed_twins(specs) -> dict:
@@ -575,22 +578,16 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             v, bs = generic_attribute(prep, slow, W, T)
             vals.update(v)
             basis.update(bs)
-        events, margins = {}, {}
+        evidence: dict = {}
         for s in specs:
-            for (c, g), n in event_templates(s, prep.ad, prep.tpl, prep.J).items():
-                events[(s.name, c, g)] = n
-            for (c, g), m in sparse_margins(s, prep.ad, prep.tpl, prep.J, confidence).items():
-                margins[(s.name, c, g)] = m
+            _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence)
         cf_names = {s.name for s in specs if s.view == "counterfactual"}
         for (m, c, g), v in vals.items():
             key = (a, m, c, g)
             keys.append(key)
             rows.append(v)
-            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J), "terms_resampled": T is not None}
-            if (m, c, g) in events:
-                e["event_templates"] = events[(m, c, g)]
-            if (m, c, g) in margins:
-                e["sparse"] = margins[(m, c, g)]
+            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J), "terms_resampled": T is not None,
+                 **evidence.get((m, c, g), {})}
             if (m, c, g) in basis:
                 e.update(basis[(m, c, g)])
             extra[key] = e

@@ -125,16 +125,17 @@ def generic_attribute(prep: Prepared, specs, W, T=None) -> tuple[dict, dict]:
                     out[key] = np.full(B, np.nan)
                 if r["value"] is not None:
                     out[key][b] = r["value"]
+    # the observed data are one more resample (every weight 1) for the AEG basis's observed value
+    Wx = np.vstack([W, np.ones((1, W.shape[1]), dtype=W.dtype)])
+    Tx = None if T is None else np.vstack([T, np.ones((1, T.shape[1]), dtype=T.dtype)])
     for spec in specs:  # AEG: the pairs between copies of one template are left out, as in the closed form
         if spec.view != "group" or get_comparison(spec.comparison).name != "AEG":
             continue
+        observed = {(r["class"], r["group"]): r["value"] for r in metric_rows(spec, prep.ad)}
         for c, cls in (list(enumerate(prep.ad.classes)) if spec.per_class else [(0, "all")]):
             vals = {g: v for (m, cc, g), v in out.items() if m == spec.name and cc == cls}
-            observed = {r["group"]: r["value"] for r in metric_rows(spec, prep.ad) if r["class"] == cls}
-            # the observed data are one more resample (every weight 1) for the basis's observed value
-            ext = {g: np.append(v, np.nan if observed.get(g) is None else observed[g]) for g, v in vals.items()}
-            Wx = np.vstack([W, np.ones((1, W.shape[1]), dtype=W.dtype)])
-            Tx = None if T is None else np.vstack([T, np.ones((1, T.shape[1]), dtype=T.dtype)])
+            ext = {g: np.append(v, np.nan if observed.get((cls, g)) is None else observed[(cls, g)])
+                   for g, v in vals.items()}
             across = aeg_without_copy_pairs(prep, spec, c, Wx, ext, Tx, across=True)
             for g, v in aeg_without_copy_pairs(prep, spec, c, W, vals, T).items():
                 out[(spec.name, cls, g)] = v

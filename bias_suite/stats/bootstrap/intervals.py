@@ -53,8 +53,7 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             msg = f"bootstrap: undefined in {fu[n]:.0%} of {B} template resamples; no interval"
         else:
             msg = f"bootstrap: undefined in {fu[n]:.0%} of {B} template resamples (dropped from the interval)"
-        old = notes[pos[n]]
-        notes[pos[n]] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
+        _add_note(notes, pos[n], msg)
     bq = [basis_q.get(rkeys[p]) if good[n] else None for n, p in enumerate(pos)]
     vals = out["value"].to_numpy(dtype=float)
     _hold_values(pos[good], vals, lows, highs, notes)
@@ -66,8 +65,7 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             bq[n] = (min(lo_, v), max(hi_, v))
             msg = (f"signed interval extended to its value (the percentile interval lay "
                    f"{'above' if v < lo_ else 'below'} it)")
-            old = notes[pos[n]]
-            notes[pos[n]] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
+            _add_note(notes, pos[n], msg)
     for n in np.flatnonzero(good):  # rates on few templates: never narrower than a score interval on templates
         e, p = ex[n], pos[n]
         sparse = e.get("sparse")
@@ -99,8 +97,7 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         why = (f"events in {ev} template{'s' if ev != 1 else ''}" if few_events else
                f"the sides differ in {disc} template{'s' if disc != 1 else ''}")
         msg = f"interval widened to a score interval on templates ({why})"
-        old = notes[p]
-        notes[p] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
+        _add_note(notes, p, msg)
     basis = pd.DataFrame({
         "metric": [rkeys[p][1] for p in pos], "attribute": [rkeys[p][0] for p in pos],
         "class": [rkeys[p][2] for p in pos], "group": [rkeys[p][3] for p in pos],
@@ -118,6 +115,12 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     return out, basis
 
 
+def _add_note(notes, i: int, msg: str) -> None:
+    """Append ``msg`` to the note of row ``i`` (in place), after any note it has."""
+    old = notes[i]
+    notes[i] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
+
+
 def _hold_values(rows, vals, lows, highs, notes) -> None:
     """Extend the intervals of ``rows`` (in place) to hold their values. A
     percentile interval can lie wholly on one side of its value: resampling
@@ -130,9 +133,7 @@ def _hold_values(rows, vals, lows, highs, notes) -> None:
     below, above = ok & (v < lo), ok & (v > hi)
     lows[rows[below]], highs[rows[above]] = v[below], v[above]
     for r, side in [(r, "above") for r in rows[below]] + [(r, "below") for r in rows[above]]:
-        msg = f"interval extended to its value (the percentile interval lay {side} it)"
-        old = notes[r]
-        notes[r] = msg if old is None or (isinstance(old, float) and np.isnan(old)) else f"{old}; {msg}"
+        _add_note(notes, r, f"interval extended to its value (the percentile interval lay {side} it)")
 
 
 def _widen(value: float, low: float, high: float, scale: str, margin: float):
