@@ -46,8 +46,11 @@ Printed per metric x J x level: P(material / small / negligible /
 inconclusive / undefined) of the target row, coverage of its true value
 (among data sets where it has an interval; the goals pool a metric's levels
 per J), and the share of data sets with a ``material`` row whose true effect
-is below 0.5 tau ("false mat."); per J the share of null data sets with any
-``material`` row. Then PASS/FAIL against the goals of issue 27: P(material)
+is below 0.5 tau ("false mat."), and the share of data sets with a
+``material`` row about the planted group (alone or in a pair) on the class
+its shift targets ("found": the finding a reader acts on, whichever metric
+shows it; at level 0 a false finding); per J the share of null data sets
+with any ``material`` row. Then PASS/FAIL against the goals of issue 27: P(material)
 <= 5% at 0 and 0.5 tau; P(material) >= 90% at 3 tau with 150 templates; null
 data sets with any ``material`` row <= 5%; coverage 93-97% at 150 templates
 and >= 90% at 30 (pooled over a metric's levels; ``n/a`` under 40 data
@@ -127,7 +130,7 @@ EVALUATE_OPTIONS: dict = {}
 # --------------------------------------------------------------------------
 # generator
 # --------------------------------------------------------------------------
-def _arrays(J: int, seed: int, planted_group: str | None, shift: float):
+def generate_arrays(J: int, seed: int, planted_group: str | None, shift: float):
     """(frame without probs, probs n x 3) for J templates x 18 terms."""
     rng = np.random.default_rng(seed)
     terms = [(g, f"{g}_t{k}") for g in GROUPS for k in range(TERMS_PER_GROUP)]
@@ -159,7 +162,7 @@ def _arrays(J: int, seed: int, planted_group: str | None, shift: float):
 def generate(J: int, seed: int = 0, planted_group: str | None = PLANTED, shift: float = 0.0) -> pd.DataFrame:
     """Scored examples (docs/formats.md, ``probs`` as dicts): J templates x 18 terms,
     the negative logit of ``planted_group`` shifted by ``shift``."""
-    frame, P = _arrays(J, seed, planted_group, shift)
+    frame, P = generate_arrays(J, seed, planted_group, shift)
     frame["probs"] = [dict(zip(CLASSES, row)) for row in P.tolist()]
     return frame
 
@@ -168,7 +171,7 @@ def _scored(J: int, seed: int, shift: float):
     """The same data as :func:`generate`, columnar (for the large truth data sets)."""
     from bias_suite.families.classification import scored_from_arrays
 
-    frame, P = _arrays(J, seed, PLANTED, shift)
+    frame, P = generate_arrays(J, seed, PLANTED, shift)
     return scored_from_arrays(frame, P, CLASSES)
 
 
@@ -404,6 +407,17 @@ def decision_intervals(res: pd.DataFrame, basis: pd.DataFrame | None) -> dict:
     return out
 
 
+def found(material_rows) -> bool:
+    """Whether some ``material`` row (named "metric class group") is about
+    the planted group (alone or in a pair) on the class its shift targets:
+    the finding a reader acts on, whichever metric shows it."""
+    for name in material_rows:
+        _, cls, group = name.rsplit(" ", 2)
+        if cls == TARGET_CLASS and PLANTED in group.split("|"):
+            return True
+    return False
+
+
 def true_effect(metric: str, truth: float, tau: float) -> float:
     from bias_suite.stats.verdicts import no_bias_reference
 
@@ -448,7 +462,7 @@ def judge(df: pd.DataFrame, seed: int, truth: dict | None, targets: dict, *, mul
             false_rows.append(f"{r['metric']} {r['class']} {r['group']}")
     named = [f"{m} {c} {g}" for m, c, g in zip(material["metric"], material["class"], material["group"])]
     out = {"any_material": bool(named), "material_rows": named, "false_rows": false_rows,
-           "false_material": None if truth is None else len(false_rows), "targets": {}}
+           "false_material": None if truth is None else len(false_rows), "found": found(named), "targets": {}}
     for metric, tv in targets.items():
         group = TARGETS[metric][0]
         k = row_key(metric, ATTRIBUTE, TARGET_CLASS, group)
@@ -533,6 +547,7 @@ def replay(record: dict, rows: list, method: str, *, alpha: float = 0.05, within
                   if r.get("true_effect") is not None and r["true_effect"] < 0.5]
     out = dict(record, multiplicity=method if method != "hierarchical" or within == "bh" else "hierarchical-holm",
                any_material=bool(material), material_rows=[" ".join(map(str, k)) for k, _ in material],
+               found=found([" ".join(map(str, k)) for k, _ in material]),
                false_rows=false_rows, false_material=None if record.get("false_material") is None else len(false_rows),
                targets={m: dict(t) for m, t in record["targets"].items()}, family=ctl.m, units=ctl.units,
                selected=ctl.selected)
@@ -547,7 +562,7 @@ def tables(records: list, metrics, levels, templates) -> tuple[list, list]:
     """(lines of the table, [(goal, measured, met: True / False / None for too few data sets)])."""
     lines, goals = [], []
     head = (f"{'metric':<10} {'J':>4} {'level':>5} {'n':>3}  {'material':>8} {'small':>6} {'neglig.':>7} "
-            f"{'inconc.':>7} {'undef.':>6}  {'cover':>5}  {'false mat.':>10}")
+            f"{'inconc.':>7} {'undef.':>6}  {'cover':>5}  {'false mat.':>10}  {'found':>5}")
     lines.append(head)
     lines.append("-" * len(head))
     pct = lambda k, n: f"{100 * k / n:.0f}%" if n else "-"  # noqa: E731
@@ -564,9 +579,10 @@ def tables(records: list, metrics, levels, templates) -> tuple[list, list]:
                 c = [r["targets"][m]["covered"] for r in recs if r["targets"][m]["covered"] is not None]
                 cov_pool.setdefault((m, J), []).extend(c)
                 fm = sum(1 for r in recs if r["false_material"])
+                fd = [r["found"] for r in recs if r.get("found") is not None]
                 lines.append(f"{m:<10} {J:>4} {L:>5g} {n:>3}  " + " ".join(
                     f"{pct(v.count(x), n):>{w}}" for x, w in zip(VERDICTS + ("undefined",), (8, 6, 7, 7, 6)))
-                    + f"  {pct(sum(c), len(c)):>5}  {pct(fm, n) if L else '':>10}")
+                    + f"  {pct(sum(c), len(c)):>5}  {pct(fm, n) if L else '':>10}  {pct(sum(fd), len(fd)):>5}")
                 k = v.count("material")
                 if L in (0, 0.5):
                     goals.append((f"{m} J={J} {L:g} tau: P(material) <= 5%", pct(k, n), k <= 0.05 * n))
