@@ -81,9 +81,11 @@ def _sides(spec, score) -> bool:
 
 
 def _presence(ad: AttributeData, score, c, tpl, J):
-    """Per kind of event of ``score`` and class c, (J, k) whether template j
-    has one for group t; None when the row count says it all. Cached on
-    ``ad`` (metrics sharing a score share it)."""
+    """Per kind of event of ``score`` and class c: (presence, one, others,
+    any), presence a list of (J, k) arrays (whether template j has an event
+    of that kind for group t), then per kind the templates with one in each
+    group, in any other group and in any group; None when the row count says
+    it all. Cached on ``ad`` (metrics sharing a score share it)."""
     k = ad.k
     if isinstance(score, RateScore):
         outcomes = OUTCOMES.get(score.name)
@@ -103,26 +105,26 @@ def _presence(ad: AttributeData, score, c, tpl, J):
         if key[0] == "rate":
             cnt = ad.class_counts(c)
             ones = np.ones(len(ad.g), bool)
-            cache[key] = [_present(_expression(cnt, o), ones, J, k, tpl, ad.g) for o in outcomes]
+            pres = [_present(_expression(cnt, o), ones, J, k, tpl, ad.g) for o in outcomes]
         else:
             iy, ig, it = ad.item_y, ad.item_g(), tpl[ad.item_row]
             pos, neg = iy == c, (iy >= 0) & (iy != c)
             sets = {"auc": (pos, neg), "pos": (pos,), "neg": (neg,)}[key[1]]
-            cache[key] = [_present(m.astype(float), m, J, k, it, ig) for m in sets]
+            pres = [_present(m.astype(float), m, J, k, it, ig) for m in sets]
+        cache[key] = (pres, [P.sum(axis=0) for P in pres],
+                      [((P.sum(axis=1)[:, None] - P) > 0).sum(axis=0) for P in pres],
+                      [int(P.any(axis=1).sum()) for P in pres])
     return cache[key]
 
 
 def _group_view(spec, ad: AttributeData, score, c, tpl, J) -> dict:
     k = ad.k
-    pres = _presence(ad, score, c, tpl, J)
-    if pres is None:
+    counts = _presence(ad, score, c, tpl, J)
+    if counts is None:
         return {}
+    pres, one, others, anyg = counts
     sides = _sides(spec, score)
     bg_all = spec.background in ("all", "S")
-    # per kind of event: templates with one in each group, in any other group, in any group
-    one = [P.sum(axis=0) for P in pres]
-    others = [((P.sum(axis=1)[:, None] - P) > 0).sum(axis=0) for P in pres]
-    anyg = [int(P.any(axis=1).sum()) for P in pres]
     out = {}
     groups = list(ad.groups)
     if spec.generalized == "PCM":
@@ -256,36 +258,42 @@ def _margins(score, scale, pcm, background, per_class, ad, tpl, J, confidence) -
     else:
         a = b = np.arange(ad.k)
         labels = groups
+    classes = list(enumerate(ad.classes)) if per_class else [(0, "all")]
+    # every class at once: a leading class axis on every table (elementwise, so each class's numbers are
+    # those it would get alone)
+    tables = [_rate_tables(ad, score, c, tpl, J) for c, _ in classes]
+    if pcm:
+        p1, n1, r1 = (np.stack([t["p"][a] for t in tables]), np.stack([t["n"][a] for t in tables]),
+                      np.stack([t["R"][:, a] for t in tables]))
+        p2, n2, r2 = (np.stack([t["p"][b] for t in tables]), np.stack([t["n"][b] for t in tables]),
+                      np.stack([t["R"][:, b] for t in tables]))
+    else:
+        p1, n1, r1 = (np.stack([t[x] for t in tables]) for x in ("p", "n", "R"))
+        p2, n2, r2 = (np.stack([t[background][i] for t in tables]) for i in range(3))
+    both = np.isfinite(r1) & np.isfinite(r2)
+    n = both.sum(axis=1)
+    disc = (both & (np.abs(np.where(both, r1 - r2, 0.0)) > 1e-12)).sum(axis=1)
+    ok = np.isfinite(p1) & np.isfinite(p2) & (n1 >= 1) & (n2 >= 1)
+    # a rate that is not a proportion (a tagger's positive rate counts spans per sentence, and can pass 1)
+    # has no score interval: its rows are left out
+    ok &= _proportion(p1) & _proportion(p2) & _proportion(r1).all(axis=1) & _proportion(r2).all(axis=1)
+    p1, p2 = np.clip(np.where(ok, p1, 0.0), 0.0, 1.0), np.clip(np.where(ok, p2, 0.0), 0.0, 1.0)
+    nn = np.maximum(n, 1)
+    discord = np.where(n > 0, wilson_margins(disc / nn, nn, z)[1], 0.0)
+    lo1, hi1 = wilson_margins(p1, np.maximum(n1, 1), z)
+    lo2, hi2 = wilson_margins(p2, np.maximum(n2, 1), z)
+    if scale != "log":
+        sides = np.maximum(np.hypot(lo1, hi2), np.hypot(hi1, lo2))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            l1, u1, l2, u2 = p1 - lo1, p1 + hi1, p2 - lo2, p2 + hi2
+            ok &= (p1 > 0) & (p2 > 0) & (l1 > 0) & (l2 > 0)
+            sides = np.maximum(np.hypot(np.log(p1 / l1), np.log(u2 / p2)),
+                               np.hypot(np.log(u1 / p1), np.log(p2 / l2)))
+            discord = np.log1p(discord / np.minimum(p1, p2))
     out = {}
-    for c, name in (list(enumerate(ad.classes)) if per_class else [(0, "all")]):
-        t = _rate_tables(ad, score, c, tpl, J)
-        if pcm:
-            (p1, n1, r1), (p2, n2, r2) = (t["p"][a], t["n"][a], t["R"][:, a]), (t["p"][b], t["n"][b], t["R"][:, b])
-        else:
-            (p1, n1, r1), (p2, n2, r2) = (t["p"], t["n"], t["R"]), (t[background])
-        both = np.isfinite(r1) & np.isfinite(r2)
-        n = both.sum(axis=0)
-        disc = (both & (np.abs(np.where(both, r1 - r2, 0.0)) > 1e-12)).sum(axis=0)
-        ok = np.isfinite(p1) & np.isfinite(p2) & (n1 >= 1) & (n2 >= 1)
-        # a rate that is not a proportion (a tagger's positive rate counts spans per sentence, and can pass 1)
-        # has no score interval: its rows are left out
-        ok &= _proportion(p1) & _proportion(p2) & _proportion(r1).all(axis=0) & _proportion(r2).all(axis=0)
-        p1, p2 = np.clip(np.where(ok, p1, 0.0), 0.0, 1.0), np.clip(np.where(ok, p2, 0.0), 0.0, 1.0)
-        nn = np.maximum(n, 1)
-        discord = np.where(n > 0, wilson_margins(disc / nn, nn, z)[1], 0.0)
-        lo1, hi1 = wilson_margins(p1, np.maximum(n1, 1), z)
-        lo2, hi2 = wilson_margins(p2, np.maximum(n2, 1), z)
-        if scale != "log":
-            sides = np.maximum(np.hypot(lo1, hi2), np.hypot(hi1, lo2))
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                l1, u1, l2, u2 = p1 - lo1, p1 + hi1, p2 - lo2, p2 + hi2
-                ok &= (p1 > 0) & (p2 > 0) & (l1 > 0) & (l2 > 0)
-                sides = np.maximum(np.hypot(np.log(p1 / l1), np.log(u2 / p2)),
-                                   np.hypot(np.log(u1 / p1), np.log(p2 / l2)))
-                discord = np.log1p(discord / np.minimum(p1, p2))
-        for i in np.flatnonzero(ok):
-            out[(name, labels[i])] = (scale, float(sides[i]), float(discord[i]), int(disc[i]))
+    for ci, i in zip(*np.nonzero(ok)):
+        out[(classes[ci][1], labels[i])] = (scale, float(sides[ci, i]), float(discord[ci, i]), int(disc[ci, i]))
     return out
 
 
@@ -293,6 +301,28 @@ def _proportion(x) -> np.ndarray:
     """Where ``x`` is a proportion up to round-off, or undefined (NaN)."""
     x = np.asarray(x, float)
     return ~np.isfinite(x) | ((x >= -1e-9) & (x <= 1 + 1e-9))
+
+
+def _class_sums(ad: AttributeData, c, tpl, J):
+    """Per class c, the count sums every rate is made of, by count name:
+    (J, k) per template and group, and those of the six tables of
+    :func:`_rate_tables` (per template and group; per group; all, pooled;
+    all, per template; each group's rest, pooled; and per template) joined
+    into one flat array. Cached on ``ad`` (shared by every score)."""
+    cache = ad.__dict__.setdefault("_class_sums", {})
+    key = (c, id(tpl), J)
+    if key not in cache:
+        k = ad.k
+        cell = tpl * k + ad.g
+        sums, joined = {}, {}
+        for name, v in ad.class_counts(c).items():
+            S = np.bincount(cell, weights=np.asarray(v, float), minlength=J * k).reshape(J, k)
+            total, pooled = S.sum(axis=1), S.sum(axis=0)
+            joined[name] = np.concatenate([S.ravel(), pooled, [pooled.sum()], total, pooled.sum() - pooled,
+                                           (total[:, None] - S).ravel()])
+            sums[name] = S
+        cache[key] = sums, joined
+    return cache[key]
 
 
 def _rate_tables(ad: AttributeData, score, c, tpl, J) -> dict:
@@ -307,32 +337,24 @@ def _rate_tables(ad: AttributeData, score, c, tpl, J) -> dict:
     if key in cache:
         return cache[key]
     k = ad.k
-    cnt = ad.class_counts(c)
-    cell = tpl * k + ad.g
-    sums = {name: np.bincount(cell, weights=np.asarray(v, float), minlength=J * k).reshape(J, k)
-            for name, v in cnt.items()}
+    sums, joined = _class_sums(ad, c, tpl, J)
     chances = sum(_expression(sums, o) for o in OUTCOMES[score.name])  # (J, k)
-
-    def rate(per: dict, has: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value, bad = score.fn(per)[:2]
-        value = np.asarray(value, float) * np.ones(has.shape)
-        return np.where(np.broadcast_to(np.asarray(bad, bool), has.shape) | ~has, np.nan, value)
-
-    total = {name: v.sum(axis=1) for name, v in sums.items()}  # (J,)
-    pooled = {name: v.sum(axis=0) for name, v in sums.items()}  # (k,)
     ch_all = chances.sum(axis=1)
     ch_rest = ch_all[:, None] - chances
+    # the six tables' rates in one call of the score (elementwise: the same numbers as six calls)
+    has = [chances > 0, chances.sum(axis=0) > 0, np.array([ch_all.sum() > 0]), ch_all > 0,
+           chances.sum() - chances.sum(axis=0) > 0, ch_rest > 0]
+    flat_has = np.concatenate([h.ravel() for h in has])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value, bad = score.fn(joined)[:2]
+    value = np.asarray(value, float) * np.ones(flat_has.shape)
+    flat = np.where(np.broadcast_to(np.asarray(bad, bool), flat_has.shape) | ~flat_has, np.nan, value)
+    R, p, all_p, all_R, rest_p, rest_R = (piece.reshape(h.shape) for piece, h in
+                                          zip(np.split(flat, np.cumsum([h.size for h in has])[:-1]), has))
     out = {
-        "R": rate(sums, chances > 0),
-        "p": rate(pooled, chances.sum(axis=0) > 0),
-        "n": (chances > 0).sum(axis=0),
-        "all": (np.full(k, rate({n: np.array([v.sum()]) for n, v in pooled.items()}, np.array([ch_all.sum() > 0]))[0]),
-                np.full(k, int((ch_all > 0).sum())),
-                np.repeat(rate(total, ch_all > 0)[:, None], k, axis=1)),
-        "rest": (rate({n: v.sum() - v for n, v in pooled.items()}, chances.sum() - chances.sum(axis=0) > 0),
-                 (ch_rest > 0).sum(axis=0),
-                 rate({n: total[n][:, None] - v for n, v in sums.items()}, ch_rest > 0)),
+        "R": R, "p": p, "n": (chances > 0).sum(axis=0),
+        "all": (np.full(k, all_p[0]), np.full(k, int((ch_all > 0).sum())), np.repeat(all_R[:, None], k, axis=1)),
+        "rest": (rest_p, (ch_rest > 0).sum(axis=0), rest_R),
     }
     cache[key] = out
     return out
