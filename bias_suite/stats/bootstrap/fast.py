@@ -192,8 +192,7 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     if n_signed:
         cols = np.column_stack([cols] + signed_cols)
     Jc = len(ad.templates)
-    # per-template sums in tuple order (as np.add.at adds them), column by column
-    S = np.column_stack([np.bincount(tt, weights=cols[:, i], minlength=Jc) for i in range(cols.shape[1])])
+    S = template_sums(tt, cols, Jc)
     M = np.bincount(tt, minlength=Jc).astype(float)
     Wc = Wf[:, prep.complete_idx]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -206,6 +205,18 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
 
 
+def template_sums(tt: np.ndarray, cols: np.ndarray, J: int) -> np.ndarray:
+    """(J, columns) sums of the rows of ``cols`` per template ``tt``: one
+    bincount over every cell, each template's rows added in row order (the
+    numbers of a bincount per column)."""
+    n, w = cols.shape
+    if not n or not w:
+        return np.zeros((J, w))
+    key = (tt[:, None] * w + np.arange(w)).ravel()
+    return np.bincount(key, weights=np.ascontiguousarray(cols, dtype=np.float64).ravel(),
+                       minlength=J * w).reshape(J, w)
+
+
 def _pair_columns(ad, comp, Vz, per_tuple, one_position):
     """(Mv, pairs) per-tuple d(f(a), f(b)) of every pair, and f(a) - f(b)
     where d = |x - y| (else None); every pair in one call when each example
@@ -216,7 +227,8 @@ def _pair_columns(ad, comp, Vz, per_tuple, one_position):
         X = Vz[:, :, 0]
         a = np.array([p[0] for p in pairs], dtype=np.int64)
         b = np.array([p[1] for p in pairs], dtype=np.int64)
-        return comp.fn(X[:, a], X[:, b])[0], (X[:, a] - X[:, b] if signed_on else None)
+        xa, xb = X[:, a], X[:, b]
+        return comp.fn(xa, xb)[0], (xa - xb if signed_on else None)
     D = np.stack([per_tuple(comp.fn(Vz[:, a], Vz[:, b])[0]) for a, b in pairs], axis=1)
     return D, (np.column_stack([per_tuple(Vz[:, a] - Vz[:, b]) for a, b in pairs]) if signed_on else None)
 
