@@ -104,11 +104,21 @@ def _count_sums(prep, c, Wf, cache, Tf=None):
 
 
 def _rate_phi(prep, score, c, Wf, cache, Tf=None):
-    """Group / all / rest values of a rate score on every resample: (R, k)."""
+    """Group / all / rest values of a rate score on every resample: (R, k);
+    cached per score and class (FNED, FNED*, FNR-Ratio... share them)."""
+    key = ("phi", score.name, score.fn, c)
+    if key not in cache:
+        cache[key] = _rate_phi_values(prep, score, c, Wf, cache, Tf)
+    return cache[key]
+
+
+def _rate_phi_values(prep, score, c, Wf, cache, Tf=None):
     k = prep.ad.k
     S = _count_sums(prep, c, Wf, cache, Tf)
-    total = {n: s.sum(1) for n, s in S.items()}
-    rest = {n: total[n][:, None] - s for n, s in S.items()}
+    if ("sides", c) not in cache:  # the counts of all groups and of each group's rest
+        total = {n: s.sum(1) for n, s in S.items()}
+        cache[("sides", c)] = total, {n: total[n][:, None] - s for n, s in S.items()}
+    total, rest = cache[("sides", c)]
     R = Wf.shape[0]
 
     def phi(s, shape):
@@ -164,13 +174,13 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
         N = normalizer_value(spec.normalizer, k)
         D, signed = _pair_columns(ad, comp, Vz, per_tuple, one_position)
         labels = ad.pair_names() + [None]
-        cols = np.column_stack([D, D.sum(axis=1) / N])
+        cols = [D, D.sum(axis=1) / N]
         if signed is not None:  # the signed difference beneath |f(a) - f(b)|, per variant
             signed_labels = ad.pair_names()
             signed_cols = [signed]
     elif gen == "MCM":
         labels = [None]
-        cols = per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))[:, None]
+        cols = [per_tuple(comp.fn(np.moveaxis(Vz, 1, -1)))]
     elif gen in ("BCM", "VBCM"):
         total = Vz.sum(axis=1)
         D = []
@@ -182,17 +192,14 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
                 signed_cols.append(per_tuple(Vz[:, t] - bg))
         D = np.stack(D, axis=1)
         labels = list(ad.groups)
-        cols = D
+        cols = [D]
         if gen == "BCM":
             labels = labels + [None]
-            cols = np.column_stack([D, D.sum(axis=1) / normalizer_value(spec.normalizer, k)])
+            cols.append(D.sum(axis=1) / normalizer_value(spec.normalizer, k))
     else:
         raise MetricError(f"unknown generalized metric {gen!r}")
-    n_signed = len(signed_cols)
-    if n_signed:
-        cols = np.column_stack([cols] + signed_cols)
     Jc = len(ad.templates)
-    S = template_sums(tt, cols, Jc)
+    S = template_sums(tt, cols + signed_cols, Jc)
     M = np.bincount(tt, minlength=Jc).astype(float)
     Wc = Wf[:, prep.complete_idx]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -205,16 +212,24 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
     return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
 
 
-def template_sums(tt: np.ndarray, cols: np.ndarray, J: int) -> np.ndarray:
-    """(J, columns) sums of the rows of ``cols`` per template ``tt``: one
-    bincount over every cell, each template's rows added in row order (the
-    numbers of a bincount per column)."""
-    n, w = cols.shape
-    if not n or not w:
-        return np.zeros((J, w))
-    key = (tt[:, None] * w + np.arange(w)).ravel()
-    return np.bincount(key, weights=np.ascontiguousarray(cols, dtype=np.float64).ravel(),
-                       minlength=J * w).reshape(J, w)
+def template_sums(tt: np.ndarray, parts, J: int) -> np.ndarray:
+    """(J, columns) sums per template ``tt`` of the columns of ``parts``
+    (arrays of one row per tuple: 1-d, or 2-d with a column each), side by
+    side, in tuple order (as np.add.at adds them): one bincount per column,
+    read where it lies (the per-tuple columns are column-major), so the
+    parts are never copied into one table."""
+    parts = [np.asarray(p, dtype=np.float64) for p in parts]
+    parts = [p[:, None] if p.ndim == 1 else p for p in parts]
+    n = len(tt)
+    if any(p.shape[0] != n for p in parts):
+        raise MetricError(f"per-tuple columns of {[p.shape[0] for p in parts]} rows for {n} tuples")
+    out = np.empty((J, sum(p.shape[1] for p in parts)))
+    i = 0
+    for p in parts:
+        for col in range(p.shape[1]):
+            out[:, i] = np.bincount(tt, weights=p[:, col], minlength=J)
+            i += 1
+    return out
 
 
 def _pair_columns(ad, comp, Vz, per_tuple, one_position):

@@ -75,10 +75,11 @@ def scalar_values(spec, ad, score, comp, phi, contrast=None):
         val = np.asarray(val, float)
         bad = gb[:, a] | gb[:, b] | np.asarray(dbad, bool)
         pv = _nan_where(bad, val)
+        sd = _nan_where(bad, gv[:, a] - gv[:, b]) if comp.name == "abs" else None
         for i, name in enumerate(ad.pair_names()):
             out[name] = pv[:, i]
-            if comp.name == "abs":
-                signed[name] = (f"{phi_name}(first) - {phi_name}(second)", _nan_where(bad[:, i], gv[:, a[i]] - gv[:, b[i]]))
+            if sd is not None:
+                signed[name] = (f"{phi_name}(first) - {phi_name}(second)", sd[:, i])
         acc = np.full(gv.shape[0], np.nan) if N == 0 else _nan_where(bad.any(1), val.sum(1) / N)
         out[None] = acc
         return out, signed
@@ -95,12 +96,15 @@ def scalar_values(spec, ad, score, comp, phi, contrast=None):
         bad = gb | bb | np.asarray(dbad, bool)
         pv = _nan_where(bad, val)
         bg_text = "all" if BACKGROUND.get(spec.background) == "all" else "rest"
+        sd, text = None, None
+        if comp.name == "abs" and not isinstance(score, AucScore):
+            sd, text = _nan_where(bad, gv - bv), f"{phi_name}(group) - {phi_name}({bg_text})"
+        elif isinstance(score, AucScore) and contrast is not None:
+            sd, text = _nan_where(bad, contrast), "AUC(group) - AUC(all examples)"
         for t, name in enumerate(ad.groups):
             out[name] = pv[:, t]
-            if comp.name == "abs" and not isinstance(score, AucScore):
-                signed[name] = (f"{phi_name}(group) - {phi_name}({bg_text})", _nan_where(bad[:, t], gv[:, t] - bv[:, t]))
-            elif isinstance(score, AucScore) and contrast is not None:
-                signed[name] = ("AUC(group) - AUC(all examples)", _nan_where(bad[:, t], contrast[:, t]))
+            if sd is not None:
+                signed[name] = (text, sd[:, t])
         if gen == "BCM":
             N = normalizer_value(spec.normalizer, k)
             out[None] = np.full(gv.shape[0], np.nan) if N == 0 else _nan_where(bad.any(1), val.sum(1) / N)
