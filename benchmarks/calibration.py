@@ -545,9 +545,9 @@ def replay(record: dict, rows: list, method: str, *, alpha: float = 0.05, within
     material = [(k, r) for k, (v, r) in final.items() if v == "material"]
     false_rows = [f"{m} {c} {g}" for (m, c, g), r in material
                   if r.get("true_effect") is not None and r["true_effect"] < 0.5]
+    named = [" ".join(map(str, k)) for k, _ in material]
     out = dict(record, multiplicity=method if method != "hierarchical" or within == "bh" else "hierarchical-holm",
-               any_material=bool(material), material_rows=[" ".join(map(str, k)) for k, _ in material],
-               found=found([" ".join(map(str, k)) for k, _ in material]),
+               any_material=bool(material), material_rows=named, found=found(named),
                false_rows=false_rows, false_material=None if record.get("false_material") is None else len(false_rows),
                targets={m: dict(t) for m, t in record["targets"].items()}, family=ctl.m, units=ctl.units,
                selected=ctl.selected)

@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,7 +59,7 @@ def events(metric: str, J: int, seed: int, shift: float):
     pred = P.argmax(axis=1)
     gold = frame["label"].to_numpy() == C.TARGET_CLASS
     at_risk, event = (gold, pred != c) if metric == "FNED" else (~gold, pred == c)
-    tpl = frame["template"].str[1:].astype(int).to_numpy()[at_risk]
+    tpl = pd.factorize(frame["template"])[0][at_risk]  # templates come in order: their index
     g0 = (frame["group"].to_numpy() == C.PLANTED)[at_risk]
     event = event[at_risk]
     n = np.bincount(tpl, minlength=J)

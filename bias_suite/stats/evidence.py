@@ -262,14 +262,12 @@ def _margins(score, scale, pcm, background, per_class, ad, tpl, J, confidence) -
     # every class at once: a leading class axis on every table (elementwise, so each class's numbers are
     # those it would get alone)
     tables = [_rate_tables(ad, score, c, tpl, J) for c, _ in classes]
-    if pcm:
-        p1, n1, r1 = (np.stack([t["p"][a] for t in tables]), np.stack([t["n"][a] for t in tables]),
-                      np.stack([t["R"][:, a] for t in tables]))
-        p2, n2, r2 = (np.stack([t["p"][b] for t in tables]), np.stack([t["n"][b] for t in tables]),
-                      np.stack([t["R"][:, b] for t in tables]))
-    else:
-        p1, n1, r1 = (np.stack([t[x] for t in tables]) for x in ("p", "n", "R"))
-        p2, n2, r2 = (np.stack([t[background][i] for t in tables]) for i in range(3))
+    # each side as (rate, templates with a chance, per-template rates): a pair's members, or a group and
+    # its background
+    first = [(t["p"][a], t["n"][a], t["R"][:, a]) for t in tables]
+    second = [(t["p"][b], t["n"][b], t["R"][:, b]) if pcm else t[background] for t in tables]
+    p1, n1, r1 = (np.stack(x) for x in zip(*first))
+    p2, n2, r2 = (np.stack(x) for x in zip(*second))
     both = np.isfinite(r1) & np.isfinite(r2)
     n = both.sum(axis=1)
     disc = (both & (np.abs(np.where(both, r1 - r2, 0.0)) > 1e-12)).sum(axis=1)
