@@ -115,7 +115,17 @@ def test_add_verdicts_on_a_results_table():
              confidence=0.95, basis="FNR(group) - FNR(all)", basis_value=-0.02, basis_low=-0.04, basis_high=0.01),
     ])
     out = add_verdicts(pd.DataFrame(rows, columns=COLS), basis=basis)
-    assert list(out.columns) == COLS + ["verdict", "threshold", "baseline", "effect", "reason", "p", "q"]
+    assert list(out.columns) == COLS + ["verdict", "threshold", "baseline", "effect", "reason", "p", "q",
+                                        "signed", "signed_low", "signed_high"]
+    # the signed columns: what each verdict was decided on, with its sign (FNED per group: its signed basis;
+    # a ratio and a signed difference as they are; nothing signed for an accumulated sum or an undefined value)
+    sg = out[["signed", "signed_low", "signed_high"]].to_numpy(dtype=float)
+    np.testing.assert_allclose(sg[0], [0.07, 0.05, 0.09])
+    np.testing.assert_allclose(sg[1], [-0.02, -0.04, 0.01])
+    np.testing.assert_allclose(sg[3], [1.5, 1.3, 2.0])
+    np.testing.assert_allclose(sg[5], [-0.08, -0.12, -0.06])
+    np.testing.assert_allclose(sg[7], [0.01, -0.1, 0.12])
+    assert np.isnan(sg[2]).all() and np.isnan(sg[9]).all() and np.isnan(sg[10]).all()
     # p and q: the row's hypothesis and its adjusted value (claimed when q <= 5%); null without a claim to make
     assert out["p"][0] < out["q"][0] <= 0.05 and np.isnan(out["p"][2]) and np.isnan(out["q"][8])
     v = out["verdict"].tolist()

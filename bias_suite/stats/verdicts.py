@@ -78,6 +78,7 @@ from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rat
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
 __all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
+           "SIGNED_COLUMNS",
            "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
 
 DEFAULT_TOLERANCE = 0.05
@@ -111,6 +112,9 @@ VERDICT_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason"]
 #: after the verdict columns (and ``source``, ``consistency``): the p-value of a row's hypothesis and its
 #: adjusted value in the run's error control
 EVIDENCE_COLUMNS = ["p", "q"]
+#: after them: the value a verdict is decided on and its interval, with their sign (a difference's signed
+#: basis, an AUC's contrast with the overall AUC, a ratio as it is); null where nothing signed was judged
+SIGNED_COLUMNS = ["signed", "signed_low", "signed_high"]
 
 
 @functools.lru_cache(maxsize=16)
@@ -533,13 +537,15 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
         r["baseline"] = d.get("baseline")
         r["effect"] = None if d.get("effect") is None or not np.isfinite(d["effect"]) else float(d["effect"])
         r["reason"] = d.get("reason")
-    for c in EVIDENCE_COLUMNS:
+        sc = d.get("scale") if d["verdict"] != "undefined" else None
+        r["signed"], r["signed_low"], r["signed_high"] = sc if sc is not None else (None, None, None)
+    for c in EVIDENCE_COLUMNS + SIGNED_COLUMNS:
         if c not in out.columns:
             out[c] = None
     new = pd.DataFrame(recs, columns=out.columns, index=out.index)
-    for c in VERDICT_COLUMNS + EVIDENCE_COLUMNS:
+    for c in VERDICT_COLUMNS + EVIDENCE_COLUMNS + SIGNED_COLUMNS:
         out[c] = new[c].astype(object).where(new[c].notna(), None)
-    for c in ("threshold", "baseline", "effect") + tuple(EVIDENCE_COLUMNS):
+    for c in ("threshold", "baseline", "effect") + tuple(EVIDENCE_COLUMNS) + tuple(SIGNED_COLUMNS):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     alpha = 1.0 - confidence
     out.attrs["intervals"] = {
@@ -585,8 +591,9 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
         tau = float((thresholds or {}).get(metric, (thresholds or {}).get("Bernstein", tolerance or 0.05)))
         pos_, neg_ = _BERNSTEIN_TEXT.get(metric[len("Bernstein-"):], ("higher cost", "lower cost"))
         direction = (f"{pos_.format(c=r['class'])} for '{g}' than the rest", f"{neg_.format(c=r['class'])} for '{g}' than the rest")
-        d = decide(value, _num(r.get("ci_low")), _num(r.get("ci_high")), kind="signed", tau=tau, confidence=confidence,
-                   direction=direction, what=f"the disparity for '{g}'")
+        d = dict(decide(value, _num(r.get("ci_low")), _num(r.get("ci_high")), kind="signed", tau=tau,
+                        confidence=confidence, direction=direction, what=f"the disparity for '{g}'"),
+                 scale=(value, _num(r.get("ci_low")), _num(r.get("ci_high"))))
         if d["verdict"] in ("material", "small", "negligible") and n is not None and n < min_n:
             d.update(verdict="inconclusive", p=None, reason=f"only {n} examples (fewer than {min_n})")
         return dict(d, threshold=tau, baseline=0.0, topic="Bernstein")
@@ -627,24 +634,27 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
         if not has_basis:
             return dict(base, verdict="inconclusive", effect=None, p=None,
                         reason="an AUC is judged against the overall AUC, which needs intervals (--bootstrap B > 0)")
-        d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="AUC(group) − AUC(all)", df=df)
+        d = dict(decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
+                        direction=direction, what="AUC(group) − AUC(all)", df=df), scale=(bv, blo, bhi))
     elif has_basis and kind in ("signed", "unsigned"):
-        d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="the signed difference" if kind == "unsigned" else "the AEG across templates",
-                   df=df)
+        d = dict(decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
+                        direction=direction,
+                        what="the signed difference" if kind == "unsigned" else "the AEG across templates", df=df),
+                 scale=(bv, blo, bhi))
         if kind == "unsigned":  # effect and verdict are those of the signed difference; the reason gives it
             d["reason"] = f"signed {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
         else:  # an AEG, decided across templates (pairs inside a template compare a sentence with its variant)
             d["reason"] = f"across templates {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
     elif kind == "ratio":
-        d = decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="the ratio", df=df)
+        d = dict(decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
+                        direction=direction, what="the ratio", df=df), scale=(value, lo, hi))
     else:
         if kind == "unsigned" and spec.view == "counterfactual":
             kind = "distance"  # no signed quantity beneath it (W1, std, range): see the module doc
-        d = decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what=_what(g), df=df)
+        d = dict(decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
+                        direction=direction, what=_what(g), df=df))
+        if kind == "signed":
+            d["scale"] = (value, lo, hi)
     if g is None and spec_kind == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:
         d["parts"] = list(siblings)  # decided from its parts' verdicts once they are all known (add_verdicts)
     undefined = b.get("undefined")
