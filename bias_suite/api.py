@@ -77,6 +77,17 @@ class Results(pd.DataFrame):
         """``{verdict: number of values}`` for the five verdicts."""
         return _summary.verdict_counts(self)
 
+    def by_group(self) -> pd.DataFrame:
+        """The per-group answer: per attribute, one row per group, worst off
+        first, with its status (worse off, better off, mixed, undecided, no
+        difference shown, cleared), its largest own effect in units of τ
+        (positive: worse off), its largest own finding, its values by verdict
+        (spill-overs apart) and what would settle an undecided group
+        (:func:`bias_suite.report.groups.by_group`)."""
+        from .report.groups import by_group
+
+        return by_group(self)
+
     def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
               quiet: bool = False) -> None:
         """Print the headline: for the results of a run, what ``bias-suite

@@ -40,7 +40,8 @@ def evaluate(
     multiplicity: str = DEFAULT_MULTIPLICITY,
     weighting: str = "balanced",
     extra_rows: Sequence[pd.DataFrame] = (),
-    resample_terms="auto",
+    resample_terms="no",
+    beyond_terms: bool = True,
 ) -> pd.DataFrame:
     """Compute bias metrics on scored examples, with intervals, tests and verdicts.
 
@@ -85,11 +86,19 @@ def evaluate(
         (:func:`bias_suite.metrics.evaluate`).
     extra_rows : further result rows (CheckList INV fail rates, say),
         judged in the same verdict stage.
-    resample_terms : "auto" (default), True or False
-        Whether the bootstrap resamples each group's identity terms as well
-        as the templates: "auto" the terms of a group that the model's
-        scores tell apart, True every group's several terms
-        (docs/statistics.md, "Templates and terms").
+    resample_terms : "no" (default), "auto" or "yes"
+        Whether the bootstrap behind the verdicts resamples each group's
+        identity terms as well as the templates: "no" templates only, so a
+        verdict speaks of the suite's listed terms; "auto" the terms of a
+        group that the model's scores tell apart; "yes" every group's
+        several terms (docs/statistics.md, "Templates and terms").
+    beyond_terms : bool, default True
+        With ``resample_terms="no"``: judge every claim and every negligible
+        row a second time on a two-way bootstrap ("auto") of the attributes
+        whose terms the model tells apart, in the columns ``beyond``,
+        ``beyond_low`` and ``beyond_high`` (never changing a verdict), and
+        break each claim down by term (``terms_agree``, ``term_effects``;
+        :mod:`bias_suite.stats.scope`).
 
     Returns
     -------
@@ -105,7 +114,7 @@ def evaluate(
                      group_order_override=group_order_override, bootstrap=bootstrap, confidence=confidence,
                      thresholds=thresholds, significance=significance, bernstein=bernstein,
                      multiplicity=multiplicity, weighting=weighting, extra_rows=extra_rows,
-                     resample_terms=resample_terms)[0]
+                     resample_terms=resample_terms, beyond_terms=beyond_terms)[0]
 
 
 def evaluate_with_replicates(scored, *, attribution: bool = True, **options):
@@ -120,8 +129,8 @@ def evaluate_with_replicates(scored, *, attribution: bool = True, **options):
 
 def _evaluate(scored, *, metrics=None, attributes=None, groups=None, max_tuples=100, seed=0, group_order_override=None,
               bootstrap=200, confidence=0.95, thresholds=None, significance=None, bernstein=None,
-              multiplicity="holm", weighting="balanced", extra_rows=(), keep_replicates=False, attribution=True,
-              resample_terms="auto"):
+              multiplicity="holm", weighting="balanced", extra_rows=(), keep_replicates=False,
+              attribution=True, resample_terms="no", beyond_terms=True):
     data = as_scored(scored)
     if groups:  # a selection of groups: the other groups' rows are left out
         import numpy as np
@@ -142,6 +151,7 @@ def _evaluate(scored, *, metrics=None, attributes=None, groups=None, max_tuples=
         bs = _bootstrap(data, res, metrics=specs, B=int(bootstrap), confidence=confidence, seed=seed,
                         max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting,
                         keep_replicates=keep_replicates, resample_terms=resample_terms)
+        metric_rows = res
         res, basis = bs.results, bs.basis
     extra = list(extra_rows)
     significance = metrics is None if significance is None else significance
@@ -171,5 +181,35 @@ def _evaluate(scored, *, metrics=None, attributes=None, groups=None, max_tuples=
             res = attribute_sources(res, data, max_tuples=max_tuples, seed=seed,
                                     group_order_override=group_order_override, weighting=weighting)
             res = template_consistency(res, data, basis=basis, group_order_override=group_order_override)
+        if bootstrap and beyond_terms:
+            res = _scope(res, data, metric_rows, specs=specs, bootstrap=int(bootstrap), confidence=confidence,
+                         seed=seed, max_tuples=max_tuples, group_order_override=group_order_override,
+                         weighting=weighting, thresholds=thresholds, resample_terms=resample_terms)
     return single_group_nulls(res, data.frame, specs, group_order_override), bs
+
+
+def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tuples, group_order_override, weighting,
+           thresholds, resample_terms):
+    """The term breakdown of every claim and the judgement beyond the listed
+    terms (:mod:`bias_suite.stats.scope`): a second, two-way bootstrap of the
+    attributes whose terms the model tells apart, judged like the first."""
+    from .stats.bootstrap import bootstrap as _bootstrap
+    from .stats.bootstrap.terms import resample_terms_option, selected_blocks
+    from .stats.scope import beyond_listed_terms, term_breakdown
+    from .stats.verdicts import add_verdicts
+
+    res = term_breakdown(res, data, metrics=specs, max_tuples=max_tuples, seed=seed,
+                         group_order_override=group_order_override, weighting=weighting)
+    if resample_terms_option(resample_terms) is not False:  # the verdicts already speak beyond the listed terms
+        return beyond_listed_terms(res, res, confidence=confidence)
+    chosen = {a: b for a, b in selected_blocks(data, "auto").items() if b}
+    rows = metric_rows[metric_rows["attribute"].isin(list(chosen))]
+    two_way = rows.iloc[0:0]
+    if len(rows):
+        bs = _bootstrap(data, rows, metrics=specs, B=bootstrap, confidence=confidence, seed=seed,
+                        max_tuples=max_tuples, group_order_override=group_order_override, weighting=weighting,
+                        resample_terms=chosen)
+        two_way = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=specs,
+                               thresholds=thresholds, multiplicity="bh")  # (its p; the claims' own control applies)
+    return beyond_listed_terms(res, two_way, confidence=confidence)
 

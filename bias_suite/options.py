@@ -60,10 +60,13 @@ class RunOptions:
             (docs/verdicts.md).
         weighting : "balanced" (each template counts once per group) or
             "pooled" (every example once) in the group view.
-        resample_terms : "auto" (default: a group's terms that the model
-            tells apart), True (every group's several terms) or False:
-            whether the bootstrap resamples the identity terms as well as
-            the templates (docs/statistics.md).
+        resample_terms : False ("no", default: templates only, so that a
+            verdict speaks of the suite's listed terms), "auto" (also a
+            group's terms that the model tells apart) or True (every group's
+            several terms): whether the bootstrap behind the verdicts
+            resamples the identity terms as well as the templates. With
+            False, each claim is also judged beyond the listed terms, on a
+            two-way bootstrap, in the ``beyond`` columns (docs/statistics.md).
 
     How the model predicts
         class_map : ``{suite class: model class}`` when they are named differently.
@@ -100,7 +103,7 @@ class RunOptions:
     thresholds: dict | None = None
     multiplicity: str = "hierarchical"
     weighting: str = "balanced"
-    resample_terms: Any = "auto"
+    resample_terms: Any = False
     class_map: dict | None = None
     device: str = "auto"
     batch_size: int = 64

@@ -219,6 +219,8 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
         "weighting": opts.weighting,
         "resample_terms": opts.resample_terms,
         "terms_resampled": _terms_resampled(scored, opts),
+        "beyond_terms": (_terms_resampled(scored, opts.replace(resample_terms="auto"))
+                         if opts.resample_terms is False else None),
         "groups": {a: list(g) for a, g in opts.groups.items()} if opts.groups else None,
         "group_orders": order,
         "invariance": bool(opts.invariance),

@@ -78,17 +78,51 @@ def test_the_scoring_groups_are_found_in_the_right_direction(lexicon_results):
     _material_in_the_right_direction(_scoring_pairs(lexicon_results, "religion", "muslim"), "muslim")
 
 
-def test_a_term_that_scores_is_not_a_group_that_scores(lexicon_results):
-    # 'blind' scores and 'visually impaired' does not; 'straight' scores and 'heterosexual' does not. With the
-    # terms resampled the groups' intervals hold the terms that do not score: no claim about the group
-    for attr, name in (("disability", "blind"), ("sexual_orientation", "straight")):
+def test_a_term_that_scores_is_named_and_not_carried_beyond_the_listed_terms(lexicon_results):
+    # 'blind' scores and 'visually impaired' does not; 'straight' scores and 'heterosexual' does not. A verdict
+    # speaks of the listed terms (templates resampled alone), where the effect holds in every template: the
+    # claim stands, its term breakdown names the term that scores and the one that does not, and the
+    # two-way reading (terms resampled too) does not carry it beyond the listed terms
+    for attr, name, term, silent in (("disability", "blind", "blind", "visually impaired"),
+                                     ("sexual_orientation", "straight", "straight", "heterosexual")):
         pairs = _scoring_pairs(lexicon_results, attr, name)
-        assert len(pairs) and not pairs["verdict"].isin(["material", "small"]).any(), pairs[["group", "verdict"]]
-        assert (pairs["ci_low"] < pairs["value"] / 2).all()
-    # with the templates alone resampled, the claim is about these terms, and it holds
-    r = _run(lexicon_model({**SENTIMENT, **IDENTITY}), "[ds][ie]*", resample_terms=False)
+        _material_in_the_right_direction(pairs, name)
+        cf = pairs[pairs["metric"] == "CFGap"]
+        assert len(cf)
+        for effects, agree in zip(cf["term_effects"], cf["terms_agree"]):
+            parts = dict(p.rsplit(" ", 1) for p in effects.split("; "))
+            assert parts[silent] == "0" and abs(float(parts[term].replace("−", "-"))) > 0.1, effects
+            # every form of the silent term is 0, every form of the scoring one moves (– where a form's slot
+            # has no example of the class); the scoring forms are the ones that share the claim's sign
+            scoring = [v for t, v in parts.items() if t.startswith(term) and v != "–"]
+            assert all(v == "0" for t, v in parts.items() if t.startswith(silent)), effects
+            assert scoring and all(v != "0" for v in scoring), effects
+            assert f"{name}: {len(scoring)} of {len(scoring) + sum(1 for t, v in parts.items() if t.startswith(silent) and v != '–')}" in agree, (agree, effects)
+        assert (pairs["beyond"] == "not shown").all(), pairs[["group", "beyond", "beyond_low", "beyond_high"]]
+    # with the terms resampled for the verdict itself (--resample-terms auto), no claim about the group
+    r = _run(lexicon_model({**SENTIMENT, **IDENTITY}), "[ds][ie]*", resample_terms="auto")
     for attr, name in (("disability", "blind"), ("sexual_orientation", "straight")):
-        _material_in_the_right_direction(_scoring_pairs(r, attr, name), name)
+        pairs = _scoring_pairs(r, attr, name)
+        assert len(pairs) and not pairs["verdict"].isin(["material", "small"]).any(), pairs[["group", "verdict"]]
+
+
+def test_the_answer_per_group(lexicon_results):
+    from bias_suite.report.groups import by_group
+
+    bg = by_group(lexicon_results)
+    status = {(a, g): s for a, g, s in zip(bg["attribute"], bg["group"], bg["status"])}
+    # the scoring groups: 'muslim' and 'blind' score negatively (worse off), 'straight' positively (better off)
+    assert status[("religion", "muslim")] == "worse off" and status[("disability", "blind")] == "worse off"
+    assert status[("sexual_orientation", "straight")] == "better off"
+    # every other group: no claim of its own, whatever its pairs with the scoring group say
+    others = bg[~bg["group"].isin(["muslim", "blind", "straight"])]
+    assert others["status"].isin(["no difference shown", "cleared", "undecided"]).all(), others
+    assert (others[["material", "small"]].sum(axis=1) == 0).all(), others
+    # worst off first within an attribute, and the effect points the way of the status
+    rel = bg[bg["attribute"] == "religion"]
+    assert rel["group"].iloc[0] == "muslim" and rel["effect"].iloc[0] > 1
+    so = bg[bg["attribute"] == "sexual_orientation"].set_index("group")
+    assert so.loc["straight", "effect"] < -1
 
 
 def test_a_constant_model_gets_no_claim():

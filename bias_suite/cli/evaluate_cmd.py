@@ -31,7 +31,7 @@ def evaluate(
     bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
     multiplicity: str = typer.Option("hierarchical", "--multiplicity", help="Error control over every claim (material, small) of the run: hierarchical (groups and pairs claimed at a family-wise error rate, their values at a selective false-discovery rate; docs/verdicts.md), holm (family-wise error rate over every value) or bh (Benjamini-Hochberg false-discovery rate)."),
     weighting: str = typer.Option("balanced", "--weighting", help="Group view: balanced (every template counts once for every group) or pooled (every example once, the published definitions)."),
-    resample_terms: str = typer.Option("auto", "--resample-terms", metavar="auto|yes|no", help="Bootstrap: resample the identity terms within their groups as well as the templates: auto (the terms of a group the model tells apart: an F test of its scores), yes (every group with several terms in a template) or no (templates only)."),
+    resample_terms: str = typer.Option("no", "--resample-terms", metavar="no|auto|yes", help="Bootstrap behind the verdicts: no (templates only: a verdict speaks of the suite's listed terms, and each claim is judged beyond them too, in the beyond columns), auto (also the terms of a group the model tells apart: an F test of its scores) or yes (every group with several terms in a template)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
     detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),

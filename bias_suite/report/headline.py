@@ -401,17 +401,49 @@ def _selection(inp: HeadlineInput, top: int, max_attributes: int | None, cover: 
     return select_findings(inp.results, ov, top=top, attributes=shown, cover=cover, prepared=prepared)
 
 
-def _too_long(inp: HeadlineInput, top: int, max_attributes: int | None, max_lines: int, cover: bool = True) -> bool:
+def _too_long(inp: HeadlineInput, top: int, max_attributes: int | None, max_lines: int, cover: bool = True,
+              group_rows: int | None = None) -> bool:
     """Whether the headline surely exceeds ``max_lines``: two lines per
-    finding and one per grid row, before rendering anything."""
+    finding, one per grid row and one per row of the per-group table,
+    before rendering anything."""
     ov, _ = _prepared(inp)
     n_attr = len(attribute_order(ov)) if max_attributes is None else min(max_attributes, len(attribute_order(ov)))
-    return 2 * len(_selection(inp, top, max_attributes, cover).rows) + n_attr + 4 > max_lines
+    n_groups = 0
+    if group_rows:
+        from .groups import group_lines
+
+        n_groups = len(group_lines(_by_group(inp), group_rows)) + 4
+    return 2 * len(_selection(inp, top, max_attributes, cover).rows) + n_attr + 4 + n_groups > max_lines
+
+
+def _by_group(inp: HeadlineInput):
+    cache = inp.__dict__.setdefault("_cache", {})
+    if cache.get("groups_of") is not inp.results:
+        from .groups import by_group
+
+        cache.update(groups_of=inp.results, groups=by_group(inp.results))
+    return cache["groups"]
+
+
+def groups_section(inp: HeadlineInput, max_rows: int | None, width: int | None = None) -> list:
+    """The per-group answer (:mod:`bias_suite.report.groups`): a title, the
+    table and one line on how to read it; nothing when no group is judged."""
+    from rich.text import Text
+
+    from .groups import groups_table
+
+    bg = _by_group(inp)
+    if bg.empty or max_rows == 0:
+        return []
+    return [_title("How the model treats each group (worst off first; effect in units of τ, + = worse off)"),
+            groups_table(bg, max_rows=max_rows, width=width),
+            Text("a group's own values only: spill-overs from other groups apart (Results.by_group() has its values "
+                 "by verdict)", style=theme.MUTED)]
 
 
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
                          compact: bool = False, legend: bool = True, worst: bool = True, colour: bool = True,
-                         cover: bool = True) -> list:
+                         cover: bool = True, group_rows: int | None = 24, width: int | None = None) -> list:
     """The headline as a list of rich renderables (see the module doc).
 
     ``top`` findings (more when the material cells of the grid shown need
@@ -436,6 +468,9 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
         return out + ([where] if where is not None else [])
     sm = headline_summary()
     ov, prepared = _prepared(inp)
+    section = groups_section(inp, group_rows, width)
+    if section:
+        out += [blank] + section
     out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
             overview_table(ov, compact=compact, max_rows=max_attributes)]
     sel = _selection(inp, top, max_attributes, cover)
@@ -495,10 +530,25 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
     if inp.results is None or len(inp.results) == 0 or not has_verdicts(inp.results):
         return headline_renderables(inp, colour=colour)
     compact = not _grid_fits(inp, width)
+    # the per-group answer leads: it keeps its lines longest (fewer findings and grid rows go first)
+    for group_rows in (24, 16, 10, 6):
+        r = _fit(inp, width, max_lines, compact, colour, group_rows)
+        if r is not None:
+            return r
+    # the last resort: one grid row, no legend; its material cells, then the example pair, while they fit
+    tries = [(cover, worst) for cover in (True, False) for worst in (True, False)]
+    for i, (cover, worst) in enumerate(tries):
+        r = headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=worst, colour=colour,
+                                 cover=cover, group_rows=4, width=width)
+        if _lines(r, width) <= max_lines or i == len(tries) - 1:
+            return r
+
+
+def _fit(inp: HeadlineInput, width: int, max_lines: int, compact: bool, colour: bool, group_rows: int) -> list | None:
     for top in (10, 8, 6, 5, 4, 3, 2, 1):
-        if _too_long(inp, top, None, max_lines):
+        if _too_long(inp, top, None, max_lines, group_rows=group_rows):
             continue
-        r = headline_renderables(inp, top=top, compact=compact, colour=colour)
+        r = headline_renderables(inp, top=top, compact=compact, colour=colour, group_rows=group_rows, width=width)
         if _lines(r, width) <= max_lines:
             return r
     n_attr = int(inp.results.loc[inp.results["verdict"].isin(theme.VERDICTS), "attribute"].nunique())
@@ -506,18 +556,13 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
     while cap > 1:
         cap = cap // 2
         for top in (5, 3, 1):
-            if _too_long(inp, top, max(cap, 1), max_lines):
+            if _too_long(inp, top, max(cap, 1), max_lines, group_rows=group_rows):
                 continue
-            r = headline_renderables(inp, top=top, max_attributes=max(cap, 1), compact=compact, colour=colour)
+            r = headline_renderables(inp, top=top, max_attributes=max(cap, 1), compact=compact, colour=colour,
+                                     group_rows=group_rows, width=width)
             if _lines(r, width) <= max_lines:
                 return r
-    # the last resort: one grid row, no legend; its material cells, then the example pair, while they fit
-    tries = [(cover, worst) for cover in (True, False) for worst in (True, False)]
-    for i, (cover, worst) in enumerate(tries):
-        r = headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=worst, colour=colour,
-                                 cover=cover)
-        if _lines(r, width) <= max_lines or i == len(tries) - 1:
-            return r
+    return None
 
 
 def print_headline(inp: HeadlineInput, *, console=None, max_lines: int = MAX_LINES) -> int:

@@ -1,0 +1,234 @@
+"""What a claim is about: the listed terms, and whether it holds beyond them.
+
+A verdict speaks of the suite's listed terms: templates are the sample and
+the terms are what the suite names, so the bootstrap behind the verdicts
+resamples templates alone (``resample_terms="no"``, the default). Two
+further readings say how far a claim reaches:
+
+- **Term breakdown** (:func:`term_breakdown`): for every claim about a
+  group or a pair (``material`` or ``small``), the row's signed quantity
+  recomputed with the group kept to one of its listed terms at a time (each
+  side of a pair in turn), and how many of those terms share the claim's
+  sign. ``terms_agree`` holds "k of n"; ``term_effects`` each term with its
+  signed distance from the no-bias value ("Muslim −0.21; Muslims −0.19").
+- **Beyond the listed terms** (:func:`beyond_listed_terms`): the same
+  signed quantity from a two-way bootstrap that resamples the terms of the
+  groups whose terms the model tells apart as well as the templates
+  (:mod:`bias_suite.stats.bootstrap.terms`, "auto"). ``beyond_low`` and
+  ``beyond_high`` hold that interval on the verdict's scale, and ``beyond``
+  says ``holds`` (a claim whose two-way interval still excludes the
+  no-bias value on the same side; a ``negligible`` row whose two-way
+  interval still lies within b ± τ) or ``not shown``. Where the model tells
+  no terms of an attribute apart, the two bootstraps are the same and the
+  listed-terms interval is copied. The reading never changes a verdict: it
+  qualifies it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import MetricError
+from ..metrics.catalog import get_metric
+from ..metrics.engine import metric_values
+from ..metrics.materiality import RATIO_BAND
+
+__all__ = ["term_breakdown", "beyond_listed_terms", "SCOPE_COLUMNS", "CLAIMS"]
+
+#: the columns this module adds, after the verdict stage's own
+SCOPE_COLUMNS = ["terms_agree", "term_effects", "beyond", "beyond_low", "beyond_high"]
+#: verdicts that claim an effect
+CLAIMS = ("material", "small")
+_KEY = ["metric", "attribute", "class", "group"]
+#: a term's difference this close to 0 is 0 (float round-off)
+ROUND_OFF = 1e-9
+
+
+def _ensure(out: pd.DataFrame) -> pd.DataFrame:
+    for c in SCOPE_COLUMNS:
+        if c not in out.columns:
+            out[c] = None
+        out[c] = out[c].astype(object)
+    return out
+
+
+def _spec(name, specs):
+    if name in specs:
+        return specs[name]
+    try:
+        return get_metric(name)
+    except MetricError:
+        return None
+
+
+def _signed_spec(spec):
+    """The metric whose value carries the row's sign: the same metric with
+    d = x − y where it compares with an absolute difference, else itself;
+    None where the sign lives only inside templates (per-template metrics)."""
+    if spec.per_template:
+        return None
+    if spec.comparison == "abs" and spec.generalized in ("PCM", "BCM", "VBCM"):
+        return dataclasses.replace(spec, name=f"{spec.name}\x00signed", comparison="diff", signed=True)
+    return spec
+
+
+def _distance(value, baseline, ratio: bool) -> float | None:
+    if value is None or not np.isfinite(value):
+        return None
+    if ratio:
+        return math.log(value) / math.log(RATIO_BAND) if value > 0 else None
+    b = 0.0 if baseline is None or not np.isfinite(baseline) else float(baseline)
+    return float(value) - b
+
+
+def term_breakdown(results: pd.DataFrame, data, *, metrics=None, max_tuples: int | None = 100, seed: int = 0,
+                   group_order_override=None, weighting: str = "balanced") -> pd.DataFrame:
+    """Add ``terms_agree`` and ``term_effects`` to the claims (``material``
+    or ``small``, no ``source``) about a group or a pair of groups whose
+    groups have several listed terms (module doc). ``data``: the validated
+    scored data the results were computed from; ``metrics``: user specs
+    that are not registered."""
+    out = _ensure(results.copy())
+    if "verdict" not in out.columns or out.empty or "term" not in data.frame.columns:
+        return out
+    specs = {s.name: s for s in (metrics or []) if not isinstance(s, str)}
+    src = out["source"] if "source" in out.columns else pd.Series(None, index=out.index, dtype=object)
+    claim = (out["verdict"].isin(CLAIMS) & out["group"].map(lambda g: isinstance(g, str))
+             & src.map(lambda s: not (isinstance(s, str) and s)) & out["family"].isin(["PCM", "BCM", "VBCM", "MCM"]))
+    if not claim.any():
+        return out
+    fr = data.frame
+    attr = fr["attribute"].to_numpy(dtype=object)
+    grp = fr["group"].to_numpy(dtype=object)
+    term = fr["term"].to_numpy(dtype=object)
+    # (attribute, group) -> its listed terms, in order of first appearance
+    listed: dict = {}
+    for a, g, t in zip(attr, grp, term):
+        if isinstance(t, str):
+            listed.setdefault((a, g), {}).setdefault(t, None)
+    # what to recompute: (attribute, group, term) -> metrics; and which rows read it
+    wanted: dict = {}
+    rows: dict = {}
+    for idx in out.index[claim]:
+        r = out.loc[idx]
+        spec = _spec(str(r["metric"]), specs)
+        sspec = _signed_spec(spec) if spec is not None else None
+        if sspec is None or r.get("signed") is None or pd.isna(r.get("signed")) or _is_auc(sspec):
+            continue  # nothing signed to break down; an AUC's reference moves with the terms kept
+        sides = str(r["group"]).split("|")
+        terms = [(g, t) for g in sides for t in listed.get((r["attribute"], g), {})]
+        if len(terms) <= len(sides):  # one term per group: the breakdown is the row itself
+            continue
+        rows[idx] = (sspec, terms)
+        for g, t in terms:
+            wanted.setdefault((r["attribute"], g, t), {})[sspec.name] = sspec
+    values: dict = {}
+    for (a, g, t), sp in wanted.items():
+        keep = (attr == a) & ~((grp == g) & (term != t))
+        sub = data.take(np.flatnonzero(keep))
+        got = metric_values(sub, metrics=list(sp.values()), attributes=[a], max_tuples=max_tuples, seed=seed,
+                            group_order_override=group_order_override, weighting=weighting)
+        for m, c, gg, v in zip(got["metric"], got["class"], got["group"], got["value"]):
+            if isinstance(gg, str):
+                values[(a, g, t, m, c, gg)] = None if v is None or pd.isna(v) else float(v)
+    for idx, (sspec, terms) in rows.items():
+        r = out.loc[idx]
+        ratio = _is_ratio(sspec)
+        ref = 1.0 if ratio else 0.0
+        claimed = _distance(r.get("signed"), ref, ratio)  # signed: on the verdict's scale
+        # a twin of a group-vs-background metric compares d(background, group): report group - background
+        flip = -1.0 if sspec.name.endswith("\x00signed") and sspec.generalized != "PCM" else 1.0
+        parts, counts = [], {}
+        for g, t in terms:
+            v = values.get((r["attribute"], g, t, sspec.name, r["class"], r["group"]))
+            v = None if v is None else flip * v
+            dist = _distance(v, ref, ratio)
+            if dist is None:
+                parts.append(f"{t} –")
+                continue
+            if abs(dist) < ROUND_OFF:
+                dist = 0.0
+            agree, known = counts.get(g, (0, 0))
+            same = claimed is not None and claimed != 0 and np.sign(dist) == np.sign(claimed)
+            counts[g] = (agree + bool(same), known + 1)
+            parts.append(f"{t} {v:.3g}" if ratio else f"{t} {dist:+.3g}" if dist else f"{t} 0")
+        said = [f"{k} of {n}" if len(counts) == 1 else f"{g}: {k} of {n}" for g, (k, n) in counts.items()]
+        out.at[idx, "terms_agree"] = "; ".join(said) if said else None
+        out.at[idx, "term_effects"] = "; ".join(parts).replace("-", "−")
+    return out
+
+
+def _is_auc(spec) -> bool:
+    return type(spec.phi).__name__ == "AucScore" and spec.comparison == "value"
+
+
+def _is_ratio(spec) -> bool:
+    return spec.comparison in ("ratio", "ratio_to_background") or getattr(spec.d, "name", "") in (
+        "ratio", "ratio_to_background")
+
+
+def beyond_listed_terms(results: pd.DataFrame, beyond: pd.DataFrame | None, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Add ``beyond``, ``beyond_low`` and ``beyond_high`` (module doc).
+    ``beyond``: the judged results of the two-way bootstrap for the
+    attributes whose terms it resamples (their ``signed_low``,
+    ``signed_high`` and ``p``); rows of the other attributes read their own.
+    None: no two-way reading was made (the columns stay empty).
+
+    A claim holds beyond the listed terms when its two-way interval excludes
+    the no-bias value on the claim's side and its two-way p-value passes the
+    same error control as the claim did: the claim's adjustment (q / p) is
+    applied to it (where p is 0, the most cautious one, the number of
+    values the control counts). A ``negligible`` row holds when its two-way
+    interval lies within b ± τ."""
+    out = _ensure(results.copy())
+    if beyond is None or "verdict" not in out.columns or "signed_low" not in out.columns:
+        return out
+    alpha = 1.0 - confidence
+    family = float((results.attrs.get("intervals") or {}).get("family") or 1)
+    two_way = {}
+    attrs = set()
+    if len(beyond) and "signed_low" in beyond.columns:
+        attrs = set(beyond["attribute"].dropna())
+        p2 = beyond["p"] if "p" in beyond.columns else pd.Series(np.nan, index=beyond.index)
+        for k, lo, hi, p in zip(beyond[_KEY].itertuples(index=False, name=None), beyond["signed_low"],
+                                beyond["signed_high"], p2):
+            two_way[tuple(k)] = (lo, hi, p)
+    p1 = out["p"] if "p" in out.columns else pd.Series(np.nan, index=out.index)
+    q1 = out["q"] if "q" in out.columns else pd.Series(np.nan, index=out.index)
+    for idx, r, p, q in zip(out.index, out[_KEY + ["verdict", "signed", "signed_low", "signed_high", "threshold"]]
+                            .itertuples(index=False, name=None), p1, q1):
+        metric, a, c, g, verdict, v, lo, hi, tau = r
+        if verdict not in ("material", "small", "negligible") or v is None or pd.isna(v):
+            continue
+        p_two = p
+        if a in attrs:
+            lo, hi, p_two = two_way.get((metric, a, c, g), (None, None, None))
+        if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+            continue
+        out.at[idx, "beyond_low"], out.at[idx, "beyond_high"] = float(lo), float(hi)
+        if metric_is_ratio(metric):  # on the log scale, as judged
+            lo_d, hi_d, v_d = (math.log(x) if x > 0 else -math.inf for x in (lo, hi, v))
+            t = math.log(RATIO_BAND)
+        else:  # the signed scale's no-bias value is 0 (an AUC's contrast with the overall AUC included)
+            lo_d, hi_d, v_d, t = lo, hi, v, float(tau) if tau is not None and pd.notna(tau) else 0.0
+        if verdict == "negligible":
+            ok = lo_d >= -t - 1e-12 and hi_d <= t + 1e-12
+        else:
+            ok = lo_d > 0 if v_d > 0 else hi_d < 0
+            if ok and p_two is not None and pd.notna(p_two) and p is not None and pd.notna(p) and pd.notna(q):
+                factor = q / p if p > 0 else family
+                ok = p_two * factor <= alpha
+        out.at[idx, "beyond"] = "holds" if ok else "not shown"
+    for c in ("beyond_low", "beyond_high"):
+        out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    return out
+
+
+def metric_is_ratio(name) -> bool:
+    try:
+        return _is_ratio(get_metric(str(name)))
+    except MetricError:
+        return False
