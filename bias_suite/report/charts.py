@@ -40,6 +40,11 @@ def render_heatmap(hm: Heatmap) -> str:
         for j in range(len(hm.columns)):
             rec = hm.cells.get((i, j))
             mark = verdict_mark(rec.get("verdict")) if rec is not None else ""
+            src = rec.get("source") if rec is not None else None
+            if isinstance(src, str) and src:  # a spill-over: another group's effect, drawn apart from real ones
+                tr.append(f'<td class="cell spill" data-source="{esc(src)}" title="spill-over from {esc(src)}: '
+                          f'{tooltip(rec)}">{fmt(hm.values[i, j])}{mark}↪</td>')
+                continue
             tr.append(f'<td class="cell"{direction_cell_style(dist[i, j], worse[i])} title="{tooltip(rec)}">'
                       f'{fmt(hm.values[i, j])}{mark}</td>')
         rec = hm.cells.get((i, -1))
@@ -58,7 +63,9 @@ def render_heatmap(hm: Heatmap) -> str:
         f"{theme.EFFECT_BINS[-1]:g} τ; white: within ±{theme.EFFECT_BINS[0]:g} τ or not judged; orange: size only, for "
         "a metric whose worse side is unknown. Marks: "
         + ", ".join(f"{esc(mk)} {v}" for v, mk in theme.VERDICT_MARKS.items() if mk)
-        + ". Hover a cell for b, τ, interval, n and the verdict's reason; a metric name for its meaning."
+        + ". Striped cells marked ↪ are spill-overs: the value moves because other groups (named on hover) are in "
+        "the group's background, and it is no finding about the group. "
+        "Hover a cell for b, τ, interval, n and the verdict's reason; a metric name for its meaning."
     )
     return (
         f'<div class="scroll"><table class="heatmap" data-attribute="{esc(hm.attribute)}" data-kind="{hm.kind}">'

@@ -334,7 +334,12 @@ def group_lines(bg: pd.DataFrame, max_rows: int | None = None) -> list[tuple]:
     Attributes with a worse-off or undecided group come first."""
     rows: list = []
     rank = {s: i for i, s in enumerate(STATUSES)}
-    order = sorted(pd.unique(bg["attribute"]), key=lambda a: min(rank[s] for s in bg.loc[bg["attribute"] == a, "status"]))
+    def key(a):
+        sub = bg[bg["attribute"] == a]
+        worst = sub["effect"].abs().max() if sub["effect"].notna().any() else 0.0
+        return (min(rank[s] for s in sub["status"]), -worst)
+
+    order = sorted(pd.unique(bg["attribute"]), key=key)
     for a in order:
         sub = bg[bg["attribute"] == a]
         first = True
@@ -369,7 +374,7 @@ def groups_table(bg: pd.DataFrame, *, max_rows: int | None = None, width: int | 
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, padding=(0, 1))
     values = width is None or width >= 140  # its values by verdict, where the line has room for them
     t.add_column("attribute", no_wrap=True, overflow="ellipsis", max_width=18)
-    t.add_column("group", no_wrap=True, overflow="ellipsis", min_width=6, max_width=28)
+    t.add_column("group", overflow="fold", min_width=6, max_width=28)
     t.add_column("status", no_wrap=True, min_width=19)
     t.add_column("effect ×τ", no_wrap=True, min_width=21)
     t.add_column("largest own finding / what would settle it", overflow="ellipsis", no_wrap=True, max_width=44)
@@ -380,3 +385,36 @@ def groups_table(bg: pd.DataFrame, *, max_rows: int | None = None, width: int | 
                  Text(what, style="dim" if st == "undecided" else "")]
         t.add_row(*cells, *([Text(counts, style="dim")] if values else []))
     return t
+
+
+# ----------------------------------------------------------------- HTML
+def render_groups(results: pd.DataFrame) -> str:
+    """The per-group answer as the HTML report's opening section (every
+    group a row, with its values by verdict; empty string when no group is
+    judged)."""
+    from .htmlfmt import esc
+
+    bg = by_group(results)
+    if bg.empty:
+        return ""
+    colours = {"worse off": "#b2182b", "better off": "#2166ac", "mixed": "#8e44ad", "undecided": "#9a6700",
+               "no difference shown": "#6a737d", "cleared": "#1a7f37"}
+    head = ("<tr><th>attribute</th><th>group</th><th>status</th><th>effect ×τ (+ worse off)</th>"
+            "<th>largest own finding</th><th>value [interval]</th><th>material</th><th>small</th><th>negligible</th>"
+            "<th>inconclusive</th><th>spill-overs</th><th>what would settle it</th></tr>")
+    body = []
+    for r in bg.itertuples(index=False):
+        eff = f"{_num(r.effect)} [{_num(r.effect_low)}, {_num(r.effect_high)}]" if np.isfinite(r.effect) else ""
+        val = (f"{r.value:.3g} [{r.low:.3g}, {r.high:.3g}]" if r.value is not None and np.isfinite(r.value)
+               and np.isfinite(r.low) and np.isfinite(r.high) else "")
+        body.append(
+            f'<tr data-status="{esc(r.status)}"><td>{esc(r.attribute)}</td><td>{esc(r.group)}</td>'
+            f'<td style="color:{colours.get(r.status, "inherit")};font-weight:600">{esc(r.status)}</td>'
+            f"<td>{esc(eff)}</td><td>{esc(r.finding or '')}</td><td>{esc(val)}</td><td>{r.material}</td>"
+            f"<td>{r.small}</td><td>{r.negligible}</td><td>{r.inconclusive}</td>"
+            f'<td class="muted">{r.spillover}</td><td class="muted">{esc(r.settle or "")}</td></tr>')
+    return ('<section id="groups"><h2>How the model treats each group</h2>'
+            '<p class="muted">Per attribute, worst off first. The effect is the group\'s largest own effect in units '
+            "of τ, positive when it is worse for the group; the counts are its own values by verdict, and spill-overs "
+            "(values about the group caused by other groups) are counted apart and never a claim about it.</p>"
+            f'<table class="groups">{head}{"".join(body)}</table></section>')

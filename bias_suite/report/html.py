@@ -44,6 +44,7 @@ from .data import (
     read_results_table, ReportData, significance_table, template_drilldown, with_extra_columns,
 )
 from ..io.results import atomic_write_text
+from .groups import render_groups
 from .htmlfmt import esc, fmt, fmt_p, verdict_kind
 from .sections import (
     slug,
@@ -87,6 +88,7 @@ caption{caption-side:bottom;text-align:left;color:var(--muted);font-size:12px;pa
 th,td{padding:3px 8px;border:1px solid var(--line);text-align:left;vertical-align:top}
 thead th{background:var(--soft);font-weight:600;white-space:nowrap}
 table.heatmap td.cell,table.heatmap td.acc{text-align:right;min-width:66px;white-space:nowrap}
+table.heatmap td.spill{background:repeating-linear-gradient(135deg,#fff 0 4px,#e6e8eb 4px 8px)!important;color:var(--muted)!important;font-style:italic}
 table.heatmap td.acc{background:var(--bg);font-weight:600;border-left:3px double var(--ink)}
 table.heatmap thead th.acc{border-left:3px double var(--ink)}
 table.heatmap tr.first th,table.heatmap tr.first td{border-top:2px solid var(--rule)}
@@ -234,7 +236,8 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
         f"<header><h1>{esc(title)}</h1>"
         f'<div class="muted">{len(res)} result rows · {len(attrs)} attribute{"s" if len(attrs) != 1 else ""} · classes {esc(", ".join(map(str, classes)))}</div>'
-        f"<nav><a href=\"#overview\">overview</a><a href=\"#findings\">findings</a>{nav}<a href=\"#run\">run</a></nav></header><main>{warn}"
+        f"<nav><a href=\"#groups\">groups</a><a href=\"#overview\">overview</a><a href=\"#findings\">findings</a>{nav}<a href=\"#run\">run</a></nav></header><main>{warn}"
+        + render_groups(res)
         + overview
         + "".join(sections)
         + f'<section id="run"><h2>Run</h2>{render_metadata(meta, data)}</section>'
