@@ -87,7 +87,7 @@ _MEASURES = {
 # error rates with no valence of their class: more errors is worse whichever class they count
 _ERROR_RATES = {"Bernstein-EqualOpportunity": 1, "Bernstein-FalsePositiveParity": 1, "FNED": 1, "FNED*": 1, "FNR-Ratio": 1, "FPED": 1, "FPED*": 1, "FPR-Ratio": 1, "TPR-Gap": -1,
                 "TPR-Diff": -1, "Recall-Diff": -1, "TNR-Gap": -1}
-_SETTLE = re.compile(r"(about [^;()]*?would decide it|more data would decide it)")
+_SETTLE = re.compile(r"(about [^;]*? would decide it|more data would decide it)")
 
 
 def class_valence(cls) -> int:

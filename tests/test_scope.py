@@ -1,0 +1,188 @@
+"""What a claim is about (bias_suite.stats.scope) and the per-group answer
+(bias_suite.report.groups), on data whose truth is known."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bias_suite as bs
+from bias_suite.families import scored_from_arrays
+from bias_suite.report.groups import by_group, class_valence, harm_sign
+
+CLASSES = ("negative", "neutral", "positive")
+
+
+def shifted_table(n_templates=40, shift=None, seed=0, noise=0.02):
+    """Attribute "attr": group a (terms a0, a1) and groups b, c (terms b0, b1 and c0, c1), every term in every
+    template; ``shift``: {term: change of P(positive)} (moved from or to 'negative'). Gold class cycles over templates."""
+    shift = shift or {}
+    rng = np.random.default_rng(seed)
+    rows, P = [], []
+    for j in range(n_templates):
+        gold = CLASSES[j % 3]
+        base = np.array([0.15, 0.3, 0.55]) if gold == "positive" else (
+            np.array([0.45, 0.3, 0.25]) if gold == "negative" else np.array([0.2, 0.5, 0.3]))
+        for g, ts in (("a", ("a0", "a1")), ("b", ("b0", "b1")), ("c", ("c0", "c1"))):
+            for t in ts:
+                p = base.copy()
+                d = shift.get(t, 0.0)
+                p[2] += d
+                p[0] -= d
+                p = np.clip(p + rng.normal(scale=noise, size=3), 1e-3, None)
+                rows.append(dict(id=f"r{len(rows)}", template=f"t{j}", attribute="attr", group=g, term=t,
+                                 text=f"{t} {j}", label=gold))
+                P.append(p / p.sum())
+    return scored_from_arrays(pd.DataFrame(rows), np.array(P), list(CLASSES))
+
+
+def _row(res, metric, cls, group):
+    r = res[(res["metric"] == metric) & (res["class"] == cls) & (res["group"] == group)]
+    assert len(r) == 1
+    return r.iloc[0]
+
+
+@pytest.fixture(scope="module")
+def one_term_shifted():
+    # a0 lowers P(positive) by 0.2 in every template; a1 and every other term do not
+    return bs.evaluate(shifted_table(shift={"a0": -0.2}), metrics=["CFGap", "FNED", "PosAEG"], bootstrap=200)
+
+
+def test_a_claim_about_the_listed_terms_is_broken_down_by_term(one_term_shifted):
+    r = _row(one_term_shifted, "CFGap", "positive", "a|b")
+    # over the listed terms a is lower than b in every template: a claim, about these terms
+    assert r["verdict"] == "material" and r["signed"] < 0
+    parts = dict(p.rsplit(" ", 1) for p in r["term_effects"].replace("−", "-").split("; "))
+    # kept to a0 alone, the signed gap is a0's own shift (-0.2, up to the noise); kept to a1, about 0; b's terms
+    # each against both a terms: half the shift
+    assert float(parts["a0"]) == pytest.approx(-0.2, abs=0.02)
+    assert abs(float(parts["a1"])) < 0.02
+    assert float(parts["b0"]) == pytest.approx(-0.1, abs=0.02) and float(parts["b1"]) == pytest.approx(-0.1, abs=0.02)
+    assert r["terms_agree"].startswith("a: 1 of 2") and "b: 2 of 2" in r["terms_agree"]
+
+
+def test_an_effect_of_one_term_is_not_shown_beyond_the_listed_terms(one_term_shifted):
+    r = _row(one_term_shifted, "CFGap", "positive", "a|b")
+    assert r["beyond"] == "not shown"
+    assert r["beyond_low"] <= r["signed_low"] and r["beyond_high"] >= r["signed_high"]  # the wider reading
+
+
+def test_an_effect_of_every_term_holds_beyond_the_listed_terms():
+    res = bs.evaluate(shifted_table(shift={"a0": -0.2, "a1": -0.2}), metrics=["CFGap"], bootstrap=200)
+    r = _row(res, "CFGap", "positive", "a|b")
+    assert r["verdict"] == "material" and r["beyond"] == "holds"
+    assert r["terms_agree"].startswith("a: 2 of 2")
+
+
+def test_no_term_effect_copies_the_listed_reading():
+    # groups the model treats alike: nothing to resample, the beyond reading is the listed one (negligible rows)
+    res = bs.evaluate(shifted_table(noise=0.0), metrics=["CFGap"], bootstrap=200)
+    neg = res[(res["verdict"] == "negligible") & res["group"].notna()]
+    assert len(neg) and (neg["beyond"] == "holds").all()
+    assert np.allclose(neg["beyond_low"], neg["signed_low"]) and np.allclose(neg["beyond_high"], neg["signed_high"])
+
+
+def test_terms_resampled_for_the_verdict_make_the_two_readings_one():
+    res = bs.evaluate(shifted_table(shift={"a0": -0.2}), metrics=["CFGap"], bootstrap=200, resample_terms="auto")
+    r = _row(res, "CFGap", "positive", "a|b")
+    if r["verdict"] in ("material", "small", "negligible"):
+        assert r["beyond_low"] == r["signed_low"] and r["beyond_high"] == r["signed_high"]
+
+
+# ------------------------------------------------------------------ the direction of harm
+def test_class_valence_and_harm_signs_by_hand():
+    assert class_valence("negative") == -1 and class_valence("Toxic") == -1 and class_valence("positive") == 1
+    assert class_valence("neutral") == 0 and class_valence("PER") == 0
+    # a higher probability of 'positive' for the first group is better for it; of 'negative', worse
+    assert harm_sign("CFGap", "positive", valenced=True) == -1 and harm_sign("CFGap", "negative", valenced=True) == 1
+    assert harm_sign("CFGap", "neutral", valenced=True) == 0
+    # FNR(group) - FNR(all) higher for 'positive': its positive texts are missed more (worse); for 'negative':
+    # its negative texts are called negative less often (better)
+    assert harm_sign("FNED", "positive", valenced=True) == 1 and harm_sign("FNED", "negative", valenced=True) == -1
+    # BPSN lower for 'negative': the group's other texts look negative (worse); BNSP higher for it: worse too
+    assert harm_sign("BPSN", "negative", valenced=True) == -1 and harm_sign("BNSP", "negative", valenced=True) == 1
+    # entity types have no valence: more errors are worse, higher recall is better
+    assert harm_sign("IdentitySpan-FNED", "PER") == 1 and harm_sign("IdentitySpan-Recall-Diff", "LOC") == -1
+    assert harm_sign("FNED", "PER") == 1 and harm_sign("TPR-Gap", "PER") == -1
+    # a distance says no direction
+    assert harm_sign("AvgGF", "positive", valenced=True) == 0
+
+
+def _judged(rows):
+    cols = ["metric", "family", "view", "attribute", "class", "group", "value", "ci_low", "ci_high", "n", "note",
+            "verdict", "threshold", "baseline", "effect", "reason", "source", "signed", "signed_low", "signed_high"]
+    return pd.DataFrame([{**dict.fromkeys(cols), **r} for r in rows], columns=cols)
+
+
+def test_by_group_by_hand():
+    rows = [
+        # x: its positive texts get a lower P(positive) than the rest (material, worse off)
+        dict(metric="PosAEG", family="BCM", view="group", attribute="A", **{"class": "positive"}, group="x",
+             verdict="material", threshold=0.05, effect=3.0, reason="", signed=-0.15, signed_low=-0.2,
+             signed_high=-0.1),
+        # y: a spill-over of x's effect (counted apart, never a claim about y)
+        dict(metric="PosAEG", family="BCM", view="group", attribute="A", **{"class": "positive"}, group="y",
+             verdict="material", threshold=0.05, effect=1.2, reason="", source="x", signed=0.06, signed_low=0.055,
+             signed_high=0.07),
+        dict(metric="FNED", family="BCM", view="group", attribute="A", **{"class": "positive"}, group="y",
+             verdict="negligible", threshold=0.05, effect=0.2, reason="", signed=0.01, signed_low=-0.02,
+             signed_high=0.03),
+        # z: nothing claimed, an estimate of 2 tau that the data cannot yet decide
+        dict(metric="FNED", family="BCM", view="group", attribute="A", **{"class": "negative"}, group="z",
+             verdict="inconclusive", threshold=0.05, effect=2.0,
+             reason="signed 0.1 [-0.02, 0.2]: ...; about 120 templates (now 30) would decide it", signed=0.1,
+             signed_low=-0.02, signed_high=0.2),
+        # w: every value negligible
+        dict(metric="FNED", family="BCM", view="group", attribute="A", **{"class": "negative"}, group="w",
+             verdict="negligible", threshold=0.05, effect=0.1, reason="", signed=0.005, signed_low=-0.01,
+             signed_high=0.02),
+        # a significance row says nothing about a group
+        dict(metric="Friedman-p-holm", family="significance", view="group", attribute="A", **{"class": "positive"},
+             verdict="small", reason=""),
+    ]
+    bg = by_group(_judged(rows)).set_index("group")
+    assert list(bg.index) == ["x", "z", "w", "y"] or list(bg.index)[0] == "x"
+    assert bg.loc["x", "status"] == "worse off"
+    # PosAEG of 'positive' lower for x: worse, in units of tau, its interval directed the same way
+    assert bg.loc["x", "effect"] == pytest.approx(3.0) and bg.loc["x", "effect_low"] == pytest.approx(2.0)
+    assert bg.loc["x", "effect_high"] == pytest.approx(4.0) and bg.loc["x", "finding"] == "PosAEG · positive"
+    assert bg.loc["y", "status"] == "cleared" and bg.loc["y", "spillover"] == 1 and bg.loc["y", "material"] == 0
+    assert bg.loc["z", "status"] == "undecided"
+    assert bg.loc["z", "settle"] == "FNED · negative: about 120 templates (now 30) would decide it"
+    # FNED of 'negative' higher: its negative texts are called negative less often: not worse for it
+    assert bg.loc["z", "effect"] == pytest.approx(-2.0)
+    assert bg.loc["w", "status"] == "cleared"
+    assert (bg[["material", "small", "negligible", "inconclusive"]].sum(axis=1) == [1, 1, 1, 1]).all()
+
+
+def test_a_pair_counts_for_the_group_that_differs_from_all_others():
+    rows = []
+    for other in ("b", "c", "d"):
+        rows.append(dict(metric="CFGap", family="PCM", view="counterfactual", attribute="A",
+                         **{"class": "positive"}, group=f"a|{other}", verdict="material", threshold=0.05, effect=4.0,
+                         reason="", signed=-0.2, signed_low=-0.25, signed_high=-0.15))
+    for p in ("b|c", "b|d", "c|d"):
+        rows.append(dict(metric="CFGap", family="PCM", view="counterfactual", attribute="A",
+                         **{"class": "positive"}, group=p, verdict="negligible", threshold=0.05, effect=0.1,
+                         reason="", signed=0.0, signed_low=-0.02, signed_high=0.02))
+    bg = by_group(_judged(rows)).set_index("group")
+    # a is below every other group: worse off; each other group is above a alone, which is a's effect
+    assert bg.loc["a", "status"] == "worse off" and bg.loc["a", "effect"] == pytest.approx(4.0)
+    assert bg.loc["a", "finding"].startswith("CFGap · positive vs ")
+    for g in ("b", "c", "d"):
+        assert bg.loc[g, "status"] in ("cleared", "no difference shown")
+        assert bg.loc[g, "material"] == 0 and bg.loc[g, "spillover"] == 1
+    # with two groups, the pair is the whole comparison: one worse off, the other better off
+    two = by_group(_judged(rows[:1])).set_index("group")
+    assert two.loc["a", "status"] == "worse off" and two.loc["b", "status"] == "better off"
+    assert two.loc["b", "value"] == pytest.approx(0.2)  # as b sees it: b − a
+
+
+def test_results_by_group_is_the_same_table(one_term_shifted):
+    got = bs.evaluate(shifted_table(shift={"a0": -0.2}), metrics=["CFGap", "FNED", "PosAEG"], bootstrap=50)
+    bg = got.by_group()
+    assert {"attribute", "group", "status", "effect"} <= set(bg.columns)
+    assert bg.set_index("group").loc["a", "status"] == "worse off"
+    assert math.isfinite(bg.set_index("group").loc["a", "effect"])
