@@ -122,8 +122,11 @@ def evaluate_with_replicates(scored, *, attribution: bool = True, **options):
     values: ``(results, BootstrapResult or None)``; the second holds the
     replicates of every bootstrapped value and of its signed basis
     (:class:`bias_suite.stats.bootstrap.BootstrapResult`). ``attribution=False``
-    leaves out the ``source`` and ``consistency`` columns (the verdicts are
-    the same; a comparison of two models does without them)."""
+    leaves out the ``source`` and ``consistency`` columns and, unless
+    ``beyond_terms`` says otherwise, the term breakdown and the reading
+    beyond the listed terms (the verdicts are the same; a comparison of two
+    models does without them)."""
+    options.setdefault("beyond_terms", attribution)
     return _evaluate(scored, keep_replicates=True, attribution=attribution, **options)
 
 

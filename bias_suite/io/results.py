@@ -34,7 +34,8 @@ from .tables import write_jsonl
 
 RESULT_COLUMNS = ["metric", "family", "view", "attribute", "class", "group", "value", "ci_low", "ci_high", "n", "note"]
 OPTIONAL_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason", "source", "consistency",
-                    "p", "q", "signed", "signed_low", "signed_high"]  # the verdict stage, after `note`
+                    "p", "q", "signed", "signed_low", "signed_high", "terms_agree", "term_effects", "beyond",
+                    "beyond_low", "beyond_high"]  # the verdict stage, after `note`
 
 RESULTS_JSONL = "results.jsonl"
 RESULTS_CSV = "results.csv"

@@ -343,6 +343,7 @@ def select_findings(results: pd.DataFrame, ov: pd.DataFrame | None = None, *, to
         order = {v: k for k, v in enumerate(_summary().FINDING_ORDER)}
         eff = pd.to_numeric(rows["effect"], errors="coerce") if "effect" in rows.columns else pd.Series(np.nan, index=rows.index)
         via = rows["via"].map(lambda v: not _isnull(v))
-        rows = rows.assign(_r=rows["verdict"].map(order), _v=via, _e=-eff.fillna(-np.inf)).sort_values(
-            ["_r", "_v", "_e"], kind="stable").drop(columns=["_r", "_v", "_e"])
+        rows = rows.assign(_s=_summary().sizeless(rows["verdict"], eff), _r=rows["verdict"].map(order), _v=via,
+                           _e=-eff.fillna(-np.inf)).sort_values(["_s", "_r", "_v", "_e"], kind="stable").drop(
+            columns=["_s", "_r", "_v", "_e"])
     return Selection(rows.reset_index(drop=True), int(len(p.fd)), int(p.spill.sum()))

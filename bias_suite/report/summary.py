@@ -37,8 +37,9 @@ def grid_cells(frame: pd.DataFrame, attributes, topics):
 
 def findings(results: pd.DataFrame, verdict=None, top: int | None = None) -> pd.DataFrame:
     """Judged rows, ranked by verdict in :data:`FINDING_ORDER` (material,
-    small, inconclusive, negligible, undefined), then largest effect first
-    (rows without an effect last within their verdict).
+    small, inconclusive, negligible, undefined), then largest effect first;
+    rows that tell no size (no effect, or an effect below 0.05 τ: a
+    significance test, a small value of 0.0 τ) after all the others.
 
     Parameters
     ----------
@@ -52,8 +53,21 @@ def findings(results: pd.DataFrame, verdict=None, top: int | None = None) -> pd.
     f = results[results["verdict"].isin(keep)]
     rank = f["verdict"].map({v: k for k, v in enumerate(FINDING_ORDER)}).fillna(len(FINDING_ORDER))
     effect = pd.to_numeric(f["effect"], errors="coerce") if "effect" in f.columns else pd.Series(float("nan"), index=f.index)
-    f = f.assign(_r=rank, _e=-effect.fillna(-float("inf"))).sort_values(["_r", "_e"], kind="stable").drop(columns=["_r", "_e"])
+    f = f.assign(_s=sizeless(f["verdict"], effect), _r=rank, _e=-effect.fillna(-float("inf"))).sort_values(
+        ["_s", "_r", "_e"], kind="stable").drop(columns=["_s", "_r", "_e"])
     return (f.head(top) if top else f).reset_index(drop=True)
+
+
+#: an effect below this many tau says no size: such a row (a significance test, a small value of 0.0 tau) never
+#: leads the findings
+SIZELESS = 0.05
+
+
+def sizeless(verdict: pd.Series, effect: pd.Series) -> pd.Series:
+    """1 for rows that tell no direction or size (no effect, or below
+    :data:`SIZELESS`) unless material, else 0: ranked after every row that
+    does, whatever their verdicts."""
+    return ((verdict != "material") & (effect.isna() | (effect.abs() < SIZELESS))).astype(int)
 
 
 def spill_over(res: pd.DataFrame) -> pd.Series:
