@@ -373,16 +373,19 @@ def groups_table(bg: pd.DataFrame, *, max_rows: int | None = None, width: int | 
 
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, padding=(0, 1))
     values = width is None or width >= 140  # its values by verdict, where the line has room for them
-    t.add_column("attribute", no_wrap=True, overflow="ellipsis", max_width=18)
-    t.add_column("group", overflow="fold", min_width=6, max_width=28)
+    finding = width is None or width >= 100  # its largest finding, likewise
+    t.add_column("attribute", no_wrap=True, overflow="ellipsis", max_width=18 if finding else 14)
+    t.add_column("group", overflow="fold", min_width=8, max_width=28 if finding else 18)
     t.add_column("status", no_wrap=True, min_width=19)
     t.add_column("effect ×τ", no_wrap=True, min_width=21)
-    t.add_column("largest own finding / what would settle it", overflow="ellipsis", no_wrap=True, max_width=44)
+    if finding:
+        t.add_column("largest own finding / what would settle it", overflow="ellipsis", no_wrap=True, max_width=44)
     if values:
         t.add_column("values", no_wrap=True, overflow="ellipsis", max_width=18)
     for a, g, st, eff, what, counts in group_lines(bg, max_rows):
-        cells = [Text(a), Text(g), Text(st, style=STATUS_STYLES.get(st, "")), Text(eff),
-                 Text(what, style="dim" if st == "undecided" else "")]
+        cells = [Text(a), Text(g), Text(st, style=STATUS_STYLES.get(st, "")), Text(eff)]
+        if finding:
+            cells.append(Text(what, style="dim" if st == "undecided" else ""))
         t.add_row(*cells, *([Text(counts, style="dim")] if values else []))
     return t
 

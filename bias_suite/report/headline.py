@@ -536,10 +536,10 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
         if r is not None:
             return r
     # the last resort: one grid row, no legend; its material cells, then the example pair, while they fit
-    tries = [(cover, worst) for cover in (True, False) for worst in (True, False)]
-    for i, (cover, worst) in enumerate(tries):
+    tries = [(rows, cover, worst) for rows in (6, 3, 0) for cover in (True, False) for worst in (True, False)]
+    for i, (rows, cover, worst) in enumerate(tries):
         r = headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=worst, colour=colour,
-                                 cover=cover, group_rows=4, width=width)
+                                 cover=cover, group_rows=rows, width=width)
         if _lines(r, width) <= max_lines or i == len(tries) - 1:
             return r
 
