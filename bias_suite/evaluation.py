@@ -198,7 +198,7 @@ def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tu
     attributes whose terms the model tells apart, judged like the first."""
     from .stats.bootstrap import bootstrap as _bootstrap
     from .stats.bootstrap.terms import resample_terms_option, selected_blocks
-    from .stats.scope import beyond_listed_terms, term_breakdown
+    from .stats.scope import beyond_listed_terms, term_breakdown, term_sizes
     from .stats.verdicts import add_verdicts
 
     res = term_breakdown(res, data, metrics=specs, max_tuples=max_tuples, seed=seed,
@@ -214,5 +214,5 @@ def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tu
                         resample_terms=chosen)
         two_way = add_verdicts(bs.results, basis=bs.basis, confidence=confidence, metrics=specs,
                                thresholds=thresholds, multiplicity="bh")  # (its p; the claims' own control applies)
-    return beyond_listed_terms(res, two_way, confidence=confidence)
+    return beyond_listed_terms(res, two_way, confidence=confidence, sizes=term_sizes(data, chosen))
 

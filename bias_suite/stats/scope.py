@@ -170,61 +170,135 @@ def _is_ratio(spec) -> bool:
         "ratio", "ratio_to_background")
 
 
-def beyond_listed_terms(results: pd.DataFrame, beyond: pd.DataFrame | None, *, confidence: float = 0.95) -> pd.DataFrame:
+def term_sizes(data, chosen: dict) -> dict:
+    """{(attribute, group): terms per resampled block} for the blocks of
+    ``chosen`` ({attribute: blocks}, :func:`~bias_suite.stats.bootstrap.terms.selected_blocks`);
+    a group with blocks of several sizes gets the smallest."""
+    from .bootstrap.terms import attribute_terms
+
+    out: dict = {}
+    for a, blocks in chosen.items():
+        terms = attribute_terms(data.frame, a)
+        if terms.block is None:
+            continue
+        sizes = np.bincount(terms.block)
+        for b in blocks:
+            on = terms.block == b
+            for g in set(terms.group[on].tolist()):
+                k = int(sizes[b])
+                out[(a, g)] = min(out.get((a, g), k), k)
+    return out
+
+
+#: degrees of freedom of the templates' part of a standard error (as the verdicts cap them)
+TEMPLATE_DF = 20
+
+
+def _beyond_reading(v, lo, hi, lo2, hi2, ks, confidence):
+    """The interval and the t reference of the reading beyond the listed terms.
+
+    The two-way bootstrap's spread beyond the templates' own is the terms'
+    part. A bootstrap over k terms estimates their variance with a factor
+    (k − 1) / k, and its percentiles are normal ones, while the terms' part
+    of a standard error rests on k − 1 degrees of freedom (per group of a
+    pair, added): the terms' part is scaled by sqrt(k / (k − 1)) and the
+    two parts are combined with Satterthwaite's degrees of freedom. Returns
+    (low, high, se_low, se_high, df)."""
+    from scipy.stats import norm, t as t_dist
+
+    z = norm.ppf(0.5 + confidence / 2)
+    k = min(ks) if ks else None
+    df_terms = sum(max(x - 1, 1) for x in ks) if ks else None
+    out, ses, dfs = [], [], []
+    for h1, h2, sign in ((v - lo, v - lo2, -1), (hi - v, hi2 - v, 1)):
+        h1, h2 = max(h1, 0.0), max(h2, h1, 0.0)
+        se_t = h1 / z
+        se_k2 = (h2 ** 2 - h1 ** 2) / z ** 2
+        if k is not None and k >= 2:
+            se_k2 *= k / (k - 1)
+        se2 = se_t ** 2 + se_k2
+        if se2 <= 0:
+            df = TEMPLATE_DF
+        elif se_k2 > 0 and df_terms:
+            df = se2 ** 2 / (se_t ** 4 / TEMPLATE_DF + se_k2 ** 2 / df_terms)
+        else:
+            df = TEMPLATE_DF
+        se = math.sqrt(se2)
+        out.append(v + sign * float(t_dist.ppf(0.5 + confidence / 2, df)) * se)
+        ses.append(se)
+        dfs.append(df)
+    return out[0], out[1], ses[0], ses[1], min(dfs)
+
+
+def beyond_listed_terms(results: pd.DataFrame, beyond: pd.DataFrame | None, *, confidence: float = 0.95,
+                        sizes: dict | None = None) -> pd.DataFrame:
     """Add ``beyond``, ``beyond_low`` and ``beyond_high`` (module doc).
     ``beyond``: the judged results of the two-way bootstrap for the
-    attributes whose terms it resamples (their ``signed_low``,
-    ``signed_high`` and ``p``); rows of the other attributes read their own.
-    None: no two-way reading was made (the columns stay empty).
+    attributes whose terms it resamples (their ``signed_low`` and
+    ``signed_high``); rows of the other attributes read their own. None:
+    no two-way reading was made (the columns stay empty). ``sizes``:
+    {(attribute, group): terms per resampled block} (:func:`term_sizes`).
 
-    A claim holds beyond the listed terms when its two-way interval excludes
-    the no-bias value on the claim's side and its two-way p-value passes the
-    same error control as the claim did: the claim's adjustment (q / p) is
-    applied to it (where p is 0, the most cautious one, the number of
-    values the control counts). A ``negligible`` row holds when its two-way
-    interval lies within b ± τ."""
+    The reading's interval widens the two-way interval for the few terms
+    it resamples (:func:`_beyond_reading`). A claim holds beyond the listed
+    terms when that interval excludes the no-bias value on the claim's side
+    and its p-value (the signed value over its standard error, Student's t)
+    passes the same error control as the claim did: the claim's adjustment
+    (q / p) is applied to it (where p is 0, the most cautious one, the
+    number of values the control counts). A ``negligible`` row holds when
+    the interval lies within b ± τ."""
+    from scipy.stats import t as t_dist
+
     out = _ensure(results.copy())
     if beyond is None or "verdict" not in out.columns or "signed_low" not in out.columns:
         return out
+    sizes = sizes or {}
     alpha = 1.0 - confidence
     family = float((results.attrs.get("intervals") or {}).get("family") or 1)
     two_way = {}
     attrs = set()
     if len(beyond) and "signed_low" in beyond.columns:
         attrs = set(beyond["attribute"].dropna())
-        p2 = beyond["p"] if "p" in beyond.columns else pd.Series(np.nan, index=beyond.index)
-        for k, lo, hi, p in zip(beyond[_KEY].itertuples(index=False, name=None), beyond["signed_low"],
-                                beyond["signed_high"], p2):
-            two_way[tuple(k)] = (lo, hi, p)
+        for k, lo, hi in zip(beyond[_KEY].itertuples(index=False, name=None), beyond["signed_low"],
+                             beyond["signed_high"]):
+            two_way[tuple(k)] = (lo, hi)
     p1 = out["p"] if "p" in out.columns else pd.Series(np.nan, index=out.index)
     q1 = out["q"] if "q" in out.columns else pd.Series(np.nan, index=out.index)
     for idx, r, p, q in zip(out.index, out[_KEY + ["verdict", "signed", "signed_low", "signed_high", "threshold"]]
                             .itertuples(index=False, name=None), p1, q1):
         metric, a, c, g, verdict, v, lo, hi, tau = r
-        if verdict not in ("material", "small", "negligible") or v is None or pd.isna(v):
+        if verdict not in ("material", "small", "negligible") or _missing(v, lo, hi):
             continue
-        p_two = p
-        if a in attrs:
-            lo, hi, p_two = two_way.get((metric, a, c, g), (None, None, None))
-        if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        lo2, hi2 = (two_way.get((metric, a, c, g), (None, None)) if a in attrs else (lo, hi))
+        if _missing(lo2, hi2):
             continue
-        out.at[idx, "beyond_low"], out.at[idx, "beyond_high"] = float(lo), float(hi)
-        if metric_is_ratio(metric):  # on the log scale, as judged
-            lo_d, hi_d, v_d = (math.log(x) if x > 0 else -math.inf for x in (lo, hi, v))
-            t = math.log(RATIO_BAND)
-        else:  # the signed scale's no-bias value is 0 (an AUC's contrast with the overall AUC included)
-            lo_d, hi_d, v_d, t = lo, hi, v, float(tau) if tau is not None and pd.notna(tau) else 0.0
+        ratio = metric_is_ratio(metric)
+        to = (lambda x: math.log(x) if x > 0 else -math.inf) if ratio else float  # on the scale judged
+        vd, lod, hid, lo2d, hi2d = (to(x) for x in (v, lo, hi, lo2, hi2))
+        if not all(np.isfinite([vd, lod, hid, lo2d, hi2d])):
+            continue
+        ks = [sizes[(a, x)] for x in str(g).split("|") if (a, x) in sizes]
+        blo, bhi, se_lo, se_hi, df = _beyond_reading(vd, lod, hid, min(lo2d, lod), max(hi2d, hid), ks, confidence)
+        back = (lambda x: math.exp(x)) if ratio else (lambda x: x)
+        out.at[idx, "beyond_low"], out.at[idx, "beyond_high"] = back(blo), back(bhi)
+        t = math.log(RATIO_BAND) if ratio else (float(tau) if tau is not None and pd.notna(tau) else 0.0)
         if verdict == "negligible":
-            ok = lo_d >= -t - 1e-12 and hi_d <= t + 1e-12
+            ok = blo >= -t - 1e-12 and bhi <= t + 1e-12
         else:
-            ok = lo_d > 0 if v_d > 0 else hi_d < 0
-            if ok and p_two is not None and pd.notna(p_two) and p is not None and pd.notna(p) and pd.notna(q):
+            ok = blo > 0 if vd > 0 else bhi < 0
+            se = se_lo if vd > 0 else se_hi
+            if ok and se > 0 and p is not None and pd.notna(p) and pd.notna(q):
+                p_two = float(2 * t_dist.sf(abs(vd) / se, df))
                 factor = q / p if p > 0 else family
                 ok = p_two * factor <= alpha
         out.at[idx, "beyond"] = "holds" if ok else "not shown"
     for c in ("beyond_low", "beyond_high"):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     return out
+
+
+def _missing(*xs) -> bool:
+    return any(x is None or pd.isna(x) for x in xs)
 
 
 def metric_is_ratio(name) -> bool:
