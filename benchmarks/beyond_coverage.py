@@ -100,6 +100,9 @@ def main(argv=None) -> int:
     ap.add_argument("--gap", type=float, default=0.0)
     ap.add_argument("--bootstrap", type=int, default=200)
     args = ap.parse_args(argv)
+    # the population gap of the effects as the generator applies them (clipped to keep probabilities positive)
+    z = np.random.default_rng(12345).normal(scale=args.term_sd, size=2_000_000)
+    args.gap = float(np.clip(z + args.gap, -0.14, 0.14).mean() - np.clip(z, -0.14, 0.14).mean())
     t0 = time.perf_counter()
     recs = [one(args.templates, args.terms, args.term_sd, args.gap, s, args.bootstrap) for s in range(args.seeds)]
     df = pd.DataFrame(recs)

@@ -83,9 +83,11 @@ def test_run_is_a_function_of_inputs_and_seed_whatever_the_hash_seed(tiny_dir, s
     # run.json, the summary line and every reason give the error control the same sizes
     meta = json.loads((a / "run.json").read_text())
     iv = meta["intervals"]
-    # which groups' terms the bootstrap resampled, per attribute (auto: the ones the model tells apart)
-    assert meta["resample_terms"] == "auto" and set(meta["terms_resampled"]) == {r["attribute"] for r in rows
-                                                                                 if r.get("attribute")}
+    # which groups' terms the bootstrap resampled, per attribute: none for the verdicts (they speak of the
+    # listed terms), the ones the model tells apart for the reading beyond them
+    attrs = {r["attribute"] for r in rows if r.get("attribute")}
+    assert meta["resample_terms"] is False and set(meta["terms_resampled"]) == attrs
+    assert not any(meta["terms_resampled"].values()) and set(meta["beyond_terms"]) == attrs
     assert iv["multiplicity"] == "hierarchical" and iv["family"] > 0 and 0 <= iv["selected"] <= iv["units"]
     assert f"({iv['units']} units)" in iv["method"] and f"({iv['family']} values)" in iv["method"]
     for r in rows:

@@ -437,8 +437,8 @@ def groups_section(inp: HeadlineInput, max_rows: int | None, width: int | None =
         return []
     return [_title("How the model treats each group (worst off first; effect in units of τ, + = worse off)"),
             groups_table(bg, max_rows=max_rows, width=width),
-            Text("a group's own values only: spill-overs from other groups apart (Results.by_group() has its values "
-                 "by verdict)", style=theme.MUTED)]
+            Text("a group's own values only; values that other groups cause are counted apart (Results.by_group() "
+                 "has its values by verdict)", style=theme.MUTED)]
 
 
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
