@@ -45,3 +45,29 @@ def test_two_groups_get_no_source():
     judged = res[res["verdict"].isin(["material", "small"])]
     # two groups: each is the other's whole background, so whose effect it is cannot be told apart
     assert len(judged) and judged["source"].isna().all()
+
+
+def test_untied_support_counts_the_examples_that_break_ties():
+    from bias_suite.families import as_scored
+    from bias_suite.metrics.catalog import get_metric
+    from bias_suite.metrics.engine import attribute_data
+    from bias_suite.stats.ties import untied_support
+    from bias_suite.suites.views import counterfactual_view
+
+    # gold 'pos' everywhere; 'a' scores 0.5 in both templates, 'b' 0.5, 'c' 0.2 in t0 and 0.5 in t1
+    p = {("a", 0): 0.5, ("a", 1): 0.5, ("b", 0): 0.5, ("b", 1): 0.5, ("c", 0): 0.2, ("c", 1): 0.5}
+    rows = [dict(id=f"{g}{t}", template=f"t{t}", attribute="x", group=g, term=g, text=f"{g} {t}", label="pos",
+                 probs={"neg": 1 - v, "pos": v}) for (g, t), v in p.items()]
+    data = as_scored(rows)
+    cf = counterfactual_view(data.frame)
+    ad = attribute_data(data, "x", cf["x"], ["a", "b", "c"])
+    tpl = np.array([0, 1, 0, 1, 0, 1])
+    aeg = get_metric("PosAEG")  # each group against the rest
+    # 'a' (0.5, 0.5) against b and c (0.5, 0.5, 0.2, 0.5): both of a's examples differ from c's 0.2; on the
+    # rest's side only c's 0.2 differs from a's scores: 1 example in 1 template, of 'c' (2 examples there)
+    assert untied_support(aeg, ad, tpl, "pos", "a") == [(2, 2, ["a"], 2), (1, 1, ["c"], 2)]
+    # 'c' (0.2, 0.5) against a and b (all 0.5): c's 0.2 alone on its side; every one of the rest's examples
+    # differs from c's 0.2
+    assert untied_support(aeg, ad, tpl, "pos", "c") == [(1, 1, ["c"], 2), (4, 2, ["a", "b"], 4)]
+    # the negative class has no gold examples: nothing on either side
+    assert untied_support(aeg, ad, tpl, "neg", "a") == [(0, 0, [], 0), (0, 0, [], 0)]
