@@ -15,10 +15,10 @@ group-vs-background row of a group outside S, computed again with S left
 out of the data, falls back (a ``material`` row below the threshold,
 ``effect < 1``; a ``small`` row to less than half its effect); of several
 such sets the one that leaves the other groups most alike, then the one
-whose members differ most from them. S's own
-rows may be ``inconclusive`` or ``undefined`` (a group with one term per
-slot has fewer than 20 examples in some rows): a bystander is never taken
-for the cause because the cause could not be judged. A row that falls back
+whose members differ most from them. S's own rows may be ``inconclusive``
+or ``undefined`` (a group with one term per slot has fewer than 20 examples
+in some rows): a bystander is never taken for the cause because the cause
+could not be judged. A row that falls back
 is a spill-over: its value and verdict stay, its ``source`` column names the
 groups that cause it (the smallest part of S without which it falls back:
 several groups together when no one of them is enough) and its reason says
@@ -217,8 +217,9 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
     between two models on the same examples ``base`` and ``cand``) with a
     ``source`` column: the spill-overs of a change.
 
-    The rule of :func:`attribute_sources`, applied to the change. The
-    changed groups of an attribute: the group of the largest ``improved`` or
+    Unlike :func:`attribute_sources`, the changed groups are taken from the
+    claimed changes themselves (not yet by its search). The changed groups
+    of an attribute: the group of the largest ``improved`` or
     ``worsened`` group-vs-background change of each metric and class, taken
     largest first, unless the groups already taken explain it (below). Every
     other such row is computed again for both models with the changed groups
