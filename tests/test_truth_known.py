@@ -57,6 +57,15 @@ def test_claims_about_unaffected_groups_name_their_source(lexicon_results):
         assert (c["source"] == name).all(), c[["metric", "class", "group", "verdict", "source", "reason"]]
 
 
+def test_no_unaffected_group_is_named_as_a_cause(lexicon_results):
+    r = lexicon_results
+    named = r.dropna(subset=["source"])
+    for attr, sources in zip(named["attribute"], named["source"]):
+        assert set(sources.split(", ")) == {AFFECTED[attr]}, (attr, sources)
+    # the spill-overs of 'muslim' (across every group-vs-background metric) are there and say so
+    assert (named["attribute"] == "religion").sum() >= 20
+
+
 def _scoring_pairs(r, attr, name):
     return r[(r["attribute"] == attr) & (r["metric"].isin(["CFGap", "AvgScoreDiff"]))
              & r["group"].map(lambda g: _involves(g, name)) & (r["class"] == "positive")]

@@ -7,24 +7,33 @@ other group looks different from a background that holds it: 'deaf' gets a
 material "FNR lower than the rest" although the model treats deaf terms like
 any other. :func:`attribute_sources` tells the two apart.
 
-Rule. The affected groups of an attribute are those whose material
-group-vs-background row is the largest of some metric and class. Every other
-``material`` or ``small`` group-vs-background row of the attribute is
-computed again with the affected groups (other than its own) left out of
-the attribute, and so out of its background; when it is then below the threshold
-(``effect < 1``; for a ``small`` row, also less than half its effect: the
-sources explain most of it), the row is a spill-over: its value and verdict
-stay, its ``source`` column names the groups that cause it, and its reason
-says so with the value without them. A row whose effect survives is the
-group's own. The largest effect of a metric and class never has a source, so
-two groups cannot explain each other's effects away; an attribute with two
-groups, each the other's whole background, gets no sources at all.
+Rule. Per attribute, metric and class, the causes are found from the values
+and the data, never from the causing groups' own verdicts
+(:mod:`bias_suite.stats.causes`): the smallest set S of groups (one, then
+two, then three) such that every ``material`` or ``small``
+group-vs-background row of a group outside S, computed again with S left
+out of the data, falls back (a ``material`` row below the threshold,
+``effect < 1``; a ``small`` row to less than half its effect); of several
+such sets the one that leaves the other groups most alike, then the one
+whose members differ most from them. S's own rows may be ``inconclusive``
+or ``undefined`` (a group with one term per slot has fewer than 20 examples
+in some rows): a bystander is never taken for the cause because the cause
+could not be judged. A row that falls back
+is a spill-over: its value and verdict stay, its ``source`` column names the
+groups that cause it (the smallest part of S without which it falls back:
+several groups together when no one of them is enough) and its reason says
+so with the value without them. S's own rows and the rows of a metric and
+class that no set of up to three groups explains keep no source. An
+attribute with two groups, each the other's whole background, gets no
+sources at all.
 
 The AUC metrics (Subgroup AUC, BPSN, BNSP) are judged against the overall
 AUC, which is computed again without the sources too; the Bernstein rows
 (the group's mean cost minus the rest's) are computed again on the same
-data. Effects of the rows without an interval-backed effect (no ``effect``)
-are not attributed.
+data.
+
+Before the causes are sought, a claim whose interval has no width because
+of ties is made ``inconclusive`` (:mod:`bias_suite.stats.ties`).
 """
 from __future__ import annotations
 
@@ -40,7 +49,7 @@ from ..exceptions import MetricError
 
 __all__ = ["attribute_sources", "change_sources", "template_consistency"]
 
-_BACKGROUNDS = ("rest", "all", "S", "S\\S^t")
+from .causes import BACKGROUNDS as _BACKGROUNDS
 
 
 def _effect(spec, value, tau):
@@ -51,123 +60,97 @@ def _effect(spec, value, tau):
     return abs(value) / tau if tau else None
 
 
-def _candidates(res: pd.DataFrame) -> pd.DataFrame:
-    if "verdict" not in res.columns or res.empty:
-        return res.iloc[0:0]
-    bern = (res["family"] == "bernstein") & ~res["metric"].astype(str).str.endswith("-SampleSize")
-    m = (((res["family"].isin(["BCM", "VBCM"]) & (res["view"] == "group")) | bern)
-         & res["verdict"].isin(["material", "small"])
-         & res["group"].map(lambda g: isinstance(g, str) and "|" not in g))
-    return res[m]
-
-
 def _overall_auc(sub, attr, cls, weighting, group_order) -> float | None:
     """AUC of f(x, c) against [y = c] over all of the attribute's examples
     (with the group view's weights): the no-bias value of the AUC metrics."""
-    from ..metrics.engine import attribute_data
-    from ..metrics.generalized import NEG, POS
-    from ..suites.views import counterfactual_view, group_order as order_of
+    from .causes import overall_aucs
 
-    cf = counterfactual_view(sub.frame, max_tuples=1, seed=0, group_order_override=group_order)
-    ad = attribute_data(sub, attr, cf[attr], order_of(sub.frame, attr, group_order), weighting=weighting)
-    if cls not in ad.classes:
-        return None
-    h = ad.hist(list(ad.classes).index(cls))
-    v = float(h.auc(h.counts[POS].sum(0), h.counts[NEG].sum(0)))
-    return v if np.isfinite(v) else None
+    return overall_aucs(sub, attr, weighting, group_order).get(cls)
 
 
-def _value_without(spec, r, sub, attr, order, weighting, max_tuples, seed, memo: dict, key):
-    """The row's value and effect on ``sub``, the data without the source
-    groups; ``memo`` keeps what one (attribute, sources) computes for every
-    row of a metric (its values, the overall AUC of a class)."""
-    if spec is None:  # a Bernstein row: the group's mean cost minus the rest's
-        from .bernstein import bernstein_rows
-
-        mk = key + (r["metric"],)
-        if mk not in memo:
-            memo[mk] = bernstein_rows(sub, attributes=[attr], presets=[r["metric"][len("Bernstein-"):]])
-        vals = memo[mk]
-    else:
-        mk = key + (spec.name,)
-        if mk not in memo:
-            memo[mk] = metric_values(sub, metrics=[spec], attributes=[attr], max_tuples=max_tuples, seed=seed,
-                                     group_order_override=order, weighting=weighting)
-        vals = memo[mk]
-    hit = vals[(vals["metric"] == r["metric"]) & (vals["class"] == r["class"]) & (vals["group"] == r["group"])]
-    v = None if hit.empty or pd.isna(hit["value"].iloc[0]) else float(hit["value"].iloc[0])
-    if v is None:
-        return None, None
-    if spec is None:
-        return v, abs(v) / r["threshold"]
-    if type(spec.phi).__name__ == "AucScore":
-        ak = key + ("overall AUC", r["class"])
-        if ak not in memo:
-            memo[ak] = _overall_auc(sub, attr, r["class"], weighting, order)
-        overall = memo[ak]
-        return v, (None if overall is None else abs(v - overall) / r["threshold"])
-    return v, _effect(spec, v, r["threshold"])
+def _claim_cells(out: pd.DataFrame) -> dict:
+    """{attribute: {(metric, class): [(position, group, verdict, effect, tau)]}}: the ``material`` and
+    ``small`` group-vs-background rows of ``out`` (positions, not labels)."""
+    fam = out["family"].to_numpy(dtype=object)
+    metric = out["metric"].astype(str).to_numpy(dtype=object)
+    group = out["group"].to_numpy(dtype=object)
+    verdict = out["verdict"].to_numpy(dtype=object)
+    view = out["view"].to_numpy(dtype=object)
+    bern = (fam == "bernstein") & ~np.char.endswith(metric.astype(str), "-SampleSize")
+    single = np.array([isinstance(g, str) and "|" not in g for g in group], dtype=bool)
+    m = ((np.isin(fam, ["BCM", "VBCM"]) & (view == "group")) | bern) & single & np.isin(verdict, ["material", "small"])
+    cells: dict = {}
+    attr, cls = out["attribute"].to_numpy(dtype=object), out["class"].to_numpy(dtype=object)
+    effect = pd.to_numeric(out["effect"], errors="coerce").to_numpy(dtype=float)
+    tau = pd.to_numeric(out["threshold"], errors="coerce").to_numpy(dtype=float)
+    for i in np.flatnonzero(m):
+        cells.setdefault(attr[i], {}).setdefault((metric[i], cls[i]), []).append(
+            (int(i), group[i], verdict[i], effect[i], tau[i]))
+    return cells
 
 
 def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0, group_order_override=None,
                       weighting: str = "balanced") -> pd.DataFrame:
     """``res`` with a ``source`` column (after ``reason``): the groups that
-    cause a spill-over row, comma-separated, else null (module doc)."""
+    cause a spill-over row, comma-separated, else null (module doc); claims
+    whose zero-width interval comes from ties are made ``inconclusive``
+    first (:func:`bias_suite.stats.ties.tied_claims`)."""
+    from ..suites.views import counterfactual_view, group_order
+    from .causes import Cell, Claim, Values, cell_kind, find_causes
+    from .ties import tied_claims
+
     out = res.copy()
     if "source" not in out.columns:
         cols = list(out.columns)
         pos = cols.index("reason") + 1 if "reason" in cols else len(cols)
         out.insert(pos, "source", None)
     out["source"] = out["source"].astype(object)
-    cand = _candidates(out)
-    if cand.empty:
+    if "verdict" not in out.columns or out.empty:
         return out
-    frame = data.frame
-    attr_col = frame["attribute"].to_numpy(dtype=object)
-    group_col = frame["group"].to_numpy(dtype=object)
-    subsets: dict = {}  # (attribute, sources) -> the data without the sources
-    memo: dict = {}
-    mat = cand[cand["verdict"] == "material"]
-    top_rows = mat.loc[mat.groupby(["attribute", "metric", "class"], sort=False)["effect"].idxmax().dropna()]
-    affected: dict = {}  # attribute -> groups whose own effect is the largest of some metric and class
-    for a, g in zip(top_rows["attribute"], top_rows["group"]):
-        groups = affected.setdefault(a, [])
-        if g not in groups:
-            groups.append(g)
-    tops = set(top_rows.index)
-    for (attr, metric, cls), rows in cand.groupby(["attribute", "metric", "class"], sort=False):
-        if len(pd.unique(group_col[attr_col == attr])) < 3:
+    out = tied_claims(out, data, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override,
+                      weighting=weighting)
+    found = _claim_cells(out)
+    if not found:
+        return out
+    # the run's own view (computed for its values, and kept): the engine's input is built from it
+    cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed, group_order_override=group_order_override)
+    source = out["source"].to_numpy(dtype=object).copy()
+    reason = out["reason"].to_numpy(dtype=object).copy()
+    for attr, by_cell in found.items():
+        groups = group_order(data.frame, attr, group_order_override)
+        if len(groups) < 3:
             continue  # with two groups each is the other's whole background: the data cannot say whose effect it is
-        if str(metric).startswith("Bernstein-"):
-            spec = None
-        else:
-            try:
-                spec = get_metric(metric)
-            except MetricError:
-                continue
-            if spec.background not in _BACKGROUNDS and type(spec.phi).__name__ != "AucScore":
-                continue
-        for idx, r in rows.iterrows():
-            if idx in tops:  # the largest effect of a metric and class is never explained away
-                continue
-            sources = tuple(g for g in affected.get(attr, []) if g != r["group"])
-            if not sources:
-                continue
-            key = (attr, sources)
-            if key not in subsets:
-                keep = np.flatnonzero((attr_col == attr) & ~np.isin(group_col, list(sources)))
-                subsets[key] = data.take(keep)
-            order = None
-            if group_order_override and attr in group_order_override:  # the groups left, in the same order
-                order = {attr: [g for g in group_order_override[attr] if g not in sources]}
-            v, eff = _value_without(spec, r, subsets[key], attr, order, weighting, max_tuples, seed, memo, key)
-            if eff is None or eff >= 1 or (r["verdict"] == "small" and eff >= 0.5 * r["effect"]):
-                continue
-            names = ", ".join(f"'{g}'" for g in sources)
-            out.at[idx, "source"] = ", ".join(sources)
-            out.at[idx, "reason"] = (f"{r['reason']}; the background is shifted by {names}: without "
-                                     f"{'it' if len(sources) == 1 else 'them'} the value is {v:.3g}, below the "
-                                     "threshold, so this is their effect, not this group's")
+        cells = []
+        for (metric, cls), claims in by_cell.items():
+            kind, _ = cell_kind(metric)
+            tau = next((t for *_, t in claims if np.isfinite(t)), None)
+            if kind is not None and tau is not None and tau > 0:
+                cells.append((Cell(metric, cls, kind, float(tau)), claims))
+        if not cells:
+            continue
+        values = Values(data, attr, groups, cfs[attr], weighting=weighting)
+        values.ensure((), {(c.metric, c.cls) for c, _ in cells})
+        for cell, claims in cells:
+            for i, g, v, e, _ in claims:
+                cell.claims[g] = Claim(i, v, float(e) if np.isfinite(e) else None, values.effect(cell, (), g))
+        cells = [c for c, _ in cells]
+        for k, (S, sources) in find_causes(values, cells).items():
+            cell = cells[k]
+            for g, T in sources.items():
+                i = cell.claims[g].idx
+                v = values.value(cell, T, g)
+                names = ", ".join(f"'{h}'" for h in T)
+                against = ""
+                if cell.kind == "auc":
+                    overall = values.aucs.get(T, {}).get(cell.cls)
+                    against = "" if overall is None else f" against an overall AUC of {overall:.3g}"
+                within = "below the threshold" if cell.claims[g].verdict == "material" else "less than half of it"
+                source[i] = ", ".join(T)
+                reason[i] = (f"{reason[i]}; the background is shifted by {names}: without "
+                             f"{'it' if len(T) == 1 else 'them'} the value is {v:.3g}{against}, "
+                             f"{within}, so this is their effect, not this group's")
+    out["source"] = source
+    out["reason"] = reason
     return out
 
 
@@ -234,8 +217,9 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
     between two models on the same examples ``base`` and ``cand``) with a
     ``source`` column: the spill-overs of a change.
 
-    The rule of :func:`attribute_sources`, applied to the change. The
-    changed groups of an attribute: the group of the largest ``improved`` or
+    Unlike :func:`attribute_sources`, the changed groups are taken from the
+    claimed changes themselves (not yet by its search). The changed groups
+    of an attribute: the group of the largest ``improved`` or
     ``worsened`` group-vs-background change of each metric and class, taken
     largest first, unless the groups already taken explain it (below). Every
     other such row is computed again for both models with the changed groups
