@@ -209,8 +209,9 @@ def test_a_keyword_model_blames_no_bystander(keyword_religion):
     assert len(bystanders) and (bystanders["source"] == "muslim").all(), \
         bystanders[["metric", "class", "group", "verdict", "source", "reason"]]
     assert set(r["source"].dropna()) == {"muslim"}
-    # the religion suite's own PosAEG rows of 'muslim' are inconclusive (fewer than 20 examples); the others'
-    # are still its spill-overs
+    # the cause's own PosAEG rows, whatever their verdicts, are its own (no source); the others' claims are
+    # still its spill-overs
     aeg = r[(r["metric"] == "PosAEG") & (r["group"] == "muslim")]
-    assert (aeg["verdict"] == "inconclusive").all()
-    assert (claims.loc[claims["metric"] == "PosAEG", "source"] == "muslim").all()
+    assert len(aeg) and aeg["source"].isna().all()
+    other = claims[(claims["metric"] == "PosAEG") & (claims["group"] != "muslim")]
+    assert len(other) and (other["source"] == "muslim").all()
