@@ -12,7 +12,7 @@ from .table_formats import CHUNK_ROWS, Columns, ExamplesTable, read_chunks, as_s
 
 _NO_GROUP = ("", "O", "-", "_")  # group column: tokens outside the identity span
 
-def _conll_sentences(path: Path, encoding: str) -> Iterator[tuple[int, list[list[str]]]]:
+def conll_sentences(path: Path, encoding: str) -> Iterator[tuple[int, list[list[str]]]]:
     """(first line, rows of columns) per sentence; ``-DOCSTART-`` lines skipped."""
     sent, start = [], None
     with open(path, "rb") as fh:
@@ -68,7 +68,7 @@ def read_conll(path, *, side=None, columns: Columns | None = None, group_column:
 
     path = Path(path)
     cols = columns or Columns()
-    sents = list(_conll_sentences(path, encoding))
+    sents = list(conll_sentences(path, encoding))
     if not sents:
         raise ExamplesFormatError("no sentences", file=path)
     marks = _side_marks(Path(side), cols, encoding) if side is not None else None
