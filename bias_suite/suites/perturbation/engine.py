@@ -41,7 +41,7 @@ SKIPS = {
     "first name": "a first name: the pronouns and nouns may be that person's (perturb it with the names attribute)",
     "gender noun": "a gender noun (woman, men, ...) that may be the named person's",
     "pronouns of another group": "pronouns that are not of the name's group",
-    "inside an entity": "NER: the mention is only part of an entity, or a name outside a PER entity",
+    "entity tags": "NER: a first name outside a PER entity, or a mention that is part of an entity and could change its length",
     "no person noun": "--insert: no determiner + person noun to put an adjective between",
 }
 #: why a group is left out of a sentence's template

@@ -16,6 +16,7 @@ from ...exceptions import ExamplesFormatError, SuiteError, option
 from ..table_formats import CHUNK_ROWS, as_strings, detect_format, read_chunks
 from .engine import Found, Guards, find, find_insertion, mention_edits, variants
 from .lexicon import Lexicon, bundled_attributes, load_lexicon
+from .ner import TaggedSentence, check_entities, retokenize
 from .pronouns import load_tagger
 
 __all__ = ["perturb", "perturb_texts", "AttributeReport", "PerturbReport", "read_sentences", "write_examples",
@@ -172,8 +173,6 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
     in order) and one :class:`AttributeReport` each. ``tagger``: a
     :class:`~.pronouns.Tagger` for "her", or None for the rule. ``tagged``:
     ``(tokens, tags)`` per sentence for NER input."""
-    from .ner import TaggedSentence, check_entities, retokenize
-
     if terms_per_group is not None and terms_per_group < 1:
         raise SuiteError(f"terms per group must be at least 1, got {terms_per_group}")
     guards = _guards(lexicons)
@@ -342,7 +341,7 @@ def perturb_with_report(table, attributes=None, *, identity_terms=None, text_col
         if bad:
             raise SuiteError(f"tagged (CoNLL) sentences are perturbed by names and nationality only, not {bad}")
         lexicons = [_restricted(lx, NER_ATTRIBUTES[lx.attribute]) for lx in lexicons]
-    tag, how = _tagger(tagger, tagged is None and any(lx.pronouns for lx in lexicons))
+    tag, how = _tagger(tagger, any(lx.pronouns for lx in lexicons))
     frame, reports = perturb_texts(ids, texts, labels, lexicons, insert=insert, terms_per_group=terms_per_group,
                                    seed=seed, tagger=tag, tagged=tagged)
     empty = sum(1 for t in texts if t is None or not t.strip())
