@@ -341,3 +341,93 @@ def test_own_identity_terms_file(tmp_path):
     assert list(ex["text"]) == ["Every cat owner knows it.", "Every dog owner knows it.", "Dog owners walk.",
                                 "Cat owners walk."]
     assert set(ex["attribute"]) == {"pets"}
+
+
+# ---------------------------------------------------------------- the command line
+def _sentences_csv(path: Path) -> Path:
+    """A CSV with the default columns (id, text, label) built from the table above."""
+    rows = [(f"s{i}", s, ["negative", "neutral", "positive"][i % 3]) for i, (a, s, _) in enumerate(CASES)
+            if a in ("gender", "names")]
+    rows += [(f"n{i}", s, "neutral") for i, (_, s) in enumerate(NO_MENTION)]
+    pd.DataFrame(rows, columns=["id", "text", "label"]).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from _tiny_models import make_tiny_classifier
+
+    return make_tiny_classifier(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def test_perturb_then_run_with_no_column_options(tmp_path, tiny):
+    from bias_suite.cli import app
+
+    data = _sentences_csv(tmp_path / "sentences.csv")
+    out = tmp_path / "p.jsonl"
+    res = runner.invoke(app, ["perturb", str(data), "--attribute", "gender", "--attribute", "names", "--no-tagger",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    ex = pd.read_json(out, lines=True, dtype=False)
+    assert list(ex.columns) == ["id", "template", "attribute", "group", "term", "text", "label"]
+    n_gender = sum(a == "gender" for a, _, _ in CASES) + 1   # and "She called her mother." (no name in it)
+    n_names = sum(a == "names" for a, _, _ in CASES)         # their pronouns come with a first name: gender skips them
+    assert ex.groupby("attribute")["template"].nunique().to_dict() == {"gender": n_gender, "names": n_names}
+    first = ex[ex["template"] == "s0/gender"]
+    assert list(first["text"]) == ["She is a great doctor.", "He is a great doctor."]
+    assert set(first["label"]) == {"negative"}
+    assert f"wrote {len(ex)} examples ({n_gender + n_names} templates)" in res.output
+    assert "She is a great doctor.  ->  He is a great doctor." in res.output
+    assert "gender: left out non_binary (no pronouns)" in res.output
+
+    run_dir = tmp_path / "run"
+    res = runner.invoke(app, ["run", str(out), "--model", str(tiny), "--out", str(run_dir), "--bootstrap", "20", "-q"])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["examples"] == len(ex) and meta["examples_table"]["templates"] is True
+    results = pd.read_json(run_dir / "results.jsonl", lines=True)
+    assert {"gender", "names"} <= set(results["attribute"])
+    assert (results["view"] == "counterfactual").any()
+
+    # run DATA --perturb: the same examples without the file in between
+    res = runner.invoke(app, ["run", str(data), "--perturb", "gender", "--perturb", "names", "--model", str(tiny),
+                              "--out", str(tmp_path / "run2"), "--bootstrap", "0"])
+    assert res.exit_code == 0, res.output
+    assert "\"her\" read by" in res.output
+    back = pd.read_json(tmp_path / "run2" / "examples.jsonl", lines=True, dtype=False)
+    assert len(back) == len(ex) and set(back["template"]) == set(ex["template"])
+
+
+def test_dry_run_writes_nothing_and_errors_are_one_line(tmp_path):
+    from bias_suite.cli import app
+
+    data = _sentences_csv(tmp_path / "sentences.csv")
+    res = runner.invoke(app, ["perturb", str(data), "-a", "religion", "--insert", "--dry-run", "--no-tagger"])
+    assert res.exit_code == 0, res.output
+    assert "dry run:" in res.output and "nothing written" in res.output and not list(tmp_path.glob("*.jsonl"))
+    res = runner.invoke(app, ["perturb", str(data), "-a", "gender"])
+    assert res.exit_code == 2 and "give --out FILE (or --dry-run)" in res.output
+    res = runner.invoke(app, ["perturb", str(data), "-a", "gender", "--text-column", "sentence", "--out",
+                              str(tmp_path / "x.jsonl")])
+    assert res.exit_code == 2 and "field 'sentence'" in res.output and "no column 'sentence'" in res.output
+    res = runner.invoke(app, ["run", str(data), "--perturb", "gender", "--side", "x.csv"])
+    assert res.exit_code == 2 and "do not go with --perturb" in res.output
+
+
+def test_perturbed_conll_runs_with_a_tagger(tmp_path):
+    from _tiny_ner import make_tiny_token_classifier
+
+    from bias_suite.cli import app
+
+    data = tmp_path / "t.conll"
+    data.write_text(CONLL_BILOU)
+    out = tmp_path / "t.jsonl"
+    res = runner.invoke(app, ["perturb", str(data), "-a", "names", "-a", "nationality", "--terms-per-group", "2",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    model = make_tiny_token_classifier(tmp_path / "ner", tags=("O", "B-PER", "I-PER", "B-LOC", "I-LOC"))
+    res = runner.invoke(app, ["run", str(out), "--model", str(model), "--out", str(tmp_path / "run"), "--bootstrap", "0",
+                              "-q"])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["task"] == "sequence_labelling" and meta["examples"] == sum(1 for _ in out.open())

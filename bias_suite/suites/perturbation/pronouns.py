@@ -21,6 +21,7 @@ sentences that hold a "her" to be swapped are tagged.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from ...exceptions import SuiteError, option
@@ -83,13 +84,18 @@ class Tagger:
         return out
 
 
-def load_tagger(required: bool = False) -> Tagger | None:
-    """spaCy's small English tagger, or None when it is not installed (an
-    error instead when ``required``)."""
-    try:
-        import spacy
+@functools.lru_cache(maxsize=1)
+def _pipeline():
+    import spacy
 
-        nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer", "senter"])
+    return spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer", "senter"])
+
+
+def load_tagger(required: bool = False) -> Tagger | None:
+    """spaCy's small English tagger (loaded once per process), or None when
+    it is not installed (an error instead when ``required``)."""
+    try:
+        nlp = _pipeline()
     except (ImportError, OSError) as e:
         if required:
             raise SuiteError(f"the part-of-speech tagger needs spaCy and {SPACY_MODEL} ({e}): "
