@@ -37,6 +37,8 @@ CASES = [
     ("gender", "Ask her about it.", {"male": "Ask him about it."}),
     ("gender", "Her dog loves her.", {"male": "His dog loves him."}),
     ("gender", "I love her dearly.", {"male": "I love him dearly."}),
+    ("gender", "It made her cry.", {"male": "It made him cry."}),
+    ("gender", "Let her go.", {"male": "Let him go."}),
     ("gender", "Her family lives nearby.", {"male": "His family lives nearby."}),
     ("gender", "She said she would lend her bike to her sister herself.",
      {"male": "He said he would lend his bike to his sister himself."}),
@@ -94,7 +96,7 @@ SKIPPED = [
 
 # where the tagger and the rule read "her" differently: (sentence, rule's variant, tagger's variant)
 TAGGER_DIFFERS = [
-    ("Let her go.", "Let his go.", "Let him go."),
+    ("I called her Monday.", "I called his Monday.", "I called him Monday."),
     ("Please help her carry the bags.", "Please help his carry the bags.", "Please help him carry the bags."),
     ("I find her annoying.", "I find his annoying.", "I find him annoying."),
 ]
@@ -154,7 +156,8 @@ def test_the_rule_reads_her_and_his():
         return rule_role(p, text, text.index(p) + len(p))
 
     assert [role("her", t) for t in ("I told her the truth.", "I like her car.", "Ask her.", "I love her dearly.",
-                                     "Her family left.".lower())] == ["object", "det", "object", "object", "det"]
+                                     "Her family left.".lower(), "they made her cry", "they made her bed")] == \
+        ["object", "det", "object", "object", "det", "object", "det"]
     assert [role("his", t) for t in ("The book is his.", "his is better", "his own car", "his car")] == \
         ["indep", "indep", "det", "det"]
 

@@ -97,6 +97,8 @@ class Guards:
 def find(text: str, lex: Lexicon, guards: Guards | None = None):
     """The mentions of ``lex``'s attribute in ``text``: a :class:`Found`, a
     skip reason (a key of :data:`SKIPS`) or None when nothing is mentioned."""
+    if not lex.may_mention(text):
+        return None
     mentions = []
     for m in lex.pattern.finditer(text):
         kind = m.lastgroup

@@ -40,6 +40,7 @@ _EXACT_KINDS = ("person", "country")
 _LEFT = r"(?<![\w\-'’])"
 _RIGHT = r"(?![\w\-])"
 _PERSON = r"(?:" + alternation(PERSON_NOUNS) + r")" + _RIGHT
+_TOKEN = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,14 @@ class Lexicon:
     pronouns: str | None = None
     pattern: re.Pattern = field(init=False, repr=False)
     entries: dict = field(init=False, repr=False)   # (named group, key) -> [Entry, ...]
+    first_words: frozenset = field(init=False, repr=False)
 
     def __post_init__(self):
         self.entries = {}
         parts = []
+        firsts = {_TOKEN.findall(w.lower())[0] for g in self.groups for ws in self.terms[g].values() for w in ws
+                  if _TOKEN.search(w)}
+        self.first_words = frozenset(firsts | (set(PRONOUN_ROLES) if self.pronouns else set()))
         np_terms, exact_terms, adj_terms, pred_terms = [], [], [], []
         for g in self.groups:
             for kind, words in self.terms[g].items():
@@ -108,7 +113,14 @@ class Lexicon:
                          rf"(?P<pred>{alternation(pred_terms)})(?=\s*(?:[.,;:!?]|$)|\s+(?:and|or|too)\b)")
         if self.pronouns:
             parts.append(rf"{_LEFT}(?P<pro>(?i:{alternation(PRONOUN_ROLES)})){_RIGHT}")
-        self.pattern = re.compile("|".join(parts) if parts else r"(?!x)x")
+        # \b first: the engine tries the alternatives at word starts only
+        self.pattern = re.compile(r"\b(?:" + "|".join(parts) + ")" if parts else r"(?!x)x")
+
+    def may_mention(self, text: str) -> bool:
+        """False when no word of ``text`` begins a term (or is a pronoun):
+        a set lookup of the sentence's words that spares most sentences the
+        expression."""
+        return not self.first_words.isdisjoint(_TOKEN.findall(text.lower()))
 
     def lookup(self, kind: str, surface: str) -> list:
         """The entries a matched surface string stands for (``kind``: the named group)."""

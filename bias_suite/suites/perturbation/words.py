@@ -12,8 +12,9 @@ Everything here is data a reader can check against docs/perturb.md:
 - :data:`INSERT_NOUNS`: the gender-neutral person nouns before which
   ``--insert`` puts an identity adjective ("my friend" -> "my Muslim friend");
 - :data:`FOLLOWERS`: words after which "her" is an object ("told her the
-  truth") and "his" stands alone ("his is better"), for the rule-based reading
-  of the two pronouns (:mod:`.pronouns`).
+  truth") and "his" stands alone ("his is better"), and :data:`CAUSATIVES`
+  with :data:`BARE_VERBS` ("made her cry"), for the reading of the two
+  pronouns (:mod:`.pronouns`).
 
 :func:`alternation` turns a list of words into one regular expression that
 shares their prefixes (a trie), so that one compiled pattern per attribute
@@ -24,7 +25,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["PRONOUNS", "PRONOUN_GROUPS", "PRONOUN_ROLES", "PERSON_NOUNS", "INSERT_NOUNS", "INSERT_DETERMINERS",
-           "FOLLOWERS", "LY_NOT_ADVERBS", "COPULAS", "alternation"]
+           "FOLLOWERS", "LY_NOT_ADVERBS", "CAUSATIVES", "BARE_VERBS", "COPULAS", "alternation"]
 
 #: role -> form, per group with pronouns. "her" is both ``object`` and
 #: ``det`` (possessive determiner), "his" both ``det`` and ``indep``
@@ -93,6 +94,13 @@ not n't
 """
 #: words that end "her" as an object and "his" as a possessive pronoun
 FOLLOWERS = frozenset(_FOLLOWERS.split())
+#: verbs after which "her" + a bare verb is an object ("made her cry", "let her go")
+CAUSATIVES = frozenset("""make makes made making let lets letting help helps helped helping watch watches watched
+watching see sees saw seen seeing hear hears heard hearing feel feels felt feeling notice noticed""".split())
+#: bare verbs that make "her" an object after one of CAUSATIVES
+BARE_VERBS = frozenset("""be go come cry laugh smile sing dance leave stay stop feel look think know want talk speak
+walk run sleep eat drink read write win lose fall drive work play wait try do say tell take get keep change move sit
+stand swim jump fight quit die live grow learn listen understand believe forget remember wonder worry""".split())
 #: words in -ly that are not adverbs ("her family", "her lovely voice"): possessive reading kept
 LY_NOT_ADVERBS = frozenset("""family only lovely early elderly ugly daily weekly monthly yearly friendly lonely silly
 belly holy lily jelly bully ally rally supply reply curly costly deadly likely lively orderly homely comely
