@@ -243,9 +243,12 @@ def test_insert_puts_an_adjective_before_a_person_noun():
     assert two["text"].iat[0] == "My Christian neighbours are kind." and len(two) == 9  # 3 + 6 adjectives
     rep = report.attributes[0]
     assert (rep.inserted, rep.mentioned, rep.templates) == (2, 0, 2)
-    g, _ = _perturbed("gender", ["A friend called.", "Emma's friend called."], insert=True)
+    g, rep = _perturbed("gender", ["A friend called.", "Emma's friend called.", "My brother is kind."], insert=True)
     assert list(g["text"]) == ["A female friend called.", "A male friend called.", "A non-binary friend called.",
-                               "A genderqueer friend called."]
+                               "A genderqueer friend called."]   # a gender adjective before a gender-neutral noun only
+    assert rep.attributes[0].inserted == 1
+    r, _ = _perturbed("religion", ["My brother is kind."], insert=True, terms_per_group=1)
+    assert r[r["group"] == "muslim"]["text"].tolist() == ["My Muslim brother is kind."]
 
 
 # ---------------------------------------------------------------- NER

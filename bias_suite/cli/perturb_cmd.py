@@ -56,13 +56,18 @@ def perturb(
             raise BiasSuiteError(f"no sentence of {data} mentions {', '.join(a.attribute for a in report.attributes)}: "
                                  "nothing to write")
         if dry_run:
-            console.print(f"dry run: {len(frame)} examples in {frame['template'].nunique()} templates, nothing written")
+            console.print(f"dry run: {_count(len(frame), 'example')} in {_count(frame['template'].nunique(), 'template')}, "
+                          "nothing written")
             return
         write_examples(frame, out)
     except BiasSuiteError as e:
         exit_with(e)
-    console.print(f"wrote {len(frame)} examples ({frame['template'].nunique()} templates) to {escape(str(out))}; "
+    console.print(f"wrote {_count(len(frame), 'example')} ({_count(frame['template'].nunique(), 'template')}) to {escape(str(out))}; "
                   f"next: bias-suite run {escape(str(out))} --model MODEL", soft_wrap=True)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def print_report(report, *, pairs: bool = True) -> None:
@@ -85,7 +90,7 @@ def print_report(report, *, pairs: bool = True) -> None:
             console.print(f"{a.attribute}: skipped " + ", ".join(f"{n} ({escape(why)})" for why, n in a.skipped.most_common()),
                           soft_wrap=True, highlight=False)
         if a.left_out:
-            console.print(f"{a.attribute}: left out " + ", ".join(f"{escape(g)} in {n} templates" for g, n in a.left_out.most_common()),
+            console.print(f"{a.attribute}: left out " + ", ".join(f"{escape(g)} in {_count(n, 'template')}" for g, n in a.left_out.most_common()),
                           soft_wrap=True, highlight=False)
     if pairs:
         for a in report.attributes:

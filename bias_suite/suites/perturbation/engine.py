@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ..grammar import article, capitalize_first
 from .lexicon import Entry, Lexicon
 from .pronouns import rule_role
-from .words import INSERT_DETERMINERS, INSERT_NOUNS, PRONOUN_ROLES, PRONOUNS, alternation
+from .words import INSERT_DETERMINERS, INSERT_NOUNS, PERSON_NOUNS, PRONOUN_ROLES, PRONOUNS, alternation
 
 __all__ = ["Mention", "Found", "Guards", "find", "find_insertion", "variants", "SKIPS", "LEFT_OUT", "apply_edits"]
 
@@ -139,16 +139,23 @@ def find(text: str, lex: Lexicon, guards: Guards | None = None):
     return Found(text, mentions, groups.pop())
 
 
-_INSERT = re.compile(rf"(?<![\w\-'’])(?P<det>(?i:{alternation(INSERT_DETERMINERS)}))\s+"
-                     rf"(?P<noun>(?i:{alternation(INSERT_NOUNS)}))(?![\w\-])")
+def _insert_pattern(nouns) -> re.Pattern:
+    return re.compile(rf"(?<![\w\-'’])(?P<det>(?i:{alternation(INSERT_DETERMINERS)}))\s+"
+                      rf"(?P<noun>(?i:{alternation(nouns)}))(?![\w\-])")
+
+
+_INSERT_NEUTRAL = _insert_pattern(INSERT_NOUNS)   # gender: "my friend", not "my brother"
+_INSERT_ANY = _insert_pattern(PERSON_NOUNS)       # the other attributes: "my Muslim brother" too
 
 
 def find_insertion(text: str, lex: Lexicon, guards: Guards | None = None):
     """``--insert``: the first determiner + person noun of a sentence without
-    a mention ("my friend"), as a :class:`Found` whose variants put each
+    a mention ("my friend"; for gender a gender-neutral noun of
+    ``words.INSERT_NOUNS``, for the other attributes any of
+    ``words.PERSON_NOUNS``), as a :class:`Found` whose variants put each
     identity adjective between the two; a skip reason when the sentence has
     none or is unsafe for the attribute (gender: a first name)."""
-    m = _INSERT.search(text)
+    m = (_INSERT_NEUTRAL if lex.pronouns == "mention" else _INSERT_ANY).search(text)
     if m is None:
         return "no person noun"
     if lex.pronouns == "mention" and guards and guards.first_names is not None and guards.first_names.search(text):

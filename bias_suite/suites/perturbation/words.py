@@ -10,7 +10,9 @@ Everything here is data a reader can check against docs/perturb.md:
   and a single-word noun phrase of an identity file does not count right
   before one ("senior" in "senior engineer" is not the age group);
 - :data:`INSERT_NOUNS`: the gender-neutral person nouns before which
-  ``--insert`` puts an identity adjective ("my friend" -> "my Muslim friend");
+  ``--insert`` puts a gender adjective ("my friend" -> "my female friend");
+  the other attributes' adjectives go before any of :data:`PERSON_NOUNS`
+  ("my brother" -> "my Muslim brother");
 - :data:`FOLLOWERS`: words after which "her" is an object ("told her the
   truth") and "his" stands alone ("his is better"), and :data:`CAUSATIVES`
   with :data:`BARE_VERBS` ("made her cry"), for the reading of the two
@@ -67,7 +69,7 @@ immigrant immigrants refugee refugees voter voters volunteer volunteers member m
 """
 #: nouns of people (gendered ones included): the right neighbour of an identity adjective
 PERSON_NOUNS = tuple(dict.fromkeys(_PEOPLE.split() + _NEUTRAL.split()))
-#: gender-neutral nouns of people: where --insert puts an identity adjective
+#: gender-neutral nouns of people: where --insert puts a gender adjective
 INSERT_NOUNS = tuple(dict.fromkeys(_NEUTRAL.split() + ["person", "people", "kid", "kids", "child", "children",
                                                        "teenager", "teenagers", "adult", "adults", "cousin",
                                                        "cousins", "parent", "parents", "family", "families"]))
