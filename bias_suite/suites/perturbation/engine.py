@@ -25,7 +25,7 @@ car" -> "Emma's car"; "Emma's" -> "James's").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..grammar import article, capitalize_first
 from .lexicon import Entry, Lexicon
@@ -43,6 +43,7 @@ SKIPS = {
     "pronouns of another group": "pronouns that are not of the name's group",
     "entity tags": "NER: a first name outside a PER entity, or a mention that is part of an entity and could change its length",
     "no person noun": "--insert: no determiner + person noun to put an adjective between",
+    "one group left": "every other group was left out",
 }
 #: why a group is left out of a sentence's template
 LEFT_OUT = {"no pronouns": "the sentence has gendered pronouns and the group has none to swap to"}
@@ -74,7 +75,6 @@ class Found:
     group: str | None
     insert_at: int | None = None       # --insert: where the adjective goes
     article_at: tuple | None = None    # --insert: (start, end) of an article "a"/"an" before it
-    skip_groups: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -247,13 +247,13 @@ def _choices(found: Found, lex: Lexicon, group: str) -> int:
 
 
 def variants(found: Found, lex: Lexicon, *, sample=None):
-    """``(rows, left_out)``: rows ``(group, term, text)`` of every group and
-    term choice (the sentence's own group first with its text unchanged,
-    then the others in the file's order; equal texts within a group once),
-    and ``{group: reason}`` for the groups left out (a key of
-    :data:`LEFT_OUT`). ``sample(group, n, own)`` picks the choices to write
-    among ``range(n)`` (default: all; ``own``: the sentence's group, whose
-    choice 0 must stay)."""
+    """``(rows, left_out)``: rows ``(group, term, text, edits)`` of every
+    group and term choice (the sentence's own group first with its text
+    unchanged, then the others in the file's order; equal texts within a
+    group once; ``edits``: the ``(start, end, new text)`` that made it), and
+    ``{group: reason}`` for the groups left out (a key of :data:`LEFT_OUT`).
+    ``sample(group, n, own)`` picks the choices to write among ``range(n)``
+    (default: all; ``own``: the sentence's group, whose choice 0 must stay)."""
     if found.insert_at is not None:
         return _insertions(found, lex, sample), {}
     has_pro = any(x.kind == "pro" for x in found.mentions)
@@ -271,7 +271,7 @@ def variants(found: Found, lex: Lexicon, *, sample=None):
             text = found.text if not edits else apply_edits(found.text, edits)
             if text not in seen:
                 seen.add(text)
-                rows.append((g, term, text))
+                rows.append((g, term, text, edits))
     return rows, left
 
 
@@ -291,5 +291,5 @@ def _insertions(found: Found, lex: Lexicon, sample):
                 art = art.capitalize() if old[:1].isupper() else art
                 if art != old:
                     edits.append((s, e, art))
-            rows.append((g, adj, apply_edits(found.text, edits)))
+            rows.append((g, adj, apply_edits(found.text, edits), edits))
     return rows

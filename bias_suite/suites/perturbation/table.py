@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...exceptions import ExamplesFormatError, SuiteError, option
 from ..table_formats import CHUNK_ROWS, as_strings, detect_format, read_chunks
-from .engine import Found, Guards, find, find_insertion, mention_edits, variants
+from .engine import Found, Guards, find, find_insertion, variants
 from .lexicon import Lexicon, bundled_attributes, load_lexicon
 from .ner import TaggedSentence, check_entities, retokenize
 from .pronouns import load_tagger
@@ -210,8 +210,9 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
         for i, f in found:
             rows, left = variants(f, lex, sample=_sampler(terms_per_group, seed, f"{ids[i]}/{lex.attribute}"))
             rep.left_out.update(f"{g} ({why})" for g, why in left.items())
-            if sents is not None:
-                rows = _tagged_rows(sents[i], f, lex, rows, terms_per_group, seed, ids[i])
+            if sents is not None:  # tokens, tags and term span of each variant
+                head = next(((x.start, x.end) for x in f.mentions if x.kind != "pro"), None)
+                rows = [r[:3] + retokenize(sents[i], r[3], head) for r in rows]
             if len({r[0] for r in rows}) < 2:  # one group only: no counterfactual
                 rep.skipped["one group left"] += 1
                 continue
@@ -245,37 +246,14 @@ def _tag_her(found, lex, tagger) -> None:
     for _, f in found:
         hers = [x for x in f.mentions if x.pronoun == "her"]
         if hers and any(lex.group_has_pronouns(g) and g != f.group for g in lex.groups):
-            items.setdefault(f.text, []).extend(x.start for x in hers)
+            items.setdefault(f.text, set()).update(x.start for x in hers)  # each distinct sentence once
     if not items:
         return
-    roles = tagger.roles(items.items())
+    roles = tagger.roles((text, sorted(starts)) for text, starts in items.items())
     for _, f in found:
         for x in f.mentions:
             if x.pronoun == "her" and (f.text, x.start) in roles:
                 x.role = roles[(f.text, x.start)]
-
-
-def _tagged_rows(sent, f, lex, rows, k, seed, sid):
-    """The rows of a tagged sentence: ``(group, term, text, tokens, tags, term_span)``."""
-    head = next(((x.start, x.end) for x in f.mentions if x.kind != "pro"), None)
-    sample = _sampler(k, seed, f"{sid}/{lex.attribute}")
-    out, seen = [], set()
-    order = [f.group] + [g for g in lex.groups if g != f.group]
-    has_pro = any(x.kind == "pro" for x in f.mentions)
-    for g in order:
-        if has_pro and not lex.group_has_pronouns(g):
-            continue
-        sizes = [len(lex.terms[g][x.entry.kind]) for x in f.mentions if x.kind != "pro"]
-        n = max(sizes) if sizes else 1
-        for c in (range(n) if sample is None else sample(g, n, g == f.group)):
-            edits, term = mention_edits(f, lex, g, c)
-            tokens, tags, span = retokenize(sent, edits, head)
-            text = " ".join(tokens)
-            if text in seen:
-                continue
-            seen.add(text)
-            out.append((g, term, text, tokens, tags, span))
-    return out
 
 
 def perturb(table, attributes=None, *, identity_terms=None, text_column=None, label_column=None, id_column=None,
