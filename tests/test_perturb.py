@@ -437,3 +437,26 @@ def test_perturbed_conll_runs_with_a_tagger(tmp_path):
     assert res.exit_code == 0, res.output
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["task"] == "sequence_labelling" and meta["examples"] == sum(1 for _ in out.open())
+
+
+def test_every_table_format_gives_the_same_examples(tmp_path):
+    src = pd.DataFrame({"id": ["a", "b", "c"], "text": ["She left early.", "Emma's dog barked.", "No one came."],
+                        "label": ["negative", "neutral", "positive"]})
+    src.to_csv(tmp_path / "s.csv", index=False)
+    src.to_csv(tmp_path / "s.tsv", index=False, sep="\t")
+    src.to_json(tmp_path / "s.jsonl", orient="records", lines=True)
+    src.to_parquet(tmp_path / "s.parquet")
+    datasets = pytest.importorskip("datasets")
+    datasets.Dataset.from_pandas(src, preserve_index=False).save_to_disk(str(tmp_path / "s_ds"))
+    frames = [bs.perturb(tmp_path / name, ["gender", "names"], terms_per_group=2, tagger=False)
+              for name in ("s.csv", "s.tsv", "s.jsonl", "s.parquet", "s_ds")]
+    for f in frames[1:]:
+        pd.testing.assert_frame_equal(f, frames[0])
+    assert list(frames[0].drop_duplicates("template")["template"]) == ["a/gender", "b/names"]
+    # and back out: CSV and Parquet outputs read back as the same examples
+    from bias_suite.suites.perturbation import write_examples
+
+    for name in ("p.csv", "p.parquet"):
+        write_examples(frames[0], tmp_path / name)
+        back = bs.read_examples(tmp_path / name).frame
+        assert list(back["text"]) == list(frames[0]["text"]) and list(back["template"]) == list(frames[0]["template"])

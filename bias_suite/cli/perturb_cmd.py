@@ -20,12 +20,12 @@ PANEL = "Perturbation"
 @commands.command(cls=Command, short_help="Counterfactual examples from your own sentences, by identity.")
 def perturb(
     data: Path = typer.Argument(..., help="Your sentences: CSV, TSV, JSONL, Parquet, a datasets folder, or CoNLL (names and nationality)."),
-    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="A bundled attribute to perturb (gender, names, nationality, religion, race_ethnicity, sexual_orientation, disability, age); repeatable.", rich_help_panel=PANEL),
-    identity_terms: Optional[List[Path]] = typer.Option(None, "--identity-terms", help="Your own identity-term file (YAML, docs/suite_format.md) as an attribute; repeatable.", rich_help_panel=PANEL),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The examples table to write: .jsonl, .parquet, .csv or .tsv (NER: .jsonl or .parquet)."),
+    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", metavar="ATTRIBUTE", help="A bundled attribute to perturb (gender, names, nationality, religion, race_ethnicity, sexual_orientation, disability, age); repeatable.", rich_help_panel=PANEL),
+    identity_terms: Optional[List[Path]] = typer.Option(None, "--identity-terms", metavar="FILE", help="Your own identity-term file (YAML, docs/suite_format.md) as an attribute; repeatable.", rich_help_panel=PANEL),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", metavar="OUT", help="The examples table to write: .jsonl, .parquet, .csv or .tsv (NER: .jsonl or .parquet)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written, write nothing."),
     insert: bool = typer.Option(False, "--insert", help="Also put each identity adjective before the first determiner + person noun of a sentence that mentions none ('my friend' -> 'my Muslim friend').", rich_help_panel=PANEL),
-    terms_per_group: Optional[int] = typer.Option(None, "--terms-per-group", min=1, help="Write at most K term choices per group and sentence, drawn with --seed (default: every term; the sentence itself is always kept).", rich_help_panel=PANEL),
+    terms_per_group: Optional[int] = typer.Option(None, "--terms-per-group", min=1, metavar="K", help="Write at most K term choices per group and sentence, drawn with --seed (default: every term; the sentence itself is always kept).", rich_help_panel=PANEL),
     seed: int = typer.Option(0, "--seed", help="Seed of --terms-per-group.", rich_help_panel=PANEL),
     tagger: Optional[bool] = typer.Option(None, "--tagger/--no-tagger", help="Read each 'her' (object or possessive) with spaCy's part-of-speech tagger (--tagger: required), or by the rule of docs/perturb.md (--no-tagger); default: the tagger when installed.", rich_help_panel=PANEL),
     fmt: Optional[str] = typer.Option(None, "--format", help="Format of DATA: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension)."),
