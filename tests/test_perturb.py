@@ -67,6 +67,7 @@ CASES = [
     ("religion", "An atheist wrote this.", {"muslim": "A Muslim wrote this."}),
     ("religion", "Muslims pray daily.", {"atheist": "Atheists pray daily."}),
     ("religion", "My neighbor is Jewish.", {"muslim": "My neighbor is Muslim.", "atheist": "My neighbor is atheist."}),
+    ("religion", "He's Jewish and proud of it.", {"muslim": "He's Muslim and proud of it."}),
     ("age", "An elderly person called.", {"young": "A younger person called.", "middle_aged": "A middle-aged person called."}),
     ("nationality", "I moved to Japan last year.", {"upper_middle_income": "I moved to Brazil last year.",
                                                     "low_income": "I moved to Afghanistan last year."}),

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...exceptions import SuiteError, did_you_mean
-from .words import COPULAS, PERSON_NOUNS, PRONOUN_GROUPS, PRONOUN_ROLES, alternation
+from .words import CLITIC_COPULAS, COPULAS, PERSON_NOUNS, PRONOUN_GROUPS, PRONOUN_ROLES, alternation
 
 __all__ = ["Entry", "Lexicon", "lexicon_of", "load_lexicon", "bundled_attributes", "KINDS"]
 
@@ -108,13 +108,13 @@ class Lexicon:
         if adj_terms:
             parts.append(rf"{_LEFT}(?P<adj>{alternation(adj_terms)})(?=\s+{_PERSON})")
         if pred_terms:
-            copula = alternation(COPULAS)
-            parts.append(rf"(?<![\w\-])(?i:{copula})\s+(?:(?i:not|so|very|also|openly|proudly)\s+)?"
+            copula = rf"(?:(?<![\w\-])(?i:{alternation(COPULAS)})|(?<=\w)['’](?i:{alternation(CLITIC_COPULAS)}))"
+            parts.append(rf"{copula}\s+(?:(?i:not|so|very|also|openly|proudly)\s+)?"
                          rf"(?P<pred>{alternation(pred_terms)})(?=\s*(?:[.,;:!?]|$)|\s+(?:and|or|too)\b)")
         if self.pronouns:
             parts.append(rf"{_LEFT}(?P<pro>(?i:{alternation(PRONOUN_ROLES)})){_RIGHT}")
-        # \b first: the engine tries the alternatives at word starts only
-        self.pattern = re.compile(r"\b(?:" + "|".join(parts) + ")" if parts else r"(?!x)x")
+        # \b first: the engine tries the alternatives at word starts (and apostrophes) only
+        self.pattern = re.compile(r"(?:\b|(?=['’]))(?:" + "|".join(parts) + ")" if parts else r"(?!x)x")
 
     def may_mention(self, text: str) -> bool:
         """False when no word of ``text`` begins a term (or is a pronoun):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["PRONOUNS", "PRONOUN_GROUPS", "PRONOUN_ROLES", "PERSON_NOUNS", "INSERT_NOUNS", "INSERT_DETERMINERS",
-           "FOLLOWERS", "LY_NOT_ADVERBS", "CAUSATIVES", "BARE_VERBS", "COPULAS", "alternation"]
+           "FOLLOWERS", "LY_NOT_ADVERBS", "CAUSATIVES", "BARE_VERBS", "COPULAS", "CLITIC_COPULAS", "alternation"]
 
 #: role -> form, per group with pronouns. "her" is both ``object`` and
 #: ``det`` (possessive determiner), "his" both ``det`` and ``indep``
@@ -77,8 +77,9 @@ INSERT_NOUNS = tuple(dict.fromkeys(_NEUTRAL.split() + ["person", "people", "kid"
 INSERT_DETERMINERS = ("my", "your", "his", "her", "our", "their", "the", "a", "an", "this", "that", "these",
                       "those", "every", "each", "some", "one", "another", "no")
 
-#: forms of "be" before a predicate adjective ("she is Muslim")
-COPULAS = ("is", "are", "was", "were", "am", "be", "been", "being", "'s", "'re", "'m", "’s", "’re", "’m")
+#: forms of "be" before a predicate adjective ("she is Muslim", "he's Jewish")
+COPULAS = ("is", "are", "was", "were", "am", "be", "been", "being")
+CLITIC_COPULAS = ("s", "re", "m")  # after an apostrophe
 
 _FOLLOWERS = """
 about above across after against along among around at before behind below beside besides between beyond by despite
