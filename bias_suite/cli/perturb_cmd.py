@@ -52,6 +52,9 @@ def perturb(
             label_column=label_column, id_column=id_column, format=fmt, encoding=encoding, insert=insert,
             terms_per_group=terms_per_group, seed=seed, tagger="auto" if tagger is None else tagger)
         print_report(report)
+        if frame.empty and dry_run:
+            console.print("dry run: no sentence gives a template, nothing would be written")
+            return
         if frame.empty:
             raise BiasSuiteError(f"no sentence of {data} mentions {', '.join(a.attribute for a in report.attributes)}: "
                                  "nothing to write")
@@ -75,7 +78,7 @@ def print_report(report, *, pairs: bool = True) -> None:
     groups left out, templates and examples, and three source -> variant pairs."""
     from rich.table import Table
 
-    console.print(f"{escape(report.source)}: {report.rows} sentences ({report.format})"
+    console.print(f"{escape(report.source)}: {_count(report.rows, 'sentence')} ({report.format})"
                   + (f", {report.empty} empty" if report.empty else "") + f"; \"her\" read by {report.tagger}",
                   soft_wrap=True, highlight=False)
     t = Table(show_edge=False, pad_edge=False)

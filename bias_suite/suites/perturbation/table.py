@@ -77,11 +77,11 @@ def read_sentences(path, *, format=None, text_column=None, label_column=None, id
     if fmt == "conll":
         from ..conll import conll_sentences
 
+        from ..bilou import to_bilou
+
         tagged, ids = [], []
         for k, (line, sent) in enumerate(conll_sentences(path, encoding)):
             tokens, tags = [p[0] for p in sent], [p[-1] for p in sent]
-            from ..bilou import to_bilou
-
             try:
                 to_bilou(tags)
             except ValueError as e:
