@@ -40,6 +40,7 @@ _FACE = {
     "Suite": "bias_suite.suites.loader:Suite",
     "expand": "bias_suite.api:expand",
     "read_examples": "bias_suite.suites.tables:read_examples",
+    "perturb": "bias_suite.suites.perturbation:perturb",
     "score": "bias_suite.api:score",
     "read_scored": "bias_suite.families:read_scored",
     # models

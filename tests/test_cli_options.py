@@ -14,7 +14,7 @@ from bias_suite.exceptions import BiasSuiteError
 
 def test_top_level_commands_in_help_order():
     names = list(typer.main.get_command(app).commands)
-    assert names == ["expand", "validate", "run", "report", "plot", "check", "evaluate", "compare", "metrics", "sample-size",
+    assert names == ["expand", "validate", "perturb", "run", "report", "plot", "check", "evaluate", "compare", "metrics", "sample-size",
                      "models", "cache", "checklist"]
 
 

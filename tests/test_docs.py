@@ -131,7 +131,7 @@ def test_relative_links_resolve():
     assert not bad, "links that do not resolve inside the repository:\n" + "\n".join(bad)
 
 
-HELP_ORDER = ["expand", "validate", "run", "report", "plot", "check", "evaluate", "compare", "metrics", "sample-size",
+HELP_ORDER = ["expand", "perturb", "validate", "run", "report", "plot", "check", "evaluate", "compare", "metrics", "sample-size",
               "models build", "models list", "models path", "cache info", "checklist export", "checklist predict",
               "checklist import", "cache clear"]
 

@@ -3,6 +3,7 @@
     bias-suite expand SUITE...            suites -> examples
     bias-suite run SUITE... --model M     expand, predict, score, metrics, summary
     bias-suite run TABLE --model M        the same on an examples table (CSV/JSONL/Parquet/...)
+    bias-suite perturb DATA -a ATTR --out F   counterfactual examples from your own sentences
     bias-suite evaluate SCORED --out DIR  metrics on your own predictions
     bias-suite compare BASE CAND --out D  did the bias change? paired changes (exit 3: --fail-on worsened)
     bias-suite metrics                    the registry of named metrics
@@ -20,7 +21,7 @@ Errors are one line (exit 2; an unexpected one, a bug, exits 1);
 
 The app and its top-level group live here; each command lives in the module
 named after what it works on (``run_cmd``, ``evaluate_cmd``, ``compare_cmd``, ``results_cmds``:
-report/plot/check, ``suite_cmds``: expand/validate, ``metrics_cmds``:
+report/plot/check, ``suite_cmds``: expand/validate, ``perturb_cmd``, ``metrics_cmds``:
 metrics/sample-size, ``models_cmds``: models/cache, ``checklist_cmds``) and is
 registered on ``app`` below; ``output`` holds the consoles and the one-line
 errors, ``options`` the option parsers and the help layout.
@@ -32,7 +33,7 @@ import sys
 import typer
 import typer.core
 
-from . import compare_cmd, evaluate_cmd, metrics_cmds, results_cmds, run_cmd, suite_cmds
+from . import compare_cmd, evaluate_cmd, metrics_cmds, perturb_cmd, results_cmds, run_cmd, suite_cmds
 from .checklist_cmds import checklist_app
 from .models_cmds import cache_app, models_app
 from .options import HELP
@@ -81,7 +82,7 @@ def _app_options(
 
 
 # the top-level commands, in the order of `bias-suite --help`, then the groups
-for _module in (suite_cmds, run_cmd, results_cmds, evaluate_cmd, compare_cmd, metrics_cmds):
+for _module in (suite_cmds, perturb_cmd, run_cmd, results_cmds, evaluate_cmd, compare_cmd, metrics_cmds):
     app.registered_commands += _module.commands.registered_commands
 app.add_typer(models_app, name="models")
 app.add_typer(cache_app, name="cache")

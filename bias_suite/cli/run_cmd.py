@@ -2,6 +2,7 @@
 score, compute metrics, print the summary and check the thresholds."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import List, Optional
 
@@ -33,6 +34,7 @@ def run(
     label_column: Optional[str] = typer.Option(None, "--label-column", help="Column of the gold labels (default label, when present).", rich_help_panel="Examples table"),
     id_column: Optional[str] = typer.Option(None, "--id-column", help="Column of unique row ids (default id, when present; else FILE:LINE).", rich_help_panel="Examples table"),
     label_map: Optional[List[str]] = typer.Option(None, "--label-map", help="VALUE=CLASS,... : label values of the table -> model classes (e.g. anger=negative,joy=positive).", rich_help_panel="Examples table"),
+    perturb: Optional[List[str]] = typer.Option(None, "--perturb", metavar="ATTRIBUTE", help="Your own sentences as the one table: perturb them by this attribute (a bundled one, e.g. gender, or an identity-term file; repeatable) and run on the counterfactual examples. The table's columns are --text-column, --label-column, --id-column; bias-suite perturb has more options and writes the examples to a file.", rich_help_panel="Examples table"),
     side: Optional[Path] = typer.Option(None, "--side", help="CoNLL: side file (CSV/JSONL) with sentence, attribute, group, [template], start/end or term.", rich_help_panel="Examples table"),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of the examples table.", rich_help_panel="Examples table"),
     prompt: Optional[str] = typer.Option(None, "--prompt", help="Use --model as a language model behind this prompt: {text} marks the text, {mask} a masked LM's answer (e.g. 'Review: {text} Sentiment:').", rich_help_panel="Language model"),
@@ -78,6 +80,8 @@ def run(
 
     Thresholds (the suites' `thresholds:` and --fail-if/--fail-on-verdict) make the run exit with code 3 and a list of violations.
 
+    Your own sentences: bias-suite run DATA --perturb gender --model M perturbs them first (bias-suite perturb).
+
     Example: bias-suite run sentiment_gender --model default-sentiment --out results/gender
     """
     from ..options import RunOptions
@@ -86,8 +90,15 @@ def run(
     resample_terms = terms_option(resample_terms)  # a bad value fails before any work
 
     try:
-        table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name, attribute_column,
-                            template_column, term_column, label_column, id_column, label_map, side, encoding, quiet)
+        if perturb:
+            table = _perturbed(suites, perturb, fmt, text_column, label_column, id_column, label_map, encoding, quiet,
+                               {"--group-column": group_column, "--attribute-name-column": attribute_name_column,
+                                "--attribute-name": attribute_name, "--attribute-column": attribute_column,
+                                "--template-column": template_column, "--term-column": term_column, "--side": side})
+        else:
+            table = _read_table(suites, fmt, text_column, group_column, attribute_name_column, attribute_name,
+                                attribute_column, template_column, term_column, label_column, id_column, label_map, side,
+                                encoding, quiet)
         worsened = "worsened" in (fail_on_verdict or [])
         if worsened and baseline is None:
             raise BiasSuiteError("--fail-on worsened needs --baseline RUN_DIR (the run to compare with)")
@@ -204,6 +215,32 @@ def _read_table(suites, fmt, text, group, attribute_name, attribute, attribute_c
                    template=template or None, term=term, label=label, id=id_)
     return read_examples(suites[0], format=fmt, columns=cols, label_map=parse_mapping(label_map), encoding=encoding,
                          side=side, progress=not quiet)
+
+
+def _perturbed(inputs, attributes, fmt, text, label, id_, label_map, encoding, quiet, other_options):
+    """``--perturb``: the one table of ``inputs``, perturbed by
+    ``attributes``, as an examples table (the report printed unless quiet)."""
+    from ..suites.perturbation import perturb_with_report
+    from ..suites.tables import from_frame, parse_mapping
+    from .perturb_cmd import print_report
+
+    given = [k for k, v in other_options.items() if v]
+    if given:
+        raise BiasSuiteError(f"the options of a ready examples table ({', '.join(given)}) do not go with --perturb, "
+                             "which makes one from your sentences (their columns: --text-column, --label-column, "
+                             "--id-column)")
+    if len(inputs) != 1:
+        raise BiasSuiteError(f"--perturb takes one table of sentences, got {inputs}")
+    frame, report = perturb_with_report(inputs[0], attributes, text_column=text, label_column=label, id_column=id_,
+                                        format=fmt, encoding=encoding)
+    if not quiet:
+        print_report(report)
+    if frame.empty:
+        raise BiasSuiteError(f"no sentence of {inputs[0]} mentions {', '.join(a.attribute for a in report.attributes)}: "
+                             "nothing to run")
+    table = from_frame(frame, label_map=parse_mapping(label_map), source=str(inputs[0]))
+    how = f"{report.format}, perturbed by {', '.join(a.attribute for a in report.attributes)}"
+    return dataclasses.replace(table, format=how, read_rows=report.rows)  # run.json: what was read and done
 
 
 def _engine(name: str, address, num_workers, quiet):

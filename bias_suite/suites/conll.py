@@ -12,7 +12,7 @@ from .table_formats import CHUNK_ROWS, Columns, ExamplesTable, read_chunks, as_s
 
 _NO_GROUP = ("", "O", "-", "_")  # group column: tokens outside the identity span
 
-def _conll_sentences(path: Path, encoding: str) -> Iterator[tuple[int, list[list[str]]]]:
+def conll_sentences(path: Path, encoding: str) -> Iterator[tuple[int, list[list[str]]]]:
     """(first line, rows of columns) per sentence; ``-DOCSTART-`` lines skipped."""
     sent, start = [], None
     with open(path, "rb") as fh:
@@ -68,7 +68,7 @@ def read_conll(path, *, side=None, columns: Columns | None = None, group_column:
 
     path = Path(path)
     cols = columns or Columns()
-    sents = list(_conll_sentences(path, encoding))
+    sents = list(conll_sentences(path, encoding))
     if not sents:
         raise ExamplesFormatError("no sentences", file=path)
     marks = _side_marks(Path(side), cols, encoding) if side is not None else None
@@ -180,3 +180,99 @@ def _side_marks(side: Path, cols: Columns, encoding: str) -> dict:
             out[k] = {"attribute": vals["attribute"][j], "group": vals["group"][j], "template": vals["template"][j] or None,
                       "span": span, "term": vals["term"][j], "row": int(row)}
     return out
+
+
+TAGGED_COLUMNS = ("id", "template", "attribute", "group", "term", "text", "label", "tokens", "tags", "term_span")
+
+
+def has_tagged_columns(path: Path, fmt: str, encoding: str = "utf-8") -> bool:
+    """Whether a JSONL or Parquet table holds NER examples (``tokens`` and
+    ``tags`` columns: what ``bias-suite expand`` and ``bias-suite perturb``
+    write for sequence labelling)."""
+    if fmt not in ("jsonl", "parquet"):
+        return False
+    try:
+        names, _ = next(read_chunks(path, fmt, lambda found: [], encoding, 1))  # the first item: the column names
+    except (ExamplesFormatError, StopIteration):
+        return False
+    return {"tokens", "tags"} <= set(names)
+
+
+def read_tagged_table(path, fmt: str, *, encoding: str = "utf-8") -> ExamplesTable:
+    """NER examples from a JSONL or Parquet table with ``tokens`` (list of
+    strings), ``tags`` (BIO or BILOU, one per token), ``group``,
+    ``attribute``, and optionally ``id``, ``template``, ``term`` and
+    ``term_span`` (``[start, end)`` token indices of the identity term, or
+    null)."""
+    from .bilou import to_bilou
+
+    path = Path(path)
+    stem = path.stem
+    present: list = []
+
+    def usecols(found):
+        for need in ("tokens", "tags", "group", "attribute"):
+            if need not in found:
+                raise ExamplesFormatError(f"no column {need!r}; NER examples need tokens, tags, attribute and group; "
+                                          f"the file has {list(found)}", file=path, row=1, field=need)
+        present[:] = [c for c in TAGGED_COLUMNS if c in found]
+        return present
+
+    recs, rows = [], []
+    it = read_chunks(path, fmt, usecols, encoding, CHUNK_ROWS)
+    next(it)
+    for start, df in it:
+        lines = np.asarray(start) if isinstance(start, np.ndarray) else np.arange(start, start + len(df))
+        for row, rec in zip(lines, df.to_dict("records")):
+            recs.append(_tagged_record(rec, int(row), path, stem, to_bilou))
+            rows.append(int(row))
+    if not recs:
+        raise ExamplesFormatError("no rows", file=path)
+    frame = pd.DataFrame.from_records(recs)
+    dup = frame["id"].duplicated().to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise ExamplesFormatError(f"duplicate id {frame['id'].iat[i]!r}", file=path, row=rows[i], field="id")
+    return ExamplesTable(frame, str(path), fmt, np.asarray(rows), None, "template" in present, "sequence_labelling",
+                         {}, len(recs), 0)
+
+
+def _as_list(v):
+    return list(v.tolist() if isinstance(v, np.ndarray) else v) if isinstance(v, (list, tuple, np.ndarray)) else None
+
+
+def _tagged_record(rec: dict, row: int, path: Path, stem: str, to_bilou) -> dict:
+    def text(name, required=True):
+        v = rec.get(name)
+        if v is None or (isinstance(v, float) and v != v):
+            if required:
+                raise ExamplesFormatError(f"empty {name}", file=path, row=row, field=name)
+            return None
+        return str(v)
+
+    tokens, tags = _as_list(rec.get("tokens")), _as_list(rec.get("tags"))
+    if not tokens or not all(isinstance(t, str) and t for t in tokens):
+        raise ExamplesFormatError("tokens must be a non-empty list of non-empty strings", file=path, row=row,
+                                  field="tokens")
+    if tags is None or len(tags) != len(tokens):
+        raise ExamplesFormatError(f"expected one tag per token ({len(tokens)}), got {tags!r}", file=path, row=row,
+                                  field="tags")
+    try:
+        tags = to_bilou(tags)
+    except ValueError as e:
+        raise ExamplesFormatError(str(e), file=path, row=row, field="tags") from None
+    span = _as_list(rec.get("term_span"))
+    if span is not None:
+        try:
+            s, e = (token_index(x) for x in span)
+        except (TypeError, ValueError):
+            s, e = -1, -1
+        if not 0 <= s < e <= len(tokens):
+            raise ExamplesFormatError(f"term_span {rec.get('term_span')!r} is not a [start, end) range of the "
+                                      f"{len(tokens)} tokens", file=path, row=row, field="term_span")
+        span = [s, e]
+    ident = text("id", False) or f"{stem}:{row}"
+    tpl = text("template", False) or f"{stem}:{row}"
+    return {"id": ident, "template": tpl, "attribute": text("attribute"), "group": text("group"),
+            "term": text("term", False), "text": " ".join(tokens), "label": None, "suite": stem,
+            "source_template": tpl, "slot": None, "tokens": tokens, "tags": tags, "term_span": span}

@@ -13,7 +13,8 @@ A table gives the same examples as a suite expansion
 Formats (by extension, or ``format=``): ``csv``, ``tsv``, ``jsonl``,
 ``parquet``, ``datasets`` (a folder written by ``datasets.save_to_disk``,
 read with pyarrow from its Arrow files) and ``conll`` (NER, see
-:func:`read_conll`). Files are read in chunks; only the mapped columns are
+:func:`read_conll`). A JSONL or Parquet table with ``tokens`` and ``tags``
+columns holds NER examples (:func:`~bias_suite.suites.conll.read_tagged_table`). Files are read in chunks; only the mapped columns are
 kept.
 
 Columns (:class:`Columns`): ``text``; the groups, either one ``group``
@@ -34,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ExamplesFormatError, did_you_mean, option
-from .conll import read_conll
+from .conll import has_tagged_columns, read_conll, read_tagged_table
 from .expansion import EXAMPLE_COLUMNS
 from .table_formats import (CHUNK_ROWS, TABLE_FORMATS, Columns, ExamplesTable, read_chunks, first_true, as_strings,
                             detect_format, is_examples_table, parse_mapping)
@@ -70,6 +71,8 @@ def read_examples(path, *, format: str | None = None, columns: Columns | None = 
     label_map = dict(label_map or {})
     if fmt == "conll":
         return read_conll(path, side=side, columns=cols, encoding=encoding)
+    if has_tagged_columns(path, fmt, encoding):  # NER examples: tokens and tags (expand's and perturb's output)
+        return read_tagged_table(path, fmt, encoding=encoding)
     resolved = {}
 
     def usecols(names):

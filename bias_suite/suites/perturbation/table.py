@@ -1,0 +1,382 @@
+"""A user's own sentences, perturbed by identity: read the table, find and
+swap the mentions of each attribute, and return an examples table (one
+template per source sentence and attribute) with a report of what happened.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...exceptions import ExamplesFormatError, SuiteError, option
+from ..table_formats import CHUNK_ROWS, as_strings, detect_format, read_chunks
+from .engine import Found, Guards, find, find_insertion, variants
+from .lexicon import Lexicon, bundled_attributes, load_lexicon
+from .ner import TaggedSentence, check_entities, retokenize
+from .pronouns import load_tagger
+
+__all__ = ["perturb", "perturb_texts", "AttributeReport", "PerturbReport", "read_sentences", "write_examples",
+           "OUTPUT_COLUMNS", "NER_ATTRIBUTES"]
+
+OUTPUT_COLUMNS = ["id", "template", "attribute", "group", "term", "text", "label"]
+NER_COLUMNS = OUTPUT_COLUMNS + ["tokens", "tags", "term_span"]
+#: what a tagged (CoNLL) input perturbs: the kinds of each attribute it swaps
+NER_ATTRIBUTES = {"names": ("person",), "nationality": ("country",)}
+_PAIRS = 3
+
+
+@dataclass
+class AttributeReport:
+    """What perturbing one attribute did."""
+
+    attribute: str
+    sentences: int = 0
+    mentioned: int = 0                                   # sentences with a mention (swapped or skipped)
+    inserted: int = 0                                    # --insert: sentences given an adjective
+    skipped: Counter = field(default_factory=Counter)    # reason -> sentences
+    left_out: Counter = field(default_factory=Counter)   # "group (reason)" -> templates it is left out of
+    templates: int = 0
+    examples: int = 0
+    pairs: list = field(default_factory=list)            # (source, variant), the first three
+
+    def as_dict(self) -> dict:
+        return {"attribute": self.attribute, "sentences": self.sentences, "mentioned": self.mentioned,
+                "inserted": self.inserted, "skipped": dict(self.skipped), "left_out": dict(self.left_out),
+                "templates": self.templates, "examples": self.examples, "pairs": [list(p) for p in self.pairs]}
+
+
+@dataclass
+class PerturbReport:
+    source: str
+    format: str
+    rows: int
+    empty: int
+    tagger: str
+    attributes: list
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "format": self.format, "rows": self.rows, "empty": self.empty,
+                "tagger": self.tagger, "attributes": [a.as_dict() for a in self.attributes]}
+
+
+# ------------------------------------------------------------------ reading
+def read_sentences(path, *, format=None, text_column=None, label_column=None, id_column=None,
+                   encoding: str = "utf-8"):
+    """``(ids, texts, labels, fmt, tagged)`` of a table (``tagged``: the
+    CoNLL sentences as ``(tokens, tags)``, else None). An absent id column
+    numbers the rows from 1 (CoNLL: the sentence index from 0, as a side
+    file counts them)."""
+    path = Path(path)
+    if not path.exists():
+        raise ExamplesFormatError("no such file or folder", file=path)
+    fmt = detect_format(path, format)
+    if fmt == "conll":
+        from ..conll import conll_sentences
+
+        from ..bilou import to_bilou
+
+        tagged, ids = [], []
+        for k, (line, sent) in enumerate(conll_sentences(path, encoding)):
+            tokens, tags = [p[0] for p in sent], [p[-1] for p in sent]
+            try:
+                to_bilou(tags)
+            except ValueError as e:
+                raise ExamplesFormatError(str(e), file=path, row=line) from None
+            tagged.append((tokens, tags))
+            ids.append(str(k))
+        if not tagged:
+            raise ExamplesFormatError("no sentences", file=path)
+        return ids, [" ".join(t) for t, _ in tagged], [None] * len(tagged), fmt, tagged
+    names = {}
+
+    def usecols(found):
+        found = list(found)
+        for role, given, default in (("text", text_column, "text"), ("label", label_column, "label"),
+                                     ("id", id_column, "id")):
+            if given is not None and given not in found:
+                raise ExamplesFormatError(f"no column {given!r} for the {role}; the file has {found}", file=path,
+                                          row=1, field=given)
+            if role == "text" and given is None and default not in found:
+                raise ExamplesFormatError(f"no column 'text' for the sentences; the file has {found} "
+                                          f"(name another with {option('text_column=', '--text-column')})", file=path, row=1, field="text")
+            names[role] = given if given is not None else (default if default in found else None)
+        return [c for c in dict.fromkeys(names.values()) if c]
+
+    ids, texts, labels, rows = [], [], [], []
+    it = read_chunks(path, fmt, usecols, encoding, CHUNK_ROWS)
+    next(it)
+    count = 0
+    for start, df in it:
+        n = len(df)
+        rows.append(np.asarray(start) if isinstance(start, np.ndarray) else np.arange(start, start + n))
+        texts.append(as_strings(df[names["text"]]))
+        labels.append(as_strings(df[names["label"]]) if names["label"] else np.full(n, None, dtype=object))
+        ids.append(as_strings(df[names["id"]]) if names["id"]
+                   else np.array([str(i) for i in range(count + 1, count + n + 1)], dtype=object))
+        count += n
+    if not count:
+        raise ExamplesFormatError("no rows", file=path)
+    ids, texts, labels, rows = (np.concatenate(x) for x in (ids, texts, labels, rows))
+    _check_ids(ids, rows, path, names["id"])
+    return list(ids), list(texts), list(labels), fmt, None
+
+
+def _check_ids(ids, rows, path, field_name):
+    bad = [i for i, v in enumerate(ids) if v is None or not str(v).strip()]
+    if bad:
+        raise ExamplesFormatError("empty id", file=path, row=int(rows[bad[0]]), field=field_name)
+    dup = pd.Series(ids).duplicated().to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise ExamplesFormatError(f"duplicate id {ids[i]!r}", file=path, row=int(rows[i]), field=field_name or "id")
+
+
+# ------------------------------------------------------------------ perturbing
+def _guards(lexicons) -> Guards:
+    """First names (the gender attribute's guard) and gender nouns (the
+    names attribute's): the bundled files', and those of the lexicons given."""
+    first, nouns = set(), set()
+    bundled = bundled_attributes()
+    extra = [load_lexicon(a) for a in ("names", "gender") if a in bundled]
+    for lex in list(lexicons) + extra:
+        for g in lex.groups:
+            if lex.pronouns == "along":
+                first.update(lex.terms[g].get("person", []))
+            elif lex.pronouns == "mention":
+                for k in ("identity_np", "identity_plural"):
+                    nouns.update(w for w in lex.terms[g].get(k, []) if " " not in w)
+    return Guards.of(sorted(first), sorted(nouns))
+
+
+def _sampler(k, seed, key):
+    if k is None:
+        return None
+    rng = random.Random(f"{seed}/{key}")
+
+    def pick(group, n, own):
+        if n <= k:
+            return list(range(n))
+        if own:
+            return [0] + sorted(rng.sample(range(1, n), k - 1))
+        return sorted(rng.sample(range(n), k))
+
+    return pick
+
+
+def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_per_group: int | None = None,
+                  seed: int = 0, tagger=None, tagged=None):
+    """``(frame, reports)``: the examples of every attribute (``lexicons``,
+    in order) and one :class:`AttributeReport` each. ``tagger``: a
+    :class:`~.pronouns.Tagger` for "her", or None for the rule. ``tagged``:
+    ``(tokens, tags)`` per sentence for NER input."""
+    if terms_per_group is not None and terms_per_group < 1:
+        raise SuiteError(f"terms per group must be at least 1, got {terms_per_group}")
+    guards = _guards(lexicons)
+    cols = {c: [] for c in (NER_COLUMNS if tagged is not None else OUTPUT_COLUMNS)}
+    reports = []
+    sents = [TaggedSentence(*t) for t in tagged] if tagged is not None else None
+    for lex in lexicons:
+        rep = AttributeReport(lex.attribute)
+        can_insert = insert and "identity_adj" in lex.kinds()
+        single = tuple(k for k in lex.kinds() if all(" " not in w for g in lex.groups for w in lex.terms[g][k]))
+        found = []
+        for i, text in enumerate(texts):
+            if text is None or not text.strip():
+                continue
+            rep.sentences += 1
+            f = find(text, lex, guards)
+            if isinstance(f, Found) and sents is not None and not check_entities(sents[i], f, single):
+                f = "entity tags"
+            if f is None:
+                if can_insert:
+                    f = find_insertion(text, lex, guards)
+                    if isinstance(f, Found):
+                        rep.inserted += 1
+                        found.append((i, f))
+                    elif f != "no person noun":
+                        rep.skipped[f] += 1
+                continue
+            rep.mentioned += 1
+            if isinstance(f, str):
+                rep.skipped[f] += 1
+            else:
+                found.append((i, f))
+        if tagger is not None:
+            _tag_her(found, lex, tagger)
+        for i, f in found:
+            rows, left = variants(f, lex, sample=_sampler(terms_per_group, seed, f"{ids[i]}/{lex.attribute}"))
+            rep.left_out.update(f"{g} ({why})" for g, why in left.items())
+            if sents is not None:  # tokens, tags and term span of each variant
+                head = next(((x.start, x.end) for x in f.mentions if x.kind != "pro"), None)
+                rows = [r[:3] + retokenize(sents[i], r[3], head) for r in rows]
+            if len({r[0] for r in rows}) < 2:  # one group only: no counterfactual
+                rep.skipped["one group left"] += 1
+                continue
+            rep.templates += 1
+            tpl = f"{ids[i]}/{lex.attribute}"
+            per_group = Counter()
+            for r in rows:
+                g, term, text = r[:3]
+                cols["id"].append(f"{tpl}/{g}/{per_group[g]}")
+                per_group[g] += 1
+                cols["template"].append(tpl)
+                cols["attribute"].append(lex.attribute)
+                cols["group"].append(g)
+                cols["term"].append(term)
+                cols["text"].append(text)
+                cols["label"].append(labels[i])
+                if sents is not None:
+                    cols["tokens"].append(r[3])
+                    cols["tags"].append(r[4])
+                    cols["term_span"].append(r[5])
+                if len(rep.pairs) < _PAIRS and text != f.text and not any(p[0] == f.text for p in rep.pairs):
+                    rep.pairs.append((f.text, text))
+            rep.examples += len(rows)
+        reports.append(rep)
+    return pd.DataFrame(cols), reports
+
+
+def _tag_her(found, lex, tagger) -> None:
+    """spaCy's reading of each "her" to be swapped to another group's pronoun."""
+    items = {}
+    for _, f in found:
+        hers = [x for x in f.mentions if x.pronoun == "her"]
+        if hers and any(lex.group_has_pronouns(g) and g != f.group for g in lex.groups):
+            items.setdefault(f.text, set()).update(x.start for x in hers)  # each distinct sentence once
+    if not items:
+        return
+    roles = tagger.roles((text, sorted(starts)) for text, starts in items.items())
+    for _, f in found:
+        for x in f.mentions:
+            if x.pronoun == "her" and (f.text, x.start) in roles:
+                x.role = roles[(f.text, x.start)]
+
+
+def perturb(table, attributes=None, *, identity_terms=None, text_column=None, label_column=None, id_column=None,
+            format=None, encoding: str = "utf-8", insert: bool = False, terms_per_group: int | None = None,
+            seed: int = 0, tagger="auto") -> pd.DataFrame:
+    """Counterfactual examples from a user's own sentences.
+
+    Every sentence of ``table`` that mentions an attribute's identity terms
+    becomes one template: the sentence once per term of every group of the
+    attribute (all its mentions swapped together), its own group's variant
+    being the sentence itself. The examples table that comes back has the
+    columns ``id, template, attribute, group, term, text, label``
+    (docs/formats.md; NER input adds ``tokens, tags, term_span``), the
+    input ``bias-suite run`` and :func:`bias_suite.run` read; what happened
+    to each attribute is in ``frame.attrs["perturbation"]``.
+
+    Parameters
+    ----------
+    table : a CSV/TSV/JSONL/Parquet file, a ``datasets`` folder, a CoNLL file
+        (names and nationality only), or a DataFrame with a text column.
+    attributes : bundled attribute names (``"gender"``, ``"names"``, ...)
+        or identity-term files; ``identity_terms`` adds files.
+    text_column, label_column, id_column : default ``text``, ``label``,
+        ``id`` (label and id when present; without ids, rows count from 1).
+    insert : also put each identity adjective before the first
+        determiner + person noun of a sentence without a mention.
+    terms_per_group, seed : write only this many term choices per group
+        and sentence (the sentence's own text always among its group's).
+    tagger : ``"auto"`` (spaCy's tagger for "her" when installed), True
+        (required) or False (the rule, docs/perturb.md).
+
+    >>> import bias_suite as bs
+    >>> ex = bs.perturb("reviews.csv", ["gender", "names"])  # doctest: +SKIP
+    """
+    frame, _ = perturb_with_report(table, attributes, identity_terms=identity_terms, text_column=text_column,
+                                   label_column=label_column, id_column=id_column, format=format, encoding=encoding,
+                                   insert=insert, terms_per_group=terms_per_group, seed=seed, tagger=tagger)
+    return frame
+
+
+def perturb_with_report(table, attributes=None, *, identity_terms=None, text_column=None, label_column=None,
+                        id_column=None, format=None, encoding="utf-8", insert=False, terms_per_group=None, seed=0,
+                        tagger="auto"):
+    """:func:`perturb` and its :class:`PerturbReport`."""
+    names = [attributes] if isinstance(attributes, (str, Path)) else list(attributes or [])
+    names += [identity_terms] if isinstance(identity_terms, (str, Path)) else list(identity_terms or [])
+    if not names:
+        raise SuiteError("name at least one attribute to perturb (gender, names, ...) or an identity-term file")
+    lexicons = [load_lexicon(a) for a in names]
+    seen = Counter(lx.attribute for lx in lexicons)
+    twice = sorted(a for a, n in seen.items() if n > 1)
+    if twice:
+        raise SuiteError(f"attribute(s) {twice} given twice")
+    if isinstance(table, pd.DataFrame):
+        ids, texts, labels, fmt, tagged, source = _from_frame(table, text_column, label_column, id_column)
+    else:
+        ids, texts, labels, fmt, tagged = read_sentences(table, format=format, text_column=text_column,
+                                                         label_column=label_column, id_column=id_column,
+                                                         encoding=encoding)
+        source = str(table)
+    if tagged is not None:
+        bad = [lx.attribute for lx in lexicons if lx.attribute not in NER_ATTRIBUTES]
+        if bad:
+            raise SuiteError(f"tagged (CoNLL) sentences are perturbed by names and nationality only, not {bad}")
+        lexicons = [_restricted(lx, NER_ATTRIBUTES[lx.attribute]) for lx in lexicons]
+    tag, how = _tagger(tagger, any(lx.pronouns for lx in lexicons))
+    frame, reports = perturb_texts(ids, texts, labels, lexicons, insert=insert, terms_per_group=terms_per_group,
+                                   seed=seed, tagger=tag, tagged=tagged)
+    empty = sum(1 for t in texts if t is None or not t.strip())
+    report = PerturbReport(source, fmt, len(texts), empty, how, reports)
+    frame.attrs["perturbation"] = report.as_dict()
+    return frame, report
+
+
+def _restricted(lex: Lexicon, kinds) -> Lexicon:
+    """The lexicon with only these kinds of term (NER input: names and countries)."""
+    terms = {g: {k: v for k, v in lex.terms[g].items() if k in kinds} for g in lex.groups}
+    return Lexicon(lex.attribute, lex.groups, terms, lex.path, lex.pronouns)
+
+
+def _tagger(choice, needed: bool):
+    if choice not in ("auto", True, False):
+        raise SuiteError(f"tagger must be 'auto', True or False, got {choice!r}")
+    if not needed or choice is False:
+        return None, "rule"
+    tag = load_tagger(required=choice is True)
+    return (tag, "spaCy en_core_web_sm") if tag is not None else (None, "rule (spaCy's en_core_web_sm is not installed)")
+
+
+def _from_frame(df: pd.DataFrame, text_column, label_column, id_column):
+    path = Path("<DataFrame>")
+    t = text_column or "text"
+    if t not in df.columns:
+        raise ExamplesFormatError(f"no column {t!r} for the sentences; the frame has {list(df.columns)}", file=path,
+                                  field=t)
+    for given in (label_column, id_column):
+        if given is not None and given not in df.columns:
+            raise ExamplesFormatError(f"no column {given!r}; the frame has {list(df.columns)}", file=path, field=given)
+    lab = label_column or ("label" if "label" in df.columns else None)
+    idc = id_column or ("id" if "id" in df.columns else None)
+    texts = list(as_strings(df[t]))
+    labels = list(as_strings(df[lab])) if lab else [None] * len(df)
+    ids = list(as_strings(df[idc])) if idc else [str(i) for i in range(1, len(df) + 1)]
+    _check_ids(np.asarray(ids, dtype=object), np.arange(1, len(df) + 1), path, idc)
+    return ids, texts, labels, "frame", None, "<DataFrame>"
+
+
+def write_examples(frame: pd.DataFrame, out) -> Path:
+    """Write the examples atomically as JSONL, Parquet, CSV or TSV (by the
+    extension of ``out``; NER examples: JSONL or Parquet)."""
+    from ...io import atomic_path
+    from ...io.tables import write_jsonl, write_parquet
+
+    out = Path(out)
+    ext = out.suffix.lower()
+    if ext in (".jsonl", ".ndjson"):
+        return write_jsonl(frame, out)
+    if ext in (".parquet", ".pq"):
+        return write_parquet(frame, out)
+    if ext in (".csv", ".tsv"):
+        if "tokens" in frame.columns:
+            raise SuiteError(f"tagged examples keep their tokens in JSONL or Parquet, not {ext}: {out}")
+        with atomic_path(out) as tmp:
+            frame.to_csv(tmp, index=False, sep="," if ext == ".csv" else "\t")
+        return out
+    raise SuiteError(f"cannot tell the format of {out} from its extension; use .jsonl, .parquet, .csv or .tsv")

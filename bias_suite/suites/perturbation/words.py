@@ -1,0 +1,151 @@
+"""The closed word lists of the perturbation engine, and the regular
+expressions made from them.
+
+Everything here is data a reader can check against docs/perturb.md:
+
+- :data:`PRONOUNS`: the gendered pronouns of the groups ``female`` and
+  ``male`` (any attribute whose groups carry these names swaps them along);
+- :data:`PERSON_NOUNS`: nouns of people. An identity adjective counts as a
+  mention only right before one of them ("a Muslim doctor", "white men"),
+  and a single-word noun phrase of an identity file does not count right
+  before one ("senior" in "senior engineer" is not the age group);
+- :data:`INSERT_NOUNS`: the gender-neutral person nouns before which
+  ``--insert`` puts a gender adjective ("my friend" -> "my female friend");
+  the other attributes' adjectives go before any of :data:`PERSON_NOUNS`
+  ("my brother" -> "my Muslim brother");
+- :data:`FOLLOWERS`: words after which "her" is an object ("told her the
+  truth") and "his" stands alone ("his is better"), and :data:`CAUSATIVES`
+  with :data:`BARE_VERBS` ("made her cry"), for the reading of the two
+  pronouns (:mod:`.pronouns`).
+
+:func:`alternation` turns a list of words into one regular expression that
+shares their prefixes (a trie), so that one compiled pattern per attribute
+finds every term in a single pass over a sentence.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["PRONOUNS", "PRONOUN_GROUPS", "PRONOUN_ROLES", "PERSON_NOUNS", "INSERT_NOUNS", "INSERT_DETERMINERS",
+           "FOLLOWERS", "LY_NOT_ADVERBS", "CAUSATIVES", "BARE_VERBS", "COPULAS", "CLITIC_COPULAS", "alternation"]
+
+#: role -> form, per group with pronouns. "her" is both ``object`` and
+#: ``det`` (possessive determiner), "his" both ``det`` and ``indep``
+#: (possessive pronoun): which one a mention is, is read from the sentence.
+PRONOUNS = {
+    "female": {"subject": "she", "object": "her", "det": "her", "indep": "hers", "reflexive": "herself"},
+    "male": {"subject": "he", "object": "him", "det": "his", "indep": "his", "reflexive": "himself"},
+}
+PRONOUN_GROUPS = tuple(PRONOUNS)
+
+#: lower-case form -> (group, roles it can have)
+PRONOUN_ROLES = {
+    "she": ("female", ("subject",)), "her": ("female", ("object", "det")), "hers": ("female", ("indep",)),
+    "herself": ("female", ("reflexive",)),
+    "he": ("male", ("subject",)), "him": ("male", ("object",)), "his": ("male", ("det", "indep")),
+    "himself": ("male", ("reflexive",)),
+}
+
+_PEOPLE = """
+person people persons man men woman women boy boys girl girls guy guys lady ladies gentleman gentlemen
+kid kids child children teen teens teenager teenagers adult adults baby babies youth folks family families
+couple couples mother mothers father fathers mom moms mum mums dad dads parent parents son sons daughter daughters
+brother brothers sister sisters sibling siblings husband husbands wife wives boyfriend boyfriends girlfriend
+girlfriends grandmother grandmothers grandfather grandfathers grandparent grandparents aunt aunts uncle uncles
+cousin cousins nephew nephews niece nieces
+"""
+_NEUTRAL = """
+friend friends neighbor neighbors neighbour neighbours colleague colleagues coworker coworkers co-worker co-workers
+classmate classmates roommate roommates flatmate flatmates partner partners teammate teammates boss bosses
+manager managers employee employees worker workers customer customers client clients patient patients
+student students teacher teachers professor professors doctor doctors nurse nurses lawyer lawyers engineer engineers
+scientist scientists author authors writer writers artist artists singer singers actor actors musician musicians
+driver drivers chef chefs cook cooks farmer farmers officer officers soldier soldiers pilot pilots programmer
+programmers developer developers designer designers accountant accountants cashier cashiers clerk clerks
+tenant tenants landlord landlords owner owners candidate candidates applicant applicants leader leaders politician
+politicians journalist journalists reporter reporters athlete athletes player players coach coaches
+guest guests host hosts visitor visitors tourist tourists stranger strangers resident residents citizen citizens
+immigrant immigrants refugee refugees voter voters volunteer volunteers member members user users reviewer reviewers
+"""
+#: nouns of people (gendered ones included): the right neighbour of an identity adjective
+PERSON_NOUNS = tuple(dict.fromkeys(_PEOPLE.split() + _NEUTRAL.split()))
+#: gender-neutral nouns of people: where --insert puts a gender adjective
+INSERT_NOUNS = tuple(dict.fromkeys(_NEUTRAL.split() + ["person", "people", "kid", "kids", "child", "children",
+                                                       "teenager", "teenagers", "adult", "adults", "cousin",
+                                                       "cousins", "parent", "parents", "family", "families"]))
+#: the words before a person noun that --insert accepts (then the adjective goes between them)
+INSERT_DETERMINERS = ("my", "your", "his", "her", "our", "their", "the", "a", "an", "this", "that", "these",
+                      "those", "every", "each", "some", "one", "another", "no")
+
+#: forms of "be" before a predicate adjective ("she is Muslim", "he's Jewish")
+COPULAS = ("is", "are", "was", "were", "am", "be", "been", "being")
+CLITIC_COPULAS = ("s", "re", "m")  # after an apostrophe
+
+_FOLLOWERS = """
+about above across after against along among around at before behind below beside besides between beyond by despite
+down during except for from in inside into like near of off on onto out outside over past since through throughout
+till to toward towards under until up upon with within without
+and or but nor so yet because if when while as than that though although unless whereas whether where why how
+a an the this these those some any every each no all both either neither another such what which who whom whose
+i me you he him she her it we us they them my your his its our their mine yours ours theirs
+myself yourself herself himself itself ourselves themselves
+something anything everything nothing someone anyone everyone everybody nobody somebody anybody
+very too also just only even again still already now then today tonight tomorrow yesterday here there back away
+forever always never ever once twice really much well more most less least enough anyway first last later soon
+is are was were be been being am has have had do does did will would can could shall should may might must
+not n't
+"""
+#: words that end "her" as an object and "his" as a possessive pronoun
+FOLLOWERS = frozenset(_FOLLOWERS.split())
+#: verbs after which "her" + a bare verb is an object ("made her cry", "let her go")
+CAUSATIVES = frozenset("""make makes made making let lets letting help helps helped helping watch watches watched
+watching see sees saw seen seeing hear hears heard hearing feel feels felt feeling notice noticed""".split())
+#: bare verbs that make "her" an object after one of CAUSATIVES
+BARE_VERBS = frozenset("""be go come cry laugh smile sing dance leave stay stop feel look think know want talk speak
+walk run sleep eat drink read write win lose fall drive work play wait try do say tell take get keep change move sit
+stand swim jump fight quit die live grow learn listen understand believe forget remember wonder worry""".split())
+#: words in -ly that are not adverbs ("her family", "her lovely voice"): possessive reading kept
+LY_NOT_ADVERBS = frozenset("""family only lovely early elderly ugly daily weekly monthly yearly friendly lonely silly
+belly holy lily jelly bully ally rally supply reply curly costly deadly likely lively orderly homely comely
+italy july""".split())
+
+
+def alternation(words) -> str:
+    """One regular expression (no groups captured) matching exactly the
+    given words, longest first at each branch, written as a trie so that
+    words sharing a prefix are tried together.
+
+    >>> alternation(["he", "her", "hers", "him"])
+    'h(?:e(?:rs?)?|im)'
+    """
+    trie: dict = {}
+    for w in dict.fromkeys(words):
+        if not w:
+            continue
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # end of a word
+    return _pattern(trie)
+
+
+def _pattern(node: dict) -> str:
+    end = "" in node
+    branches = []
+    for ch in sorted(k for k in node if k):
+        # collapse a chain of single children into one literal
+        lit, child = re.escape(ch), node[ch]
+        while len(child) == 1 and "" not in child:
+            (c2, child), = child.items()
+            lit += re.escape(c2)
+        rest = _pattern(child) if child else ""
+        branches.append(lit + rest)
+    if not branches:
+        return ""
+    # longer alternatives first: a branch that can continue is tried before stopping
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    if end:
+        if len(branches) == 1 and len(branches[0]) == 1:
+            return body + "?"
+        return "(?:" + body + ")?"
+    return body
