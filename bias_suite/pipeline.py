@@ -132,6 +132,8 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
         table, loaded = ((table.select_groups(opts.groups), loaded) if table is not None
                          else (None, select_groups(loaded, opts.groups)))
     opts = opts.replace(thresholds=suite_thresholds(loaded, opts.thresholds, opts.metrics))
+    if loaded:
+        _warn_small_suites(loaded, opts)
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .io.results import prepare_run_folder
 
@@ -285,6 +287,20 @@ def suite_thresholds(suites: Sequence[Suite], thresholds=None, metrics=None) -> 
             merged[key], origin[key] = tau, s.path
     merged.update(check_thresholds(thresholds, specs))
     return merged or None
+
+
+def _warn_small_suites(suites: Sequence[Suite], opts: RunOptions) -> None:
+    """A :class:`~bias_suite.exceptions.SuiteWarning` for each suite with too
+    few templates per class for its rate metrics to show that a difference
+    is below tau (:mod:`bias_suite.stats.suite_size`), before any work."""
+    import warnings
+
+    from .exceptions import SuiteWarning
+    from .stats.suite_size import size_warnings
+
+    for line in size_warnings(suites, thresholds=opts.thresholds, confidence=opts.confidence,
+                              attributes=opts.attributes, metrics=opts.metrics):
+        warnings.warn(line, SuiteWarning, stacklevel=3)
 
 
 def _present(order: dict, examples: pd.DataFrame) -> dict:

@@ -641,23 +641,36 @@ def test_a_tagger_without_probabilities_says_what_it_cannot_compute(context_suit
     assert {m.name for m in NAMED_METRICS} - {"AccuracyDiff"} <= set(res["metric"])
 
 
+#: the person names among ner_names' own words (each in one template, none a first name of names.yaml)
+NAMES_SUITE_CONTEXT_PER = ["Mark Johnson", "Carlos Rivera", "Helen Ortiz", "Ahmed Khan", "Laura Chen", "Peter Novak",
+                           "Robert Diaz"]
+
+
 def test_bundled_names_suite_truth(tmp_path):
     """ner_names with a tagger that misses every female first name and
     finds every other name: the identity span is never found for the
-    female group; over all PER spans the 25 context names "Mark Johnson"
-    it finds give 25 of 675."""
+    female group. Over all PER spans: 121 counterfactual templates (120
+    templates, one with two lexicon fills) give each first name 121
+    identity spans, and 7 templates add one context name each, all found:
+    each female name has 7 of 128 PER spans found, each male name all."""
     import yaml
 
     from _tiny_ner import GazetteerTagger
     from bias_suite.pipeline import run
+    from bias_suite.suites import load_suite
 
+    suite = load_suite("templates/ner_names.yaml")
+    context = [p for t in suite.templates for p, typ in (t.tags or {}).items() if typ == "PER"]
+    assert sorted(context) == sorted(NAMES_SUITE_CONTEXT_PER)  # a new context name changes the counts below
     g = yaml.safe_load(open("identity_terms/names.yaml"))["groups"]
     fem, male = g["female"]["person"], g["male"]["person"]
-    r = run(["templates/ner_names.yaml"], GazetteerTagger(fem + male + ["Mark", "Johnson"], missed=fem), None,
+    words = [w for name in NAMES_SUITE_CONTEXT_PER for w in name.split()]
+    r = run(["templates/ner_names.yaml"], GazetteerTagger(fem + male + words, missed=fem), None,
             progress=False, bootstrap=0, cache=False, significance=False)
+    assert r.examples["template"].nunique() == 121
     res = r.results
     assert _val(res, "IdentitySpan-Recall-Diff", "PER")["value"] == pytest.approx(-1.0, **APPROX)
-    assert _val(res, "Recall-Diff", "PER")["value"] == pytest.approx(25 / 675 - 1, **APPROX)
+    assert _val(res, "Recall-Diff", "PER")["value"] == pytest.approx(7 / 128 - 1, **APPROX)
     st = r.scored
     from bias_suite.families.sequence.summary import summary_stats
 

@@ -68,6 +68,11 @@ def exit_with(e: Exception, code: int = EXIT_ERROR):
     raise typer.Exit(code)
 
 
+def warning_line(msg: str) -> None:
+    """One plain ``warning:`` line on stderr (``msg`` is user text, never markup)."""
+    err_console.print(f"[{theme.WARN}]warning:[/] {escape(msg)}", highlight=False, soft_wrap=True)
+
+
 @contextlib.contextmanager
 def warning_lines(categories=(ProbabilityWarning, SuiteWarning)):
     """Warnings of ``categories`` as one plain ``warning:`` line on stderr
@@ -76,7 +81,7 @@ def warning_lines(categories=(ProbabilityWarning, SuiteWarning)):
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, categories):
-            err_console.print(f"[{theme.WARN}]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
+            warning_line(str(message))
         else:
             shown(message, category, filename, lineno, file, line)
 

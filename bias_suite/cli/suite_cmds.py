@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
 from .options import GROUP_HELP, group_selection
-from .output import exit_with, console
+from .output import exit_with, console, warning_line
 
 commands = typer.Typer()
 
@@ -96,10 +96,11 @@ def validate(
                 continue
             suite = load_suite(path)
             n = validate_suite(suite, max_examples=max_examples)
+            taus = None
             if suite.materiality:  # tau keys name metrics or topics (checked against the metric registry)
                 from ..pipeline import suite_thresholds
 
-                suite_thresholds([suite])
+                taus = suite_thresholds([suite])
             if suite.thresholds:  # the rules' syntax, and the classes, attributes and groups they name
                 from ..gating import rules_from_suite
 
@@ -108,3 +109,7 @@ def validate(
             exit_with(e)
         console.print(escape(f"ok  {suite.path}: {len(suite.templates)} templates, {n:,} examples, attributes {list(suite.identity)}"),
                       highlight=False)
+        from ..stats.suite_size import size_warnings
+
+        for line in size_warnings([suite], thresholds=taus):  # too few templates per class: not an error
+            warning_line(line)

@@ -37,6 +37,10 @@ class TaskFamily:
         field). ``rows(suite, wanted, covering=False)`` yields one tuple per
         example in the order of ``columns`` (see
         :func:`bias_suite.suites.expansion.variants`).
+        ``template_class(suite) -> (template -> class or None)``: the class
+        whose per-class rates a template gives a chance (default: its gold
+        ``label``), named ``class_word`` in messages; counts templates per
+        class (:mod:`bias_suite.stats.suite_size`).
     Models and predictions
         ``load_model(model, **options) -> (predictor, name)``: a predictor
         from a model argument (names in ``default_names`` mean the built
@@ -114,3 +118,5 @@ class TaskFamily:
     example_score_name: str = "probability"
     measured_on: Callable | None = None
     description: str = ""
+    template_class: Callable = lambda suite: (lambda template: template.label)
+    class_word: str = "class"

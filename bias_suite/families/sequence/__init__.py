@@ -4,7 +4,7 @@ position (docs/metrics.md, "Sequence labelling")."""
 from __future__ import annotations
 
 from ..base import TaskFamily
-from .expansion import SEQUENCE_COLUMNS, check_suite, sequence_rows
+from .expansion import SEQUENCE_COLUMNS, check_suite, identity_type, sequence_rows
 from .identity import measured_on
 from .metric_input import block_scores, metric_input, missing_probabilities
 from .model import DEFAULT_NAMES, check_model, load_model, run_meta, score
@@ -41,4 +41,6 @@ FAMILY = TaskFamily(
     example_score_name="probability at the identity term",
     measured_on=measured_on,
     inv_criteria=("tags",),
+    template_class=identity_type,  # a template's rates are those of its identity slot's entity type
+    class_word="entity type",
 )

@@ -181,6 +181,19 @@ def template_tags(tpl: Template) -> dict:
     return out
 
 
+def identity_type(suite: Suite):
+    """``template -> entity type`` of the template's identity slot fill
+    (``PER`` for ``{person}`` by default; None when the slot is tagged
+    ``O``): the class whose rates a template gives a chance."""
+    tags = _slot_tags(suite)
+
+    def of(template):
+        tag = tags.get(template.identity_kind, "O")
+        return None if tag == "O" else split_tag(tag)[1]
+
+    return of
+
+
 def _slot_tags(suite: Suite) -> dict:
     tags = dict(DEFAULT_SLOT_TAGS)
     known = {k for t in suite.identity.values() for k in t.kinds} | set(suite.lexicons)
