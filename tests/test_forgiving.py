@@ -3,6 +3,7 @@ the command line, rounded probabilities, errors that name the caller's
 options, group selection, did-you-mean suggestions and CheckList's Munch
 objects (issue 29)."""
 import json
+import re
 import sys
 import textwrap
 import warnings
@@ -185,7 +186,7 @@ def test_cli_run_of_rounded_probabilities_warns_once(user_module, tmp_path):
                for w in warned) and len(warned) <= 2, warned
     assert "probability rows of" in r.output and "were renormalised" in r.output
     n = json.loads((tmp_path / "o" / "run.json").read_text())["predictions"]["extra"]["renormalised"]
-    assert f"warning: {n} of 222 probability rows" in " ".join(r.output.split())
+    assert f"warning: {n} of 988 probability rows" in " ".join(r.output.split())
 
 
 def test_an_error_names_python_arguments_and_the_cli_its_flags():
@@ -218,8 +219,11 @@ def test_class_mismatch_names_class_map_in_python_and_the_flag_on_the_cli(tmp_pa
 def _const_model():
     from bias_suite.models import CallablePredictor
 
+    # whole words only: "pushed" and "finished" hold "she" but name no one
+    female = re.compile(r"\b(she|woman|women|girls?|female)\b")
+
     def fn(texts):
-        fem = np.array([any(w in t.lower() for w in ("she", "woman", "women", "girl", "female")) for t in texts])
+        fem = np.array([bool(female.search(t.lower())) for t in texts])
         return np.where(fem[:, None], [[0.5, 0.2, 0.3]], [[0.3, 0.2, 0.5]])
 
     return CallablePredictor(fn, CLASSES)
@@ -274,7 +278,7 @@ def test_unknown_attribute_or_group_is_an_error_with_a_suggestion(tmp_path):
     r = runner.invoke(app, ["expand", "sentiment_gender", "--group", "gender=male,female", "--group", "gender=x,y"])
     assert r.exit_code == 2 and "twice" in r.output
     r = runner.invoke(app, ["expand", "sentiment_gender", "-g", "gender=male,female", "--sample", "0"])
-    assert r.exit_code == 0 and "non_binary" not in r.output and "134 examples" in r.output
+    assert r.exit_code == 0 and "non_binary" not in r.output and "568 examples" in r.output
 
 
 def test_cli_run_and_evaluate_take_group(user_module, tmp_path):
