@@ -124,6 +124,9 @@ def test_suite_sample_is_seeded_and_bounded(sdist):
     assert a.equals(b) and not a.equals(c)
     assert a.groupby("attribute")["template"].nunique().to_dict() == {"gender": 20, "names": 20, "religion": 20}
     assert {x.attribute: x.templates for x in rep.attributes} == {"gender": 20, "names": 20, "religion": 20}
+    g = a[a["attribute"] == "gender"]
+    without = int((~g.groupby("template")["group"].agg(set).map(lambda s: "non_binary" in s)).sum())
+    assert rep.attributes[0].left_out["non_binary (no pronouns)"] == without  # counted in the sample
     with pytest.raises(SuiteError, match="positive integer"):
         real_text_examples(templates=0, download_dir=sdist.parent)
     with pytest.raises(SuiteError, match="no bundled real-text suite"):
@@ -162,3 +165,14 @@ def test_run_options_that_do_not_apply(tmp_path, tiny):
     res = runner.invoke(app, ["run", "sentiment_gender", "--model", str(tiny), "--sample-templates", "5",
                               "--out", str(tmp_path / "y")])
     assert res.exit_code != 0 and "--sample-templates" in res.output
+
+
+def test_python_run_reads_the_suite_by_name(suite):
+    """bs.run("sentiment_vader_people", ...) reads it as its examples table."""
+    from bias_suite.pipeline import _examples_table
+
+    frame, report = suite
+    table = _examples_table("sentiment_vader_people", None)
+    assert table.source == "sentiment_vader_people" and table.format == "bundled real-text suite"
+    assert len(table.frame) == len(frame) and table.read_rows == report.rows
+    assert set(table.frame["attribute"]) == {"gender", "names", "religion"}

@@ -116,6 +116,10 @@ def real_text_examples(name: str = "sentiment_vader_people", *, templates: int |
         for rep in reports:
             part = frame[frame["attribute"] == rep.attribute]
             rep.templates, rep.examples = int(part["template"].nunique()), len(part)
+            groups = part.groupby("template")["group"].agg(set)
+            for key in list(rep.left_out):  # "GROUP (reason)": the sampled templates without GROUP
+                rep.left_out[key] = int(sum(key.split(" (")[0] not in g for g in groups))
+            rep.left_out += type(rep.left_out)()  # drops the zero counts
     source = (f"{name}: {VADER_REQUIREMENT} sentences that mention a person, held out of default-sentiment"
               + (f" ({templates} templates per attribute at most, seed {seed})" if templates is not None else ""))
     report = PerturbReport(source, "bundled real-text suite", len(texts), 0, "rule", reports)
