@@ -19,7 +19,7 @@ commands = typer.Typer()
 
 @commands.command(cls=Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
 def run(
-    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL) or the bundled real-text suite sentiment_vader_people."),
     model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder, a hub id, a model spec file (YAML: model, prompt, verbalizer) of a language model, or a Python model: module:attribute or path/to/file.py:attribute (a predict function, a predictor object or a tagger)."),
     classes: Optional[str] = typer.Option(None, "--classes", metavar="NAME,NAME,...", help="Class names of a Python predict function, in the column order of its probabilities (when it has no class_names of its own)."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
