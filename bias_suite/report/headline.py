@@ -331,7 +331,9 @@ def _not_computed_lines(results: pd.DataFrame) -> list:
 
 
 def _counts_line(counts: dict):
-    """'12 material · 30 inconclusive · ...' (zero counts left out, except material)."""
+    """'12 material · 30 inconclusive · ... (decided: 12 of 42 defined values)'
+    (zero counts left out, except material; decided: material, small or
+    negligible)."""
     from rich.text import Text
 
     t = Text("")
@@ -341,6 +343,10 @@ def _counts_line(counts: dict):
         if k:
             t.append(" · ")
         t.append(s, style=st)
+    defined = sum(int(counts.get(v, 0)) for v in theme.VERDICTS if v != "undefined")
+    if defined:  # decided: a verdict that is not inconclusive
+        decided = defined - int(counts.get("inconclusive", 0))
+        t.append(f" (decided: {decided} of {defined} defined values)", style="dim")
     return t
 
 

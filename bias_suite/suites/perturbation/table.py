@@ -136,7 +136,7 @@ def _check_ids(ids, rows, path, field_name):
 
 
 # ------------------------------------------------------------------ perturbing
-def _guards(lexicons) -> Guards:
+def guards_of(lexicons) -> Guards:
     """First names (the gender attribute's guard) and gender nouns (the
     names attribute's): the bundled files', and those of the lexicons given."""
     first, nouns = set(), set()
@@ -175,7 +175,7 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
     ``(tokens, tags)`` per sentence for NER input."""
     if terms_per_group is not None and terms_per_group < 1:
         raise SuiteError(f"terms per group must be at least 1, got {terms_per_group}")
-    guards = _guards(lexicons)
+    guards = guards_of(lexicons)
     cols = {c: [] for c in (NER_COLUMNS if tagged is not None else OUTPUT_COLUMNS)}
     reports = []
     sents = [TaggedSentence(*t) for t in tagged] if tagged is not None else None
