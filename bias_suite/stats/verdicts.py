@@ -73,7 +73,7 @@ from ..metrics.catalog import REGISTRY, get_metric
 from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
-from .evidence import MIN_EVENT_TEMPLATES
+from .evidence import MIN_EVENT_TEMPLATES, PairedBound
 from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, ratios_tested_by_differences
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
@@ -124,9 +124,14 @@ def _fmt(x) -> str:
     return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
 
 
-def _more(halfwidth: float, needed: float, templates) -> str:
+def _more(halfwidth: float, needed: float, templates, paired=None, target: float = 0.0, z: float = 1.96) -> str:
     """'about k× as many templates' to shrink an interval's half-width to
-    ``needed`` (half-widths shrink as 1/sqrt(n))."""
+    ``needed`` (half-widths shrink as 1/sqrt(n)); for a rate comparison
+    (``paired``) the templates that give its rate a chance, named by class
+    (:meth:`PairedBound.needed_text`)."""
+    said = paired.needed_text(halfwidth, needed, target, z) if paired is not None else None
+    if said:
+        return said
     if not (halfwidth > 0) or not (needed > 0):
         return "more data would decide it"
     k = (halfwidth / needed) ** 2
@@ -140,7 +145,7 @@ def _more(halfwidth: float, needed: float, templates) -> str:
 
 def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, confidence: float = 0.95,
            templates=None, direction: tuple[str, str] | None = None, what: str = "the value",
-           df: int | None = None) -> dict:
+           df: int | None = None, paired: PairedBound | None = None) -> dict:
     """One verdict: ``{verdict, effect, reason, p}``.
 
     kind "signed": ``value``/``low``/``high`` are a signed quantity with
@@ -154,10 +159,25 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     clusters less one; normal when None). :func:`add_verdicts` controls the
     error rate of the claims across the rows it judges.
 
+    ``paired``: a rate comparison's exact paired bound
+    (:mod:`bias_suite.stats.evidence`). Where the interval is that bound
+    (``paired.exact``: the bootstrap degenerated), it holds b at every level,
+    so the row's p-value is 1: it counts in the error control and never
+    claims; "templates needed" then counts the templates that give the
+    rate a chance, under the same bound.
+
     Round-off: a value or interval end within ROUND_OFF of b is b, and the
     threshold comparisons allow ROUND_OFF, so an interval that ends at
     -0.050000000000000044 lies within ±0.05.
     """
+    d = _decide(value, low, high, kind=kind, tau=tau, baseline=baseline, confidence=confidence,
+                templates=templates, direction=direction, what=what, df=df, paired=paired)
+    if paired is not None and paired.exact and d.get("p") is not None:
+        d["p"] = 1.0
+    return d
+
+
+def _decide(value, low, high, *, kind, tau, baseline, confidence, templates, direction, what, df, paired) -> dict:
     if value is None or not np.isfinite(value):
         return {"verdict": "undefined", "effect": None, "reason": "the value is undefined (see note)", "p": None}
     if kind == "ratio":
@@ -224,9 +244,11 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
         return {"verdict": "negligible", "effect": effect, "p": p, "t": stat, "df": df,
                 "reason": f"the interval lies within {band}"}
     need = (t - dist) if dist < t else dist
+    room = max(t - dist, 0.0)  # to the threshold, in linear units (a ratio's 1 − 1/1.25 at the value 1)
+    target = -math.expm1(-room) if kind == "ratio" else room
     return {"verdict": "inconclusive", "effect": effect, "p": p, "t": stat, "df": df,
             "reason": "the interval holds the no-bias value and reaches past the threshold; "
-                      + _more(half, need, templates)}
+                      + _more(half, need, templates, paired, target, z)}
 
 
 def _snap(x, b):
@@ -615,6 +637,7 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     has_basis = blo is not None and bhi is not None and np.isfinite(blo) and np.isfinite(bhi) and bv is not None
     lo, hi = _num(r.get("ci_low")), _num(r.get("ci_high"))
     templates = b.get("templates")
+    paired = b.get("paired") if isinstance(b.get("paired"), PairedBound) else None
     events = None if _isnull(b.get("event_templates")) else int(b["event_templates"])
     clusters = min(int(templates), events) if events is not None and not _isnull(templates) else templates
     df = min(int(clusters) - 1, MAX_DF) if clusters is not None and not _isnull(clusters) and clusters >= 2 else None
@@ -632,19 +655,19 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     elif has_basis and kind in ("signed", "unsigned"):
         d = decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
                    direction=direction, what="the signed difference" if kind == "unsigned" else "the AEG across templates",
-                   df=df)
+                   df=df, paired=paired)
         if kind == "unsigned":  # effect and verdict are those of the signed difference; the reason gives it
             d["reason"] = f"signed {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
         else:  # an AEG, decided across templates (pairs inside a template compare a sentence with its variant)
             d["reason"] = f"across templates {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
     elif kind == "ratio":
         d = decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what="the ratio", df=df)
+                   direction=direction, what="the ratio", df=df, paired=paired)
     else:
         if kind == "unsigned" and spec.view == "counterfactual":
             kind = "distance"  # no signed quantity beneath it (W1, std, range): see the module doc
         d = decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
-                   direction=direction, what=_what(g), df=df)
+                   direction=direction, what=_what(g), df=df, paired=paired)
     if g is None and spec_kind == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:
         d["parts"] = list(siblings)  # decided from its parts' verdicts once they are all known (add_verdicts)
     undefined = b.get("undefined")
