@@ -95,18 +95,51 @@ def test_unequal_template_shares_scale_the_bound_by_the_largest():
     assert b.c == pytest.approx(1.0) and b.high == pytest.approx(1 - 0.05 ** 0.2)
 
 
-def test_a_ratio_maps_the_difference_bound_through_the_other_sides_rate():
-    # 10 gold-'pos' templates, both groups missed in the same 5: FNR 1/2 each, no template differs;
-    # FNR(a) / FNR(rest) = 1 + (FNR(a) - FNR(rest)) / FNR(rest) within 1 -+ U(0, 10) / (1/2)
+def test_a_ratio_is_bounded_by_the_share_of_each_sides_events_that_could_move():
+    """10 gold-'pos' templates, both groups missed in the same 5: FNR 1/2 each, no template differs.
+    FNR(a) / FNR(rest) falls below 1 only by the share of the rest's misses in templates where 'a' is
+    missed less: 0 of the rest's 5 event templates, at most U(0, 5) = 1 - 0.05^(1/5) = 0.4507; and
+    FNR(rest) / FNR(a) likewise, so the ratio is at most 1 / (1 - 0.4507). Each event template carries
+    1/5 of a side's events (c = 1), and each is one of 10 / 5 = 2 templates of the class."""
     tpl = np.repeat(np.arange(10), 2)
     g = np.tile([0, 1], 10)
     y = np.ones(20, int)
     yhat = np.repeat([0, 1] * 5, 2)
     b = paired_bounds(get_metric("FNR-Ratio"), attribute_data(y, yhat, g), tpl, 10)[("pos", "a")]
-    u = 1 - 0.05 ** 0.1
-    assert (b.scale, b.differing) == ("log", 0)
-    assert b.low == pytest.approx(1 - 2 * u) and b.high == pytest.approx(1 + 2 * u) and b.c == pytest.approx(2.0)
-    assert b.low == pytest.approx(0.4822, abs=1e-4)
+    u = 1 - 0.05 ** 0.2
+    assert (b.scale, b.differing, b.n) == ("log", 0, 10) and u == pytest.approx(0.4507, abs=1e-4)
+    assert b.low == pytest.approx(1 - u) and b.high == pytest.approx(1 / (1 - u)) == pytest.approx(1.8205, abs=1e-4)
+    assert b.c == pytest.approx(1.0) and b.per == pytest.approx(2.0)
+    # the difference's bound, by contrast, counts every template of the class: +-U(0, 10)
+    d = paired_bounds(get_metric("FNED"), attribute_data(y, yhat, g), tpl, 10)[("pos", "a")]
+    assert d.high == pytest.approx(1 - 0.05 ** 0.1) == pytest.approx(-d.low)
+
+
+def test_a_rate_of_two_kinds_of_template_bounds_the_kind_that_rests_on_few():
+    """The positive rate of 'pos' counts gold-'pos' templates (where a true positive and a false negative
+    trade places) and the others (a false positive and a true negative): a difference in 5 of the 6
+    gold-'neg' templates says nothing about the 4 gold-'pos' ones, in none of which the groups differ.
+    The bootstrap holds that kind's share fixed; its exact bound, U(0, 4) = 1 - 0.05^(1/4) times its share
+    of the rate, 4/10, is added on both sides."""
+    from bias_suite.stats.bootstrap import intervals
+
+    tpl = np.repeat(np.arange(10), 2)
+    g = np.tile([0, 1], 10)
+    y = np.repeat([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], 2)
+    yhat = np.repeat([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], 2)
+    yhat[[8, 10, 12, 14, 16]] = 1   # group 'a' predicted 'pos' in five gold-'neg' templates
+    pb = paired_bounds(get_metric("ParityGap"), attribute_data(y, yhat, g), tpl, 10)
+    pos, neg = pb[("pos", "a|b")], pb[("neg", "a|b")]
+    m = (1 - 0.05 ** 0.25) * 0.4
+    assert (pos.n, pos.differing, pos.sparse) == (10, 5, "0 of 4 'pos' templates")
+    assert pos.extend == (pytest.approx(-m), pytest.approx(m)) and m == pytest.approx(0.2108, abs=1e-4)
+    assert neg.sparse == "0 of 4 templates not of 'neg'" and neg.extend == (pytest.approx(-m), pytest.approx(m))
+    # a rate of one kind (TNR: the gold-'neg' templates alone) has nothing to add
+    tnr = paired_bounds(get_metric("TNR-Gap"), attribute_data(y, yhat, g), tpl, 10)[("pos", "a|b")]
+    assert tnr.extend == (0.0, 0.0) and tnr.sparse == ""
+    # the interval stage moves the bootstrap's interval out by it (an absolute value never below 0)
+    assert intervals._extend(0.3, 0.6, pos.extend) == pytest.approx((0.3 - m, 0.6 + m))
+    assert intervals._extend(0.1, 0.6, pos.extend, absolute=True) == pytest.approx((0.0, 0.6 + m))
 
 
 def test_templates_needed_under_the_exact_bound():
@@ -116,10 +149,11 @@ def test_templates_needed_under_the_exact_bound():
     d = decide(0.0, -0.0722, 0.0722, kind="signed", tau=0.05, templates=120, paired=pb)
     assert d["verdict"] == "inconclusive" and d["p"] == 1.0   # the bound holds b at every level
     assert d["reason"].endswith("about 19 more 'negative' templates (59 in all) would decide it")
-    # a ratio needs U(0, n) * c <= 1 - 1/1.25 = 0.2: with c = 2, ln 0.05 / ln 0.9 = 28.4
-    ratio = PairedBound("log", 0.48, 1.52, 10, 0, 2.0, 0.0, "'pos' templates", 0.05, exact=True)
-    d = decide(1.0, 0.48, 1.52, kind="ratio", tau=0.25, templates=30, paired=ratio)
-    assert "about 19 more 'pos' templates (29 in all)" in d["reason"]
+    # a ratio needs U(0, m) <= 1 - 1/1.25 = 0.2 on m event templates, ln 0.05 / ln 0.8 = 13.4, each one of
+    # 2 templates of the class: 26.9
+    ratio = PairedBound("log", 0.55, 1.82, 10, 0, 1.0, 0.0, "'pos' templates", 0.05, exact=True, per=2.0)
+    d = decide(1.0, 0.55, 1.82, kind="ratio", tau=math.log(1.25), templates=30, paired=ratio)
+    assert "about 17 more 'pos' templates (27 in all)" in d["reason"]
     # differing templates: the paired design's standard error, (1.96 * 0.5 / 0.025)^2 = 1536.6 templates
     some = PairedBound("abs", -0.07, 0.18, 40, 1, 1.0, 0.5, "'pos' templates", 0.05, exact=True)
     d = decide(0.025, -0.07, 0.18, kind="signed", tau=0.05, templates=120, paired=some)
@@ -231,7 +265,8 @@ def test_shared_predictions_give_the_exact_bound_and_templates_needed_per_class(
 
 def test_identical_rates_of_a_ratio_are_negligible_at_80_templates_of_the_class():
     """FNR about 0.3 in every class (margin 1.0), 240 templates (80 per class), no template differs:
-    FNR(g) / FNR(rest) within 1 -+ U(0, 80) / FNR(rest), inside [0.8, 1.25]."""
+    each side's misses come from about 24 templates, none of which differs, so FNR(g) / FNR(rest) lies
+    within [1 - U(0, 24), 1 / (1 - U(0, 24))] = [0.88, 1.13], inside [0.8, 1.25]."""
     from bias_suite.evaluation import evaluate
 
     df = paired_rates.generate(240, 1, groups=2, terms=2, margin=1.0)

@@ -43,6 +43,7 @@ import numpy as np
 
 from ..metrics.comparisons import get_comparison
 from ..metrics.generalized import AttributeData
+from ..metrics.materiality import RATIO_BAND
 from ..metrics.scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
 
 __all__ = ["event_templates", "paired_bounds", "upper_share", "PairedBound", "MIN_EVENT_TEMPLATES", "OUTCOMES", "PARTS",
@@ -212,6 +213,15 @@ CHANCES = {
 }
 
 
+#: rates whose chances span two kinds of template: gold-c ones (where a true positive and a false negative
+#: trade places) and the others (a false positive and a true negative); a difference of such rates is the
+#: sum of the two kinds' differences, and each kind is judged by its own count of differing templates
+MIXED = ("precision", "F1", "positive_rate")
+_KIND_TEXT = ("'{c}' templates", "templates not of '{c}'")
+#: how far a ratio's bound may reach for "negligible": 1 − 1/1.25 below 1 (and 1/(1 − that) = 1.25 above)
+RATIO_ROOM = 1.0 - 1.0 / RATIO_BAND
+
+
 @dataclass(frozen=True)
 class PairedBound:
     """The exact paired bound of one rate comparison (:func:`paired_bounds`).
@@ -220,13 +230,19 @@ class PairedBound:
     difference), "abs" (they bound its signed basis; the absolute value
     lies in [0, max(−low, high)]) or "log" (they bound the ratio itself).
     ``n``: templates that give either side a chance; ``differing``: those whose contribution to the difference is
-    not 0; ``c``: the largest per-template contribution times n, in the
-    decision's units (over the other side's rate for a ratio), so that the
-    bound is U(d, n) · c; ``sd``: the standard deviation over the n
-    templates of n times their contribution, in the same units (for a
-    ratio the log scale); ``unit``: what the n templates are ("'neg'
+    not 0; ``c``: the largest per-template contribution times n, so that
+    the bound is U(d, n) · c (for a ratio: the largest template's share of
+    a side's events times its m event templates, of the end that needs
+    more templates, each of which stands for ``per`` templates with a
+    chance); ``sd``: the standard deviation over the n templates of n times
+    their contribution (for a ratio on the log scale, over the rate of its
+    denominator side); ``unit``: what the n templates are ("'neg'
     templates"); ``alpha``: the one-sided level of U; ``exact``: whether the
-    row's interval is the bound (set by the bootstrap's interval stage)."""
+    row's interval is the bound (set by the bootstrap's interval stage);
+    ``extend``: for a rate of two kinds of template (:data:`MIXED`) whose
+    templates differ enough in all but one kind, how far that kind's own
+    bound reaches below and above its observed share of the difference
+    (0, 0 otherwise), and ``sparse`` names it ("0 of 45 'pos' templates")."""
 
     scale: str
     low: float
@@ -238,20 +254,23 @@ class PairedBound:
     unit: str
     alpha: float
     exact: bool = False
+    extend: tuple = (0.0, 0.0)
+    sparse: str = ""
+    per: float = 1.0
 
     def templates_needed(self, need: float, target: float, z: float) -> float | None:
         """How many templates of :attr:`unit` would make the exact bound
         decide the row: with no differing template (the value is then at
         b), the n with U(0, n) · c = ``target`` (the room to the threshold
         in linear units: tau, or 1 − 1/1.25 for a ratio), ln(alpha) / ln(1 −
-        target / c); else with the paired design's standard error sd / √n,
+        target / c), times :attr:`per`; else with the paired design's standard error sd / √n,
         the n whose half-width z · sd / √n is ``need`` (as far as the value
         is from the threshold, or from b where it is past it). None when
         nothing can be said."""
         if self.differing == 0:
             if not (target > 0 and self.c > 0):
                 return None
-            return 1.0 if target >= self.c else math.log(self.alpha) / math.log1p(-target / self.c)
+            return self.per * (1.0 if target >= self.c else math.log(self.alpha) / math.log1p(-target / self.c))
         if not (need > 0 and self.sd > 0):
             return None
         return (z * self.sd / need) ** 2
@@ -316,8 +335,9 @@ def paired_bounds(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence: 
     templates raise A above B, each by at most c / n. Each end holds with
     probability 1 − alpha, which is the two one-sided tests' reading of
     "within ±tau" at level alpha; the bound always holds 0. A ratio p_A /
-    p_B = 1 + (p_A − p_B) / p_B is bounded by mapping the difference bound
-    through the observed rate of its denominator side (at least 0).
+    p_B is at least 1 − (the share of B's events that could lie where A
+    is below B, :func:`_fall`) and at most 1 / (1 − the same with the sides
+    swapped), counted over each side's event templates.
     Rows the module doc says nothing about, and rates that are not
     proportions (a tagger's positive rate counts spans per sentence), are
     left out."""
@@ -365,7 +385,8 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
     sides = []
     for c, _ in classes:
         S = _class_sums(ad, c, tpl, J)
-        parts = [_expression(S, num_e), _expression(S, den_e), np.asarray(S["n"], float)]
+        gold = _expression(S, "tp+fn") if {"tp", "fn"} <= set(S) else np.zeros(S["n"].shape)  # gold-c chances
+        parts = [_expression(S, num_e), _expression(S, den_e), np.asarray(S["n"], float), gold]
         first = [x[:, ia] for x in parts]
         if pcm:
             second = [x[:, ib] for x in parts]
@@ -374,7 +395,7 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
             second = ([np.broadcast_to(t, x.shape) for t, x in zip(total, parts)] if background == "all"
                       else [t - x for t, x in zip(total, parts)])
         sides.append(first + second)
-    a, u, w, b, v, x = (np.stack(z) for z in zip(*sides))
+    a, u, w, gold_a, b, v, x, gold_b = (np.stack(z) for z in zip(*sides))
     N_A, D_A, W_A, N_B, D_B, X_B = (z.sum(axis=1) for z in (a, u, w, b, v, x))
     ok = (D_A > 0) & (D_B > 0) & (W_A > 0) & (X_B > 0)
     # a rate that is not a proportion (a tagger's positive rate counts predicted spans per sentence, and can
@@ -394,29 +415,93 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
     eps = 1e-9 * s.max(axis=1, keepdims=True)
     d_pos, d_neg = (D > eps).sum(axis=1), (D < -eps).sum(axis=1)
     value = D.sum(axis=1)
+    ext_low, ext_high, sparse = _kinds(score.name, chance, (gold_a + gold_b) > 0, D, s, eps, alpha)
     nn = np.maximum(n, 2)
     dev = np.where(chance, n[:, None] * D - value[:, None], 0.0)
     sd = np.sqrt((dev ** 2).sum(axis=1) / (nn - 1))
     up, down = (np.minimum(upper_share(d, np.maximum(n, 1), alpha) * c, 1.0) for d in (d_pos, d_neg))
     ok &= n >= 1
+    if sign < 0:
+        ext_low, ext_high = -ext_high, -ext_low
+    per = np.ones(n.shape)
     if scale != "log":
         low, high = (-down, up) if sign > 0 else (-up, down)
         unit_c, unit_sd = c, sd
-    else:  # p_num / p_den = 1 + (p_num − p_den) / p_den, through the observed rate of the denominator side
+    else:  # a ratio: how far each side can fall below the other, as a share of the other's own events
         ref = pB if sign > 0 else pA
-        ok &= ref > 0
+        ok &= (pA > 0) & (pB > 0)
+        falls = [_fall(a, u, w, b, v, x, alpha), _fall(b, v, x, a, u, w, alpha)]  # A below B, B below A
+        (fall_num, m_num, c_num), (fall_den, m_den, c_den) = falls if sign > 0 else falls[::-1]
         with np.errstate(divide="ignore", invalid="ignore"):
-            rise, fall = (up, down) if sign > 0 else (down, up)
-            low, high = np.maximum(1.0 - fall / ref, 0.0), 1.0 + rise / ref
-            unit_c, unit_sd = c / ref, sd / ref
+            low = np.maximum(1.0 - fall_num, 0.0)
+            high = np.where(fall_den < 1.0, 1.0 / (1.0 - fall_den), np.inf)
+            unit_sd = sd / ref
+            ext_low, ext_high = ext_low / ref, ext_high / ref
+            # "templates needed" (no differing template): the end that needs more templates
+            need = [n / np.maximum(m, 1) * np.log(alpha) / np.log1p(-np.minimum(RATIO_ROOM / cc, 1 - 1e-12))
+                    for m, cc in ((m_num, c_num), (m_den, c_den))]
+            first_end = need[0] >= need[1]
+            unit_c = np.where(first_end, c_num, c_den)
+            per = np.where(first_end, n / np.maximum(m_num, 1), n / np.maximum(m_den, 1))
     out = {}
     for ci, i in zip(*np.nonzero(ok)):
         cls = classes[ci][1]
         unit = CHANCES[score.name].format(c=cls) if per_class else "templates"
+        said = "; ".join(f"{int(d_k[ci, i])} of {int(n_k[ci, i])} " + _KIND_TEXT[k].format(c=cls)
+                         for k, d_k, n_k in sparse if d_k[ci, i] >= 0)
         out[(cls, labels[i])] = PairedBound(scale, float(low[ci, i]), float(high[ci, i]), int(n[ci, i]),
                                             int(d_pos[ci, i] + d_neg[ci, i]), float(unit_c[ci, i]),
-                                            float(unit_sd[ci, i]), unit, alpha)
+                                            float(unit_sd[ci, i]), unit, alpha,
+                                            extend=(float(ext_low[ci, i]), float(ext_high[ci, i])), sparse=said,
+                                            per=float(per[ci, i]))
     return out
+
+
+def _fall(a, u, w, b, v, x, alpha):
+    """How far side A's rate can fall below side B's, as a share of B's
+    own: (p_B − p_A) / p_B is at most the share of B's events (and of any
+    denominator A has beyond B's, at B's rate) in the templates where A is
+    below B. Of the m templates that could hold such a share (t_j > 0), d
+    have A below B: the bound is U(d, m) · c, c = m · max_j t_j. Returns
+    (bound, m, c), each (classes, rows)."""
+    N_B, D_A, D_B, W_A, X_B = b.sum(axis=1), u.sum(axis=1), v.sum(axis=1), w.sum(axis=1), x.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pB = (N_B / D_B)[:, None]
+        Wa, Xb, Da = W_A[:, None], X_B[:, None], D_A[:, None]
+        below = ((a - pB * u) / Wa - (b - pB * v) / Xb) * Wa / Da
+        t = (b / Xb + pB * np.maximum(u / Wa - v / Xb, 0.0)) * Wa / Da / pB
+    t = np.where(np.isfinite(t), t, 0.0)
+    eps = 1e-9 * np.maximum(t.max(axis=1, keepdims=True), 1e-300)
+    can = t > eps
+    m = can.sum(axis=1)
+    d = (can & (np.where(np.isfinite(below), below, 0.0) < -eps)).sum(axis=1)
+    c = m * t.max(axis=1)
+    return upper_share(d, np.maximum(m, 1), alpha) * c, m, c
+
+
+def _kinds(name, chance, gold, D, s, eps, alpha):
+    """A rate of two kinds of template (:data:`MIXED`): per kind k (the
+    gold-c templates, the others) with n_k templates and fewer than
+    ``MIN_EVENT_TEMPLATES`` differing, how far its exact bound
+    [−U(d−_k, n_k) c_k, U(d+_k, n_k) c_k] (c_k = n_k times its largest
+    template share) reaches below and above its observed share of the
+    difference: the bootstrap holds that share fixed. Returns (extend
+    below, extend above, [(kind, differing or −1, n_k)])."""
+    zero = np.zeros(chance.shape[::2])
+    if name not in MIXED:
+        return zero, zero, []
+    lo, hi, sparse = zero.copy(), zero.copy(), []
+    for k, K in enumerate((chance & gold, chance & ~gold)):
+        n_k = K.sum(axis=1)
+        pos, neg = (K & (D > eps)).sum(axis=1), (K & (D < -eps)).sum(axis=1)
+        c_k = n_k * np.where(K, s, 0.0).max(axis=1)
+        few = (n_k > 0) & (pos + neg < MIN_EVENT_TEMPLATES)
+        seen = np.where(K, D, 0.0).sum(axis=1)
+        m = np.maximum(n_k, 1)
+        lo += np.where(few, -upper_share(neg, m, alpha) * c_k - seen, 0.0)
+        hi += np.where(few, upper_share(pos, m, alpha) * c_k - seen, 0.0)
+        sparse.append((k, np.where(few, pos + neg, -1), n_k))
+    return lo, hi, sparse
 
 
 def _class_sums(ad: AttributeData, c, tpl, J) -> dict:

@@ -76,12 +76,17 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         paired[n] = pb
         ev = e.get("event_templates")
         few_events = ev is not None and ev < MIN_EVENT_TEMPLATES
-        if not (few_events or pb.differing < MIN_EVENT_TEMPLATES):
+        exact = few_events or pb.differing < MIN_EVENT_TEMPLATES
+        if not (exact or pb.sparse):
             continue  # (an interval of no width from the same difference in every template is evidence)
         basis_on = bq[n] is not None and np.isfinite(e.get("basis_obs", np.nan))
         lo_, hi_ = bq[n] if basis_on else (lows[p], highs[p])
-        widened = _hull(lo_, hi_, pb, absolute=not basis_on and pb.scale == "abs")
-        paired[n] = dataclasses.replace(pb, exact=True)
+        absolute = not basis_on and pb.scale == "abs"
+        if exact:
+            widened = _hull(lo_, hi_, pb, absolute=absolute)
+            paired[n] = dataclasses.replace(pb, exact=True)
+        else:  # one kind of template rests on a few: its own bound added to what the bootstrap held fixed
+            widened = _extend(lo_, hi_, pb.extend, absolute=absolute)
         if basis_on:
             bq[n] = widened
             a, b = abs(widened[0]), abs(widened[1])
@@ -91,6 +96,9 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             lows[p], highs[p] = widened
         if (widened[0], widened[1]) == (lo_, hi_):
             continue  # the bootstrap's interval already holds the bound
+        if not exact:
+            _add_note(notes, p, f"interval widened by the exact paired bound where the sides differ in {pb.sparse}")
+            continue
         why = f"the sides differ in {pb.differing} of {pb.n} templates"
         if few_events:
             why += f"; events in {ev}"
@@ -144,6 +152,18 @@ def _hull(low: float, high: float, pb, absolute: bool = False) -> tuple[float, f
     if absolute:
         a, b = 0.0, max(-a, b)
     return (float(min(low, a)), float(max(high, b)))
+
+
+def _extend(low: float, high: float, by: tuple, absolute: bool = False) -> tuple[float, float]:
+    """[low, high] moved out by ``by`` = (below ≤ 0, above ≥ 0): a part of
+    the difference that the bootstrap held fixed, bounded exactly
+    (:attr:`bias_suite.stats.evidence.PairedBound.extend`); ``absolute``: an
+    absolute difference without its signed basis, moved out by the larger
+    of the two, never below 0."""
+    if absolute:
+        m = max(-by[0], by[1])
+        return (float(max(low - m, 0.0)), float(high + m))
+    return (float(low + by[0]), float(high + by[1]))
 
 
 def _basis_quantiles(extra, probs) -> dict:
