@@ -115,6 +115,17 @@ def test_a_ratio_is_bounded_by_the_share_of_each_sides_events_that_could_move():
     assert d.high == pytest.approx(1 - 0.05 ** 0.1) == pytest.approx(-d.low)
 
 
+def test_a_ratio_whose_events_could_all_move_has_no_upper_end():
+    # 'a' is missed in the first two of 4 gold-'pos' templates, 'b' in the third: every event template of
+    # either side differs, U(2, 2) = U(1, 1) = 1: the ratio lies anywhere in [0, inf), its upper end capped
+    # at 1e12 as the verdicts read a ratio of 0 as 1e-12
+    tpl = np.repeat(np.arange(4), 2)
+    g = np.tile([0, 1], 4)
+    yhat = np.array([0, 1, 0, 1, 1, 0, 1, 1])
+    b = paired_bounds(get_metric("FNR-Ratio"), attribute_data(np.ones(8, int), yhat, g), tpl, 4)[("pos", "a")]
+    assert (b.low, b.high, b.differing) == (0.0, 1e12, 3)
+
+
 def test_a_rate_of_two_kinds_of_template_bounds_the_kind_that_rests_on_few():
     """The positive rate of 'pos' counts gold-'pos' templates (where a true positive and a false negative
     trade places) and the others (a false positive and a true negative): a difference in 5 of the 6

@@ -220,6 +220,8 @@ MIXED = ("precision", "F1", "positive_rate")
 _KIND_TEXT = ("'{c}' templates", "templates not of '{c}'")
 #: how far a ratio's bound may reach for "negligible": 1 − 1/1.25 below 1 (and 1/(1 − that) = 1.25 above)
 RATIO_ROOM = 1.0 - 1.0 / RATIO_BAND
+#: the upper end of a ratio's bound where it has none
+RATIO_CAP = 1e12
 
 
 @dataclass(frozen=True)
@@ -434,7 +436,8 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
         (fall_num, m_num, c_num), (fall_den, m_den, c_den) = falls if sign > 0 else falls[::-1]
         with np.errstate(divide="ignore", invalid="ignore"):
             low = np.maximum(1.0 - fall_num, 0.0)
-            high = np.where(fall_den < 1.0, 1.0 / (1.0 - fall_den), np.inf)
+            # (no upper end where a side's events could all move: 1e12, as the verdicts read a ratio of 0 as 1e-12)
+            high = np.minimum(np.where(fall_den < 1.0, 1.0 / (1.0 - fall_den), RATIO_CAP), RATIO_CAP)
             unit_sd = sd / ref
             ext_low, ext_high = ext_low / ref, ext_high / ref
             # "templates needed" (no differing template): the end that needs more templates
