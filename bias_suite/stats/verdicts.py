@@ -126,9 +126,8 @@ def _fmt(x) -> str:
 
 def _more(halfwidth: float, needed: float, templates, paired=None, target: float = 0.0, z: float = 1.96) -> str:
     """'about k× as many templates' to shrink an interval's half-width to
-    ``needed`` (half-widths shrink as 1/sqrt(n)); for a rate comparison
-    (``paired``) the templates that give its rate a chance, named by class
-    (:meth:`PairedBound.needed_text`)."""
+    ``needed`` (half-widths shrink as 1/sqrt(n)); a rate comparison's
+    templates of its class (:meth:`PairedBound.needed_text`)."""
     said = paired.needed_text(halfwidth, needed, target, z) if paired is not None else None
     if said:
         return said
@@ -159,27 +158,16 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     clusters less one; normal when None). :func:`add_verdicts` controls the
     error rate of the claims across the rows it judges.
 
-    ``paired``: a rate comparison's exact paired bound
-    (:mod:`bias_suite.stats.evidence`). Where the interval is that bound
-    (``paired.exact``: the bootstrap degenerated), it holds b at every level,
-    so the row's p-value is 1: it counts in the error control and never
-    claims; "templates needed" then counts the templates that give the
-    rate a chance, under the same bound.
+    ``paired``: a rate comparison's :class:`PairedBound`; where the interval
+    is that bound (``paired.exact``) it holds b at every level: p is 1.
 
     Round-off: a value or interval end within ROUND_OFF of b is b, and the
     threshold comparisons allow ROUND_OFF, so an interval that ends at
     -0.050000000000000044 lies within ±0.05.
     """
-    d = _decide(value, low, high, kind=kind, tau=tau, baseline=baseline, confidence=confidence,
-                templates=templates, direction=direction, what=what, df=df, paired=paired)
-    if paired is not None and paired.exact and d.get("p") is not None:
-        d["p"] = 1.0
-    return d
-
-
-def _decide(value, low, high, *, kind, tau, baseline, confidence, templates, direction, what, df, paired) -> dict:
     if value is None or not np.isfinite(value):
         return {"verdict": "undefined", "effect": None, "reason": "the value is undefined (see note)", "p": None}
+    exact = paired is not None and paired.exact  # the interval is the exact paired bound, which always holds b
     if kind == "ratio":
         to_log = (lambda x: math.log(max(x, 1e-12)) if x is not None and np.isfinite(x) and x >= 0 else None)
         # an interval reaching down to a ratio of 0 is an interval all the same (log 0 taken as log 1e-12)
@@ -211,7 +199,7 @@ def _decide(value, low, high, *, kind, tau, baseline, confidence, templates, dir
                 "reason": f"{what} is a distance, which noise alone makes positive, so it cannot show a bias "
                           "by itself; the signed metrics of the same view decide"}
     if kind == "unsigned":
-        p = float(_sf((v - t) / se, df)) if se > 0 else (0.0 if v > t else 1.0)
+        p = 1.0 if exact else float(_sf((v - t) / se, df)) if se > 0 else (0.0 if v > t else 1.0)
         if lo >= t - tol:
             return {"verdict": "material", "effect": effect, "p": p,
                     "reason": f"{what} is at least {_fmt(t)} (the whole interval)"}
@@ -228,7 +216,7 @@ def _decide(value, low, high, *, kind, tau, baseline, confidence, templates, dir
     se_b = toward / z if toward > 0 else se
     stat = abs(v - b) / se_b if se_b > 0 else (math.inf if v != b else 0.0)
     p = float(2 * _sf(stat, df)) if se_b > 0 else (0.0 if v != b else 1.0)
-    p = min(p, 1.0)
+    p = 1.0 if exact else min(p, 1.0)
     excludes = lo > b or hi < b
     side = None
     if direction is not None:
@@ -244,8 +232,7 @@ def _decide(value, low, high, *, kind, tau, baseline, confidence, templates, dir
         return {"verdict": "negligible", "effect": effect, "p": p, "t": stat, "df": df,
                 "reason": f"the interval lies within {band}"}
     need = (t - dist) if dist < t else dist
-    room = max(t - dist, 0.0)  # to the threshold, in linear units (a ratio's 1 − 1/1.25 at the value 1)
-    target = -math.expm1(-room) if kind == "ratio" else room
+    target = -math.expm1(-max(t - dist, 0.0)) if kind == "ratio" else max(t - dist, 0.0)  # the room, linear
     return {"verdict": "inconclusive", "effect": effect, "p": p, "t": stat, "df": df,
             "reason": "the interval holds the no-bias value and reaches past the threshold; "
                       + _more(half, need, templates, paired, target, z)}
