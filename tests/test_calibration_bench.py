@@ -155,8 +155,8 @@ def test_cheap_corners_a_3_tau_rate_effect_is_never_negligible():
 def test_cheap_corners_intervals_cover_with_30_templates():
     """With 30 templates (10 per class), FNED's events come from a few
     templates and the AEG over all pairs drifts with the suite's size: the
-    intervals the verdicts are decided on (a score interval on templates
-    for the rate, the AEG across templates) hold the true value, and a
+    intervals the verdicts are decided on (the exact paired bound for the
+    rate, the AEG across templates) hold the true value, and a
     0.5 tau PosAEG is not material."""
     for seed in (0, 1, 2):
         for metric, level in (("FNED", 0.8), ("FNED", 1.5), ("PosAEG", 0.5), ("PosAEG", 0.8)):

@@ -374,10 +374,10 @@ def test_ner_cluster_bootstrap(tmp_path, crf_dir, monkeypatch):
     np.testing.assert_allclose(basis.loc[grp, "basis_value"].abs(), basis.loc[grp, "value"].astype(float), atol=1e-12)
     assert (basis.loc[~grp, "basis_value"].abs() <= basis.loc[~grp, "value"].astype(float) + 1e-12).all()
     assert (~grp).any()
-    # (a rate on few templates gets at least a score interval on templates: docs/statistics.md)
+    # (a rate whose sides differ in few templates gets at least the exact paired bound: docs/statistics.md)
     notes = bs.results[["attribute", "metric", "class", "group", "note"]].rename(columns={"note": "bootstrap_note"})
     basis = basis.merge(notes, on=["attribute", "metric", "class", "group"], how="left")
-    widened = basis["bootstrap_note"].fillna("").str.contains("score interval on templates")
+    widened = basis["bootstrap_note"].fillna("").str.contains("exact paired bound")
     assert (basis["basis_low"] <= basis["basis_value"] + 1e-12).all() and (basis["basis_value"] <= basis["basis_high"] + 1e-12).all()
     np.testing.assert_allclose(basis.loc[~widened, "basis_low"], basis.loc[~widened, "basis_value"], atol=1e-12)
     assert (~widened).any() and set(basis.loc[widened, "metric"]) <= {"FNED", "TPR-Gap"}  # rates only

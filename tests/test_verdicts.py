@@ -463,24 +463,24 @@ def test_no_events_is_no_evidence():
     assert fped["reason"].str.contains("no evidence either way").all()
 
 
-def test_an_interval_without_events_is_a_score_interval_on_templates():
-    # no false positive in any of the 15 gold-'neg' templates: the bootstrap gives [0, 0]; the interval
-    # falls back to Wilson's on 15 templates for each side (0 of 15: upper bound z^2 / (15 + z^2)),
-    # combined by the square-root rule (one side's margin is 0 here)
-    from scipy.stats import norm
+def test_an_interval_without_events_is_the_exact_paired_bound():
+    # no false positive in any of the 15 gold-'neg' templates: the bootstrap gives [0, 0]; no template
+    # treats the sides differently, so the interval is the exact paired bound from 0 differing templates
+    # of 15: the one-sided 95% Clopper-Pearson upper bound 1 - 0.05^(1/15) on their share (each template
+    # carries 1/15 of the rate)
     from bias_suite.evaluation import evaluate
 
     rows = [dict(r, probs={"neg": 0.9, "pos": 0.1} if r["label"] == "neg" else r["probs"])
             for r in _one_template_false_positives()]
     res = evaluate(rows, metrics=["FPED"])
     fped = res[(res["metric"] == "FPED") & (res["class"] == "pos") & res["group"].notna()]
-    z2 = norm.ppf(0.975) ** 2
-    bound = z2 / (15 + z2)
-    assert bound == pytest.approx(0.2039, abs=1e-4)
+    bound = 1 - 0.05 ** (1 / 15)
+    assert bound == pytest.approx(0.1810, abs=1e-4)
+    assert len(fped) == 2
     for r in fped.itertuples():
         assert r.ci_low == 0 and r.ci_high == pytest.approx(bound, rel=1e-9)
         assert r.verdict == "inconclusive" and "no evidence either way" in r.reason
-        assert "score interval on templates" in r.note
+        assert "exact paired bound (the sides differ in 0 of 15 templates; events in 0)" in r.note
 
 
 def test_rank_tests_see_round_off_as_ties():
@@ -622,13 +622,14 @@ def test_one_default_error_control_everywhere():
 
 def test_a_widened_interval_is_the_hull_and_keeps_an_absolute_value_non_negative():
     from bias_suite.stats.bootstrap import intervals
+    from bias_suite.stats.evidence import PairedBound
 
-    assert intervals._widen(0.02, 0.01, 0.03, "diff", 0.05) == pytest.approx((-0.03, 0.07))
-    assert intervals._widen(0.02, 0.01, 0.03, "abs", 0.05) == pytest.approx((0.0, 0.07))
-    assert intervals._widen(0.02, -0.2, 0.3, "diff", 0.05) == pytest.approx((-0.2, 0.3))  # already wider
-    lo, hi = intervals._widen(2.0, 1.5, 2.5, "log", math.log(2))
-    assert (lo, hi) == pytest.approx((1.0, 4.0))
-    assert intervals._widen(0.0, 0.0, 0.0, "log", 0.3) is None and intervals._widen(1.0, 1, 1, "diff", math.inf) is None
+    pb = PairedBound("abs", -0.05, 0.07, 40, 1, 1.0, 0.1, "'pos' templates", 0.05)
+    assert intervals._hull(0.01, 0.03, pb) == pytest.approx((-0.05, 0.07))
+    assert intervals._hull(0.01, 0.03, pb, absolute=True) == pytest.approx((0.0, 0.07))
+    assert intervals._hull(-0.2, 0.3, pb) == pytest.approx((-0.2, 0.3))  # already wider
+    ratio = PairedBound("log", 0.8, 1.3, 80, 0, 0.5, 0.0, "'pos' templates", 0.05)
+    assert intervals._hull(1.0, 1.0, ratio) == pytest.approx((0.8, 1.3))
 
 
 def test_a_ratio_is_tested_by_the_difference_of_the_same_rates():
@@ -678,15 +679,18 @@ def test_a_ratio_is_tested_by_the_difference_of_the_same_rates():
     assert rate_null(gap, "x", "pos", "a") == rate_null(get_metric("FPR-Ratio"), "x", "pos", "a")
 
 
-def test_a_rate_that_is_not_a_proportion_gets_no_score_interval():
-    """A tagger's positive rate counts predicted spans per sentence and can pass 1: a Wilson interval
-    means nothing there, so its rows get no score-interval margin (and no warning), while the same
-    data with at most one span per sentence does."""
+def test_a_rate_that_is_not_a_proportion_gets_no_paired_bound():
+    """A tagger's positive rate counts predicted spans per sentence and can pass 1: a bound on the share
+    of differing templates means nothing there, so its rows get no paired bound (and no warning), while
+    the same data with at most one span per sentence does: a has the span and b not in 2 of the 6
+    templates (the second and third), and never the other way, so the difference lies in
+    [-U(0, 6), U(2, 6)]: U(0, 6) = 1 - 0.05^(1/6) = 0.3930, and U(2, 6) = 0.7287, the p with
+    (1 - p)^6 + 6 p (1 - p)^5 + 15 p^2 (1 - p)^4 = 0.05."""
     import types
     import warnings
 
     from bias_suite.metrics.catalog import get_metric
-    from bias_suite.stats.evidence import sparse_margins
+    from bias_suite.stats.evidence import paired_bounds, upper_share
 
     def attribute_data(pp):
         g = np.tile([0, 1], 6)
@@ -697,8 +701,12 @@ def test_a_rate_that_is_not_a_proportion_gets_no_score_interval():
     tpl = np.repeat(np.arange(6), 2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        spans = sparse_margins(get_metric("ParityGap"), attribute_data([2, 1, 1, 0, 2, 2, 1, 1, 0, 0, 1, 2]), tpl, 6)
-        once = sparse_margins(get_metric("ParityGap"), attribute_data([1, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1]), tpl, 6)
+        spans = paired_bounds(get_metric("ParityGap"), attribute_data([2, 1, 1, 0, 2, 2, 1, 1, 0, 0, 1, 2]), tpl, 6)
+        once = paired_bounds(get_metric("ParityGap"), attribute_data([1, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1]), tpl, 6)
     assert spans == {}
-    scale, sides, discord, k = once[("PER", "a|b")]
-    assert scale == "abs" and k == 2 and sides > 0 and discord > 0
+    pb = once[("PER", "a|b")]
+    assert (pb.scale, pb.n, pb.differing, pb.c) == ("abs", 6, 2, pytest.approx(1.0))
+    p = float(upper_share(2, 6, 0.05))
+    assert p == pytest.approx(0.7287, abs=1e-4) and (1 - p) ** 6 + 6 * p * (1 - p) ** 5 + 15 * p ** 2 * (1 - p) ** 4 \
+        == pytest.approx(0.05)
+    assert (pb.low, pb.high) == (pytest.approx(-0.3930, abs=1e-4), pytest.approx(0.7287, abs=1e-4))

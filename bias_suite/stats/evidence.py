@@ -27,18 +27,27 @@ Events per kind of score phi (per class c, one-vs-rest):
 
 A difference (or an absolute difference) rests on the events of both sets
 together; a ratio or an AUC on those of its weaker side.
+
+Where the bootstrap of a rate comparison degenerates (its events, or the
+templates in which its two sides differ, are fewer than
+``MIN_EVENT_TEMPLATES``), :func:`paired_bounds` gives the exact bound from
+the number of templates whose predictions differ between the sides, which
+the interval is then widened to.
 """
 from __future__ import annotations
 
-import statistics
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..metrics.comparisons import get_comparison
 from ..metrics.generalized import AttributeData
+from ..metrics.materiality import RATIO_BAND
 from ..metrics.scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
 
-__all__ = ["event_templates", "sparse_margins", "wilson_margins", "MIN_EVENT_TEMPLATES", "OUTCOMES"]
+__all__ = ["event_templates", "paired_bounds", "upper_share", "PairedBound", "MIN_EVENT_TEMPLATES", "OUTCOMES", "PARTS",
+           "CHANCES"]
 
 #: a row whose events come from fewer templates than this is inconclusive
 MIN_EVENT_TEMPLATES = 5
@@ -182,177 +191,333 @@ def event_templates(spec, ad: AttributeData, tpl: np.ndarray, J: int) -> dict:
 
 
 # --------------------------------------------------------------------------
-# intervals that cannot collapse: the fallback for rates that rest on few templates
+# intervals that cannot collapse: the exact paired bound for rates whose resampling degenerates
 # --------------------------------------------------------------------------
-def wilson_margins(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
-    """(p - lower, upper - p) of the Wilson score interval of a proportion
-    ``p`` observed on ``n`` independent units (arrays; n >= 1)."""
-    p, n = np.asarray(p, float), np.asarray(n, float)
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return np.maximum(p - (centre - half), 0.0), np.maximum(centre + half - p, 0.0)
+#: each named rate as (numerator, denominator) count expressions: a set's rate is the sum of its
+#: numerators over the sum of its denominators (F1 = 2 TP / (2 TP + FP + FN))
+PARTS = {
+    "TPR": ("tp", "tp+fn"), "recall": ("tp", "tp+fn"), "FNR": ("fn", "tp+fn"),
+    "FPR": ("fp", "fp+tn"), "TNR": ("tn", "fp+tn"),
+    "precision": ("tp", "tp+fp"), "F1": ("tp+tp", "tp+tp+fp+fn"),
+    "positive_rate": ("pp", "n"), "accuracy": ("correct", "lab"),
+    "identity_recall": ("tp", "tp+fn"), "identity_FNR": ("fn", "tp+fn"),
+}
+
+#: the templates that give each rate a chance (its denominator), per class c: what "templates needed" counts
+CHANCES = {
+    "TPR": "'{c}' templates", "recall": "'{c}' templates", "FNR": "'{c}' templates",
+    "identity_recall": "'{c}' templates", "identity_FNR": "'{c}' templates",
+    "FPR": "templates not of '{c}'", "TNR": "templates not of '{c}'",
+    "precision": "templates predicted '{c}'", "F1": "templates gold or predicted '{c}'",
+    "positive_rate": "templates", "accuracy": "templates",
+}
 
 
-def sparse_margins(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence: float = 0.95) -> dict:
-    """{(class name, group or pair label): (scale, sides, discord, k)}: how
-    far a rate comparison of the group view can be from its value with the
-    templates as the units of evidence, for rows whose bootstrap interval
-    cannot be trusted (events in a few templates, or the two sides differing
-    in a few; :func:`bias_suite.stats.bootstrap.intervals.fill` decides).
+#: rates whose chances span two kinds of template: gold-c ones (where a true positive and a false negative
+#: trade places) and the others (a false positive and a true negative); a difference of such rates is the
+#: sum of the two kinds' differences, and each kind is judged by its own count of differing templates
+MIXED = ("precision", "F1", "positive_rate")
+_KIND_TEXT = ("'{c}' templates", "templates not of '{c}'")
+#: how far a ratio's bound may reach for "negligible": 1 − 1/1.25 below 1 (and 1/(1 − that) = 1.25 above)
+RATIO_ROOM = 1.0 - 1.0 / RATIO_BAND
+#: the upper end of a ratio's bound where it has none
+RATIO_CAP = 1e12
 
-    Two margins:
 
-    - ``sides``: each side's rate p (phi of the group, its background, or a pair's
-      member) is a proportion of n templates, n the templates that give the
-      side a chance (gold-c examples for FNR, say): a Wilson score interval
-      on n units, which has positive width even at 0 events, bounds it; the
-      two sides are combined by the square-root rule of the MOVER method
-      (Newcombe's hybrid score interval for a difference; on the log scale
-      for a ratio), the larger one-sided margin. It bounds a value whose
-      events come from a few templates;
-    - ``discord``: the two sides differ only in the templates where their rates differ
-      (k of the n templates where both have a chance): a
-      difference of rates moves by at most the share of such templates,
-      whose Wilson upper bound on n templates exceeds k / n by the margin
-      (for a ratio, that margin over the smaller rate, on the log scale).
-      This is what a bootstrap misses when k is small: with no template
-      discordant it repeats the value, however few templates there are.
+@dataclass(frozen=True)
+class PairedBound:
+    """The exact paired bound of one rate comparison (:func:`paired_bounds`).
 
-    ``scale`` is ``"diff"`` (value ± margin), ``"abs"`` (an absolute
-    difference: the same, on its signed basis where there is one, else
-    never below 0) or ``"log"`` (value × exp(± margin)), so the margin does
-    not depend on the row's orientation.
-    Rows the module doc says nothing about are left out."""
+    ``scale``: "diff" (``low``/``high`` bound the row's value, a signed
+    difference), "abs" (they bound its signed basis; the absolute value
+    lies in [0, max(−low, high)]) or "log" (they bound the ratio itself).
+    ``n``: templates that give either side a chance; ``differing``: those whose contribution to the difference is
+    not 0; ``c``: the largest per-template contribution times n, so that
+    the bound is U(d, n) · c (for a ratio: the largest template's share of
+    a side's events times its m event templates, of the end that needs
+    more templates, each of which stands for ``per`` templates with a
+    chance); ``sd``: the standard deviation over the n templates of n times
+    their contribution (for a ratio on the log scale, over the rate of its
+    denominator side); ``unit``: what the n templates are ("'neg'
+    templates"); ``alpha``: the one-sided level of U; ``exact``: whether the
+    row's interval is the bound (set by the bootstrap's interval stage);
+    ``extend``: for a rate of two kinds of template (:data:`MIXED`) whose
+    templates differ enough in all but one kind, how far that kind's own
+    bound reaches below and above its observed share of the difference
+    (0, 0 otherwise), and ``sparse`` names it ("0 of 45 'pos' templates")."""
+
+    scale: str
+    low: float
+    high: float
+    n: int
+    differing: int
+    c: float
+    sd: float
+    unit: str
+    alpha: float
+    exact: bool = False
+    extend: tuple = (0.0, 0.0)
+    sparse: str = ""
+    per: float = 1.0
+
+    def templates_needed(self, need: float, target: float, z: float) -> float | None:
+        """How many templates of :attr:`unit` would make the exact bound
+        decide the row: with no differing template (the value is then at
+        b), the n with U(0, n) · c = ``target`` (the room to the threshold
+        in linear units: tau, or 1 − 1/1.25 for a ratio), ln(alpha) / ln(1 −
+        target / c), times :attr:`per`; else with the paired design's standard error sd / √n,
+        the n whose half-width z · sd / √n is ``need`` (as far as the value
+        is from the threshold, or from b where it is past it). None when
+        nothing can be said."""
+        if self.differing == 0:
+            if not (target > 0 and self.c > 0):
+                return None
+            return self.per * (1.0 if target >= self.c else math.log(self.alpha) / math.log1p(-target / self.c))
+        if not (need > 0 and self.sd > 0):
+            return None
+        return (z * self.sd / need) ** 2
+
+    def needed_text(self, halfwidth: float, need: float, target: float, z: float) -> str | None:
+        """"about 19 more 'neg' templates (59 in all) would decide it": under
+        the exact bound where the interval is that bound
+        (:meth:`templates_needed`), else as the interval's half-width shrinks
+        (1 / √n) to ``need``; None when nothing can be said."""
+        if self.n <= 0:
+            return None
+        if self.exact:
+            n_star = self.templates_needed(need, target, z)
+        else:
+            n_star = self.n * (halfwidth / need) ** 2 if halfwidth > 0 and need > 0 else None
+        if n_star is None or not np.isfinite(n_star):
+            return None
+        if n_star > 100 * self.n:
+            return f"it would take more than 100× the {self.unit} to decide"
+        total = math.ceil(max(n_star, 1.1 * self.n))
+        return f"about {total - self.n} more {self.unit} ({total} in all) would decide it"
+
+
+def upper_share(k, n, alpha: float) -> np.ndarray:
+    """U(k, n): the one-sided 1 − alpha Clopper-Pearson upper bound on a
+    proportion with k of n (arrays; 1 where k = n, 1 − alpha^(1/n) at k = 0)."""
+    from scipy.stats import beta
+
+    k, n = np.asarray(k, float), np.asarray(n, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1e-300))
+    return np.where(k >= n, 1.0, u)
+
+
+def paired_bounds(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence: float = 0.95) -> dict:
+    """{(class name, group or pair label): :class:`PairedBound`}: how far a
+    rate comparison of the group view (a pair's members, or a group and
+    its background; a difference, an absolute difference through its signed
+    basis, or a ratio) can be from no bias with the templates as paired
+    units, for rows whose bootstrap interval degenerates (events in a few
+    templates, or the two sides differing in a few;
+    :func:`bias_suite.stats.bootstrap.intervals.fill` decides).
+
+    With side A (the group, a pair's first member) and side B (the
+    background, the second member), per template j their numerators a_j,
+    b_j, denominators u_j, v_j and example weights w_j, x_j (sums N, D, W,
+    X over templates; rates p_A = N_A / D_A, p_B = N_B / D_B)::
+
+        D_j = ((a_j − p_B u_j) / W_A − (b_j − p_B v_j) / X_B) · W_A / D_A
+
+    sums to p_A − p_B over templates and is 0 wherever the two sides' counts
+    are in proportion to their weights (the template treats them alike). Of
+    the n templates where either side has a chance, d+ have D_j > 0 and d−
+    D_j < 0, and no D_j is larger than s_j = max(u_j / W_A, v_j / X_B) ·
+    W_A / D_A (0 ≤ a ≤ u, 0 ≤ b ≤ v). With c = n · max_j s_j (1 when every
+    template carries the same share), the difference lies in
+
+        [−U(d−, n) · c, U(d+, n) · c],
+
+    U(k, n) the one-sided 1 − alpha Clopper-Pearson upper bound on a
+    proportion (alpha = 1 − confidence): at most a share U(d+, n) of such
+    templates raise A above B, each by at most c / n. Each end holds with
+    probability 1 − alpha, which is the two one-sided tests' reading of
+    "within ±tau" at level alpha; the bound always holds 0. A ratio p_A /
+    p_B is at least 1 − (the share of B's events that could lie where A
+    is below B, :func:`_fall`) and at most 1 / (1 − the same with the sides
+    swapped), counted over each side's event templates.
+    Rows the module doc says nothing about, and rates that are not
+    proportions (a tagger's positive rate counts spans per sentence), are
+    left out."""
     score = get_score(spec.score)
-    if spec.view != "group" or not isinstance(score, RateScore) or score.name not in OUTCOMES:
+    if spec.view != "group" or not isinstance(score, RateScore) or score.name not in PARTS:
+        return {}
+    if spec.generalized not in ("PCM", "BCM", "VBCM"):
         return {}
     comp = get_comparison(spec.comparison).name
+    pcm = spec.generalized == "PCM"
     if comp in ("abs", "diff"):
         scale = comp
     elif comp in ("ratio", "ratio_to_background"):
         scale = "log"
     else:
         return {}
-    if spec.generalized not in ("PCM", "BCM", "VBCM"):
-        return {}
+    # the row's orientation: +1 when it reads side A against side B (a pair's first − second, phi(group) −
+    # phi(background), an absolute difference's signed basis, phi(group) / phi(rest)); d(background, group)
+    # of a group's own "diff" or "ratio" reads B against A
+    sign = -1.0 if (not pcm and comp in ("diff", "ratio")) else 1.0
     background = "rest" if spec.background not in ("all", "S") else "all"
-    # metrics that compare one rate the same way share their margins (FNED and FNED*, TPR-Gap and TPR-Diff)
-    cache = ad.__dict__.setdefault("_sparse_margins", {})
-    key = (score.name, scale, spec.generalized == "PCM", background, bool(spec.per_class), float(confidence),
-           id(tpl), J)
+    # metrics that compare one rate the same way share their bounds (FNED and FNED*, TPR-Gap and TPR-Diff)
+    cache = ad.__dict__.setdefault("_paired_bounds", {})
+    key = (score.name, scale, sign, pcm, background, bool(spec.per_class), float(confidence), id(tpl), J)
     if key not in cache:
-        cache[key] = _margins(score, scale, spec.generalized == "PCM", background, bool(spec.per_class), ad, tpl,
-                              J, confidence)
+        cache[key] = _bounds(score, scale, sign, pcm, background, bool(spec.per_class), ad, tpl, J, confidence)
     return cache[key]
 
 
-def _margins(score, scale, pcm, background, per_class, ad, tpl, J, confidence) -> dict:
-    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
+def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confidence) -> dict:
+    alpha = 1.0 - float(confidence)
     groups = list(ad.groups)
     if pcm:
         pairs = ad.pairs()
-        a = np.array([x for x, _ in pairs], dtype=np.int64)
-        b = np.array([y for _, y in pairs], dtype=np.int64)
+        ia = np.array([x for x, _ in pairs], dtype=np.int64)
+        ib = np.array([y for _, y in pairs], dtype=np.int64)
         labels = [f"{groups[x]}|{groups[y]}" for x, y in pairs]
     else:
-        a = b = np.arange(ad.k)
+        ia = ib = np.arange(ad.k)
         labels = groups
     classes = list(enumerate(ad.classes)) if per_class else [(0, "all")]
-    # every class at once: a leading class axis on every table (elementwise, so each class's numbers are
-    # those it would get alone)
-    tables = [_rate_tables(ad, score, c, tpl, J) for c, _ in classes]
-    # each side as (rate, templates with a chance, per-template rates): a pair's members, or a group and
-    # its background
-    first = [(t["p"][a], t["n"][a], t["R"][:, a]) for t in tables]
-    second = [(t["p"][b], t["n"][b], t["R"][:, b]) if pcm else t[background] for t in tables]
-    p1, n1, r1 = (np.stack(x) for x in zip(*first))
-    p2, n2, r2 = (np.stack(x) for x in zip(*second))
-    both = np.isfinite(r1) & np.isfinite(r2)
-    n = both.sum(axis=1)
-    disc = (both & (np.abs(np.where(both, r1 - r2, 0.0)) > 1e-12)).sum(axis=1)
-    ok = np.isfinite(p1) & np.isfinite(p2) & (n1 >= 1) & (n2 >= 1)
-    # a rate that is not a proportion (a tagger's positive rate counts spans per sentence, and can pass 1)
-    # has no score interval: its rows are left out
-    ok &= _proportion(p1) & _proportion(p2) & _proportion(r1).all(axis=1) & _proportion(r2).all(axis=1)
-    p1, p2 = np.clip(np.where(ok, p1, 0.0), 0.0, 1.0), np.clip(np.where(ok, p2, 0.0), 0.0, 1.0)
-    nn = np.maximum(n, 1)
-    discord = np.where(n > 0, wilson_margins(disc / nn, nn, z)[1], 0.0)
-    lo1, hi1 = wilson_margins(p1, np.maximum(n1, 1), z)
-    lo2, hi2 = wilson_margins(p2, np.maximum(n2, 1), z)
+    num_e, den_e = PARTS[score.name]
+    # per class, template and side: numerators, denominators and example weights, (C, J, rows) each;
+    # every class at once (elementwise, so each class's numbers are those it would get alone)
+    sides = []
+    for c, _ in classes:
+        S = _class_sums(ad, c, tpl, J)
+        gold = _expression(S, "tp+fn") if {"tp", "fn"} <= set(S) else np.zeros(S["n"].shape)  # gold-c chances
+        parts = [_expression(S, num_e), _expression(S, den_e), np.asarray(S["n"], float), gold]
+        first = [x[:, ia] for x in parts]
+        if pcm:
+            second = [x[:, ib] for x in parts]
+        else:
+            total = [x.sum(axis=1, keepdims=True) for x in parts]
+            second = ([np.broadcast_to(t, x.shape) for t, x in zip(total, parts)] if background == "all"
+                      else [t - x for t, x in zip(total, parts)])
+        sides.append(first + second)
+    a, u, w, gold_a, b, v, x, gold_b = (np.stack(z) for z in zip(*sides))
+    N_A, D_A, W_A, N_B, D_B, X_B = (z.sum(axis=1) for z in (a, u, w, b, v, x))
+    ok = (D_A > 0) & (D_B > 0) & (W_A > 0) & (X_B > 0)
+    # a rate that is not a proportion (a tagger's positive rate counts predicted spans per sentence, and can
+    # pass 1) has no such bound: its rows are left out
+    tol = 1e-9 * np.maximum(np.maximum(u, v).max(axis=1), 1.0)
+    ok &= ((a >= -tol[:, None]) & (a <= u + tol[:, None]) & (b >= -tol[:, None]) & (b <= v + tol[:, None])).all(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pA, pB = N_A / D_A, N_B / D_B
+        scaleA = W_A / D_A
+        D = ((a - pB[:, None] * u) / W_A[:, None] - (b - pB[:, None] * v) / X_B[:, None]) * scaleA[:, None]
+        s = np.maximum(u / W_A[:, None], v / X_B[:, None]) * scaleA[:, None]
+    ok &= np.isfinite(pA) & np.isfinite(pB)
+    D, s = np.where(ok[:, None], D, 0.0), np.where(ok[:, None], s, 0.0)
+    chance = (u + v) > 0
+    n = chance.sum(axis=1)
+    c = n * s.max(axis=1)
+    eps = 1e-9 * s.max(axis=1, keepdims=True)
+    d_pos, d_neg = (D > eps).sum(axis=1), (D < -eps).sum(axis=1)
+    value = D.sum(axis=1)
+    ext_low, ext_high, sparse = _kinds(score.name, chance, (gold_a + gold_b) > 0, D, s, eps, alpha)
+    nn = np.maximum(n, 2)
+    dev = np.where(chance, n[:, None] * D - value[:, None], 0.0)
+    sd = np.sqrt((dev ** 2).sum(axis=1) / (nn - 1))
+    up, down = (np.minimum(upper_share(d, np.maximum(n, 1), alpha) * c, 1.0) for d in (d_pos, d_neg))
+    ok &= n >= 1
+    if sign < 0:
+        ext_low, ext_high = -ext_high, -ext_low
+    per = np.ones(n.shape)
     if scale != "log":
-        sides = np.maximum(np.hypot(lo1, hi2), np.hypot(hi1, lo2))
-    else:
+        low, high = (-down, up) if sign > 0 else (-up, down)
+        unit_c, unit_sd = c, sd
+    else:  # a ratio: how far each side can fall below the other, as a share of the other's own events
+        ref = pB if sign > 0 else pA
+        ok &= (pA > 0) & (pB > 0)
+        falls = [_fall(a, u, w, b, v, x, alpha), _fall(b, v, x, a, u, w, alpha)]  # A below B, B below A
+        (fall_num, m_num, c_num), (fall_den, m_den, c_den) = falls if sign > 0 else falls[::-1]
         with np.errstate(divide="ignore", invalid="ignore"):
-            l1, u1, l2, u2 = p1 - lo1, p1 + hi1, p2 - lo2, p2 + hi2
-            ok &= (p1 > 0) & (p2 > 0) & (l1 > 0) & (l2 > 0)
-            sides = np.maximum(np.hypot(np.log(p1 / l1), np.log(u2 / p2)),
-                               np.hypot(np.log(u1 / p1), np.log(p2 / l2)))
-            discord = np.log1p(discord / np.minimum(p1, p2))
+            low = np.maximum(1.0 - fall_num, 0.0)
+            # (no upper end where a side's events could all move: 1e12, as the verdicts read a ratio of 0 as 1e-12)
+            high = np.minimum(np.where(fall_den < 1.0, 1.0 / (1.0 - fall_den), RATIO_CAP), RATIO_CAP)
+            unit_sd = sd / ref
+            ext_low, ext_high = ext_low / ref, ext_high / ref
+            # "templates needed" (no differing template): the end that needs more templates
+            need = [n / np.maximum(m, 1) * np.log(alpha) / np.log1p(-np.minimum(RATIO_ROOM / cc, 1 - 1e-12))
+                    for m, cc in ((m_num, c_num), (m_den, c_den))]
+            first_end = need[0] >= need[1]
+            unit_c = np.where(first_end, c_num, c_den)
+            per = np.where(first_end, n / np.maximum(m_num, 1), n / np.maximum(m_den, 1))
     out = {}
     for ci, i in zip(*np.nonzero(ok)):
-        out[(classes[ci][1], labels[i])] = (scale, float(sides[ci, i]), float(discord[ci, i]), int(disc[ci, i]))
+        cls = classes[ci][1]
+        unit = CHANCES[score.name].format(c=cls) if per_class else "templates"
+        said = "; ".join(f"{int(d_k[ci, i])} of {int(n_k[ci, i])} " + _KIND_TEXT[k].format(c=cls)
+                         for k, d_k, n_k in sparse if d_k[ci, i] >= 0)
+        out[(cls, labels[i])] = PairedBound(scale, float(low[ci, i]), float(high[ci, i]), int(n[ci, i]),
+                                            int(d_pos[ci, i] + d_neg[ci, i]), float(unit_c[ci, i]),
+                                            float(unit_sd[ci, i]), unit, alpha,
+                                            extend=(float(ext_low[ci, i]), float(ext_high[ci, i])), sparse=said,
+                                            per=float(per[ci, i]))
     return out
 
 
-def _proportion(x) -> np.ndarray:
-    """Where ``x`` is a proportion up to round-off, or undefined (NaN)."""
-    x = np.asarray(x, float)
-    return ~np.isfinite(x) | ((x >= -1e-9) & (x <= 1 + 1e-9))
+def _fall(a, u, w, b, v, x, alpha):
+    """How far side A's rate can fall below side B's, as a share of B's
+    own: (p_B − p_A) / p_B is at most the share of B's events (and of any
+    denominator A has beyond B's, at B's rate) in the templates where A is
+    below B. Of the m templates that could hold such a share (t_j > 0), d
+    have A below B: the bound is U(d, m) · c, c = m · max_j t_j. Returns
+    (bound, m, c), each (classes, rows)."""
+    N_B, D_A, D_B, W_A, X_B = b.sum(axis=1), u.sum(axis=1), v.sum(axis=1), w.sum(axis=1), x.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pB = (N_B / D_B)[:, None]
+        Wa, Xb, Da = W_A[:, None], X_B[:, None], D_A[:, None]
+        below = ((a - pB * u) / Wa - (b - pB * v) / Xb) * Wa / Da
+        t = (b / Xb + pB * np.maximum(u / Wa - v / Xb, 0.0)) * Wa / Da / pB
+    t = np.where(np.isfinite(t), t, 0.0)
+    eps = 1e-9 * np.maximum(t.max(axis=1, keepdims=True), 1e-300)
+    can = t > eps
+    m = can.sum(axis=1)
+    d = (can & (np.where(np.isfinite(below), below, 0.0) < -eps)).sum(axis=1)
+    c = m * t.max(axis=1)
+    return upper_share(d, np.maximum(m, 1), alpha) * c, m, c
 
 
-def _class_sums(ad: AttributeData, c, tpl, J):
-    """Per class c, the count sums every rate is made of, by count name:
-    (J, k) per template and group, and those of the six tables of
-    :func:`_rate_tables` (per template and group; per group; all, pooled;
-    all, per template; each group's rest, pooled; and per template) joined
-    into one flat array. Cached on ``ad`` (shared by every score)."""
+def _kinds(name, chance, gold, D, s, eps, alpha):
+    """A rate of two kinds of template (:data:`MIXED`): per kind k (the
+    gold-c templates, the others) with n_k templates and fewer than
+    ``MIN_EVENT_TEMPLATES`` differing, how far its exact bound
+    [−U(d−_k, n_k) c_k, U(d+_k, n_k) c_k] (c_k = n_k times its largest
+    template share) reaches below and above its observed share of the
+    difference: the bootstrap holds that share fixed. Returns (extend
+    below, extend above, [(kind, differing or −1, n_k)])."""
+    zero = np.zeros(chance.shape[::2])
+    if name not in MIXED:
+        return zero, zero, []
+    lo, hi, sparse = zero.copy(), zero.copy(), []
+    for k, K in enumerate((chance & gold, chance & ~gold)):
+        n_k = K.sum(axis=1)
+        pos, neg = (K & (D > eps)).sum(axis=1), (K & (D < -eps)).sum(axis=1)
+        c_k = n_k * np.where(K, s, 0.0).max(axis=1)
+        few = (n_k > 0) & (pos + neg < MIN_EVENT_TEMPLATES)
+        seen = np.where(K, D, 0.0).sum(axis=1)
+        m = np.maximum(n_k, 1)
+        lo += np.where(few, -upper_share(neg, m, alpha) * c_k - seen, 0.0)
+        hi += np.where(few, upper_share(pos, m, alpha) * c_k - seen, 0.0)
+        sparse.append((k, np.where(few, pos + neg, -1), n_k))
+    return lo, hi, sparse
+
+
+def _class_sums(ad: AttributeData, c, tpl, J) -> dict:
+    """Per class c, the (J, k) sums per template and group of every count,
+    each example weighted as the group view weighs it (template balance),
+    by count name. Cached on ``ad`` (shared by every score)."""
     cache = ad.__dict__.setdefault("_class_sums", {})
     key = (c, id(tpl), J)
     if key not in cache:
         k = ad.k
         cell = tpl * k + ad.g
-        sums, joined = {}, {}
-        for name, v in ad.class_counts(c).items():
-            S = np.bincount(cell, weights=np.asarray(v, float), minlength=J * k).reshape(J, k)
-            total, pooled = S.sum(axis=1), S.sum(axis=0)
-            joined[name] = np.concatenate([S.ravel(), pooled, [pooled.sum()], total, pooled.sum() - pooled,
-                                           (total[:, None] - S).ravel()])
-            sums[name] = S
-        cache[key] = sums, joined
+        rw = getattr(ad, "row_weight", None)
+        cache[key] = {name: np.bincount(cell, weights=np.asarray(v, float) * (1.0 if rw is None else rw),
+                                        minlength=J * k).reshape(J, k)
+                      for name, v in ad.class_counts(c).items()}
     return cache[key]
-
-
-def _rate_tables(ad: AttributeData, score, c, tpl, J) -> dict:
-    """Per class c, the rates of ``score`` that :func:`sparse_margins` compares:
-    ``R`` (J, k) per template and group (NaN where the group has no chance
-    there), ``p`` (k,) pooled per group, ``n`` (k,) the templates that give
-    each group a chance, and the same (p, n, per-template rates) for the
-    background of all groups and for each group's rest. Cached on ``ad``
-    (metrics sharing a score share them)."""
-    cache = ad.__dict__.setdefault("_rate_tables", {})
-    key = (score.name, c, id(tpl), J)
-    if key in cache:
-        return cache[key]
-    k = ad.k
-    sums, joined = _class_sums(ad, c, tpl, J)
-    chances = sum(_expression(sums, o) for o in OUTCOMES[score.name])  # (J, k)
-    ch_all = chances.sum(axis=1)
-    ch_rest = ch_all[:, None] - chances
-    # the six tables' rates in one call of the score (elementwise: the same numbers as six calls)
-    has = [chances > 0, chances.sum(axis=0) > 0, np.array([ch_all.sum() > 0]), ch_all > 0,
-           chances.sum() - chances.sum(axis=0) > 0, ch_rest > 0]
-    flat_has = np.concatenate([h.ravel() for h in has])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value, bad = score.fn(joined)[:2]
-    value = np.asarray(value, float) * np.ones(flat_has.shape)
-    flat = np.where(np.broadcast_to(np.asarray(bad, bool), flat_has.shape) | ~flat_has, np.nan, value)
-    R, p, all_p, all_R, rest_p, rest_R = (piece.reshape(h.shape) for piece, h in
-                                          zip(np.split(flat, np.cumsum([h.size for h in has])[:-1]), has))
-    out = {
-        "R": R, "p": p, "n": (chances > 0).sum(axis=0),
-        "all": (np.full(k, all_p[0]), np.full(k, int((ch_all > 0).sum())), np.repeat(all_R[:, None], k, axis=1)),
-        "rest": (rest_p, (ch_rest > 0).sum(axis=0), rest_R),
-    }
-    cache[key] = out
-    return out

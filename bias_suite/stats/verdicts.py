@@ -73,7 +73,7 @@ from ..metrics.catalog import REGISTRY, get_metric
 from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from ..metrics.scores import AucScore
-from .evidence import MIN_EVENT_TEMPLATES
+from .evidence import MIN_EVENT_TEMPLATES, PairedBound
 from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, ratios_tested_by_differences
 from ..metrics.materiality import RATIO_BAND, TOPICS
 
@@ -128,9 +128,13 @@ def _fmt(x) -> str:
     return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
 
 
-def _more(halfwidth: float, needed: float, templates) -> str:
+def _more(halfwidth: float, needed: float, templates, paired=None, target: float = 0.0, z: float = 1.96) -> str:
     """'about k× as many templates' to shrink an interval's half-width to
-    ``needed`` (half-widths shrink as 1/sqrt(n))."""
+    ``needed`` (half-widths shrink as 1/sqrt(n)); a rate comparison's
+    templates of its class (:meth:`PairedBound.needed_text`)."""
+    said = paired.needed_text(halfwidth, needed, target, z) if paired is not None else None
+    if said:
+        return said
     if not (halfwidth > 0) or not (needed > 0):
         return "more data would decide it"
     k = (halfwidth / needed) ** 2
@@ -144,7 +148,7 @@ def _more(halfwidth: float, needed: float, templates) -> str:
 
 def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, confidence: float = 0.95,
            templates=None, direction: tuple[str, str] | None = None, what: str = "the value",
-           df: int | None = None) -> dict:
+           df: int | None = None, paired: PairedBound | None = None) -> dict:
     """One verdict: ``{verdict, effect, reason, p}``.
 
     kind "signed": ``value``/``low``/``high`` are a signed quantity with
@@ -158,12 +162,16 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     clusters less one; normal when None). :func:`add_verdicts` controls the
     error rate of the claims across the rows it judges.
 
+    ``paired``: a rate comparison's :class:`PairedBound`; where the interval
+    is that bound (``paired.exact``) it holds b at every level: p is 1.
+
     Round-off: a value or interval end within ROUND_OFF of b is b, and the
     threshold comparisons allow ROUND_OFF, so an interval that ends at
     -0.050000000000000044 lies within ±0.05.
     """
     if value is None or not np.isfinite(value):
         return {"verdict": "undefined", "effect": None, "reason": "the value is undefined (see note)", "p": None}
+    exact = paired is not None and paired.exact  # the interval is the exact paired bound, which always holds b
     if kind == "ratio":
         to_log = (lambda x: math.log(max(x, 1e-12)) if x is not None and np.isfinite(x) and x >= 0 else None)
         # an interval reaching down to a ratio of 0 is an interval all the same (log 0 taken as log 1e-12)
@@ -195,7 +203,7 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
                 "reason": f"{what} is a distance, which noise alone makes positive, so it cannot show a bias "
                           "by itself; the signed metrics of the same view decide"}
     if kind == "unsigned":
-        p = float(_sf((v - t) / se, df)) if se > 0 else (0.0 if v > t else 1.0)
+        p = 1.0 if exact else float(_sf((v - t) / se, df)) if se > 0 else (0.0 if v > t else 1.0)
         if lo >= t - tol:
             return {"verdict": "material", "effect": effect, "p": p,
                     "reason": f"{what} is at least {_fmt(t)} (the whole interval)"}
@@ -212,7 +220,7 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     se_b = toward / z if toward > 0 else se
     stat = abs(v - b) / se_b if se_b > 0 else (math.inf if v != b else 0.0)
     p = float(2 * _sf(stat, df)) if se_b > 0 else (0.0 if v != b else 1.0)
-    p = min(p, 1.0)
+    p = 1.0 if exact else min(p, 1.0)
     excludes = lo > b or hi < b
     side = None
     if direction is not None:
@@ -228,9 +236,10 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
         return {"verdict": "negligible", "effect": effect, "p": p, "t": stat, "df": df,
                 "reason": f"the interval lies within {band}"}
     need = (t - dist) if dist < t else dist
+    target = -math.expm1(-max(t - dist, 0.0)) if kind == "ratio" else max(t - dist, 0.0)  # the room, linear
     return {"verdict": "inconclusive", "effect": effect, "p": p, "t": stat, "df": df,
             "reason": "the interval holds the no-bias value and reaches past the threshold; "
-                      + _more(half, need, templates)}
+                      + _more(half, need, templates, paired, target, z)}
 
 
 def _snap(x, b):
@@ -622,6 +631,7 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     has_basis = blo is not None and bhi is not None and np.isfinite(blo) and np.isfinite(bhi) and bv is not None
     lo, hi = _num(r.get("ci_low")), _num(r.get("ci_high"))
     templates = b.get("templates")
+    paired = b.get("paired") if isinstance(b.get("paired"), PairedBound) else None
     events = None if _isnull(b.get("event_templates")) else int(b["event_templates"])
     clusters = min(int(templates), events) if events is not None and not _isnull(templates) else templates
     df = min(int(clusters) - 1, MAX_DF) if clusters is not None and not _isnull(clusters) and clusters >= 2 else None
@@ -639,7 +649,8 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     elif has_basis and kind in ("signed", "unsigned"):
         d = dict(decide(bv, blo, bhi, kind="signed", tau=tau_row, confidence=confidence, templates=templates,
                         direction=direction,
-                        what="the signed difference" if kind == "unsigned" else "the AEG across templates", df=df),
+                        what="the signed difference" if kind == "unsigned" else "the AEG across templates", df=df,
+                        paired=paired),
                  scale=(bv, blo, bhi))
         if kind == "unsigned":  # effect and verdict are those of the signed difference; the reason gives it
             d["reason"] = f"signed {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
@@ -647,12 +658,12 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
             d["reason"] = f"across templates {_fmt(bv)} [{_fmt(blo)}, {_fmt(bhi)}]: " + d["reason"]
     elif kind == "ratio":
         d = dict(decide(value, lo, hi, kind="ratio", tau=tau_row, confidence=confidence, templates=templates,
-                        direction=direction, what="the ratio", df=df), scale=(value, lo, hi))
+                        direction=direction, what="the ratio", df=df, paired=paired), scale=(value, lo, hi))
     else:
         if kind == "unsigned" and spec.view == "counterfactual":
             kind = "distance"  # no signed quantity beneath it (W1, std, range): see the module doc
         d = dict(decide(value, lo, hi, kind=kind, tau=tau_row, confidence=confidence, templates=templates,
-                        direction=direction, what=_what(g), df=df))
+                        direction=direction, what=_what(g), df=df, paired=paired))
         if kind == "signed":
             d["scale"] = (value, lo, hi)
     if g is None and spec_kind == "unsigned" and spec.generalized in ("PCM", "BCM") and siblings:

@@ -140,7 +140,7 @@ from .fast import fast_attribute
 from .sets import BACKGROUND, Prepared, fast_supported, item_multipliers
 from .generic import generic_attribute, resampled_attribute
 from .._common import single_threaded_blas
-from ..evidence import event_templates, sparse_margins
+from ..evidence import event_templates, paired_bounds
 from .intervals import MAX_UNDEFINED, fill as _fill
 from .resamples import AttributeResamples, evaluate_resamples
 from .terms import draw_term_weights, resample_terms_option
@@ -405,12 +405,12 @@ def _events(data, attribute, cf, codes, J, specs, group_order_override, weightin
 
 def _row_evidence(spec, ad, tpl, J, confidence, into: dict) -> None:
     """Add to ``into`` {(metric, class, group): {"event_templates": templates
-    with events, "sparse": the score-interval margins}} of one metric
-    (:mod:`bias_suite.stats.evidence`)."""
+    with events, "paired": the exact paired bound of a rate comparison}} of
+    one metric (:mod:`bias_suite.stats.evidence`)."""
     for (c, g), n in event_templates(spec, ad, tpl, J).items():
         into.setdefault((spec.name, c, g), {})["event_templates"] = n
-    for (c, g), m in sparse_margins(spec, ad, tpl, J, confidence).items():
-        into.setdefault((spec.name, c, g), {})["sparse"] = m
+    for (c, g), m in paired_bounds(spec, ad, tpl, J, confidence).items():
+        into.setdefault((spec.name, c, g), {})["paired"] = m
 
 
 def _signed_twins(specs) -> dict:

@@ -1,9 +1,10 @@
 """Percentile intervals of the bootstrap's replicates into the results,
 with the verdict basis beside them, and the interval that cannot collapse
-for rates that rest on few templates (:func:`bias_suite.stats.evidence.sparse_margins`)."""
+for rates whose resampling degenerates (the exact paired bound of
+:func:`bias_suite.stats.evidence.paired_bounds`)."""
 from __future__ import annotations
 
-import math
+import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -66,25 +67,26 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
             msg = (f"signed interval extended to its value (the percentile interval lay "
                    f"{'above' if v < lo_ else 'below'} it)")
             _add_note(notes, pos[n], msg)
-    for n in np.flatnonzero(good):  # rates on few templates: never narrower than a score interval on templates
+    paired = [None] * len(pos)
+    for n in np.flatnonzero(good):  # rates whose resampling degenerates: at least the exact paired bound
         e, p = ex[n], pos[n]
-        sparse = e.get("sparse")
-        if sparse is None:
+        pb = e.get("paired")
+        if pb is None:
             continue
+        paired[n] = pb
         ev = e.get("event_templates")
-        scale, sides, discord, disc = sparse
+        few_events = ev is not None and ev < MIN_EVENT_TEMPLATES
+        exact = few_events or pb.differing < MIN_EVENT_TEMPLATES
+        if not (exact or pb.sparse):
+            continue  # (an interval of no width from the same difference in every template is evidence)
         basis_on = bq[n] is not None and np.isfinite(e.get("basis_obs", np.nan))
         lo_, hi_ = bq[n] if basis_on else (lows[p], highs[p])
-        few_events = ev is not None and ev < MIN_EVENT_TEMPLATES
-        if not (few_events or disc < MIN_EVENT_TEMPLATES):
-            continue  # (an interval of no width from the same difference in every template is evidence)
-        # few events: neither rate is known well; events enough but few templates where the sides differ: the
-        # difference rests on those (the shared events move both sides alike)
-        margin = max(sides, discord) if few_events else discord
-        widened = _widen(float(e["basis_obs"]) if basis_on else vals[p], lo_, hi_,
-                         "diff" if basis_on and scale == "abs" else scale, margin)
-        if widened is None:
-            continue
+        absolute = not basis_on and pb.scale == "abs"
+        if exact:
+            widened = _hull(lo_, hi_, pb, absolute=absolute)
+            paired[n] = dataclasses.replace(pb, exact=True)
+        else:  # one kind of template rests on a few: its own bound added to what the bootstrap held fixed
+            widened = _extend(lo_, hi_, pb.extend, absolute=absolute)
         if basis_on:
             bq[n] = widened
             a, b = abs(widened[0]), abs(widened[1])
@@ -93,11 +95,14 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         else:
             lows[p], highs[p] = widened
         if (widened[0], widened[1]) == (lo_, hi_):
-            continue  # the bootstrap's interval already holds the score interval
-        why = (f"events in {ev} template{'s' if ev != 1 else ''}" if few_events else
-               f"the sides differ in {disc} template{'s' if disc != 1 else ''}")
-        msg = f"interval widened to a score interval on templates ({why})"
-        _add_note(notes, p, msg)
+            continue  # the bootstrap's interval already holds the bound
+        if not exact:
+            _add_note(notes, p, f"interval widened by the exact paired bound where the sides differ in {pb.sparse}")
+            continue
+        why = f"the sides differ in {pb.differing} of {pb.n} templates"
+        if few_events:
+            why += f"; events in {ev}"
+        _add_note(notes, p, f"interval widened to the exact paired bound ({why})")
     basis = pd.DataFrame({
         "metric": [rkeys[p][1] for p in pos], "attribute": [rkeys[p][0] for p in pos],
         "class": [rkeys[p][2] for p in pos], "group": [rkeys[p][3] for p in pos],
@@ -108,8 +113,9 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         "basis_value": [float(e["basis_obs"]) if b is not None else None for e, b in zip(ex, bq)],
         "basis_low": [float(b[0]) if b is not None else None for b in bq],
         "basis_high": [float(b[1]) if b is not None else None for b in bq],
+        "paired": paired,
     }, columns=["metric", "attribute", "class", "group", "undefined", "templates", "event_templates", "B",
-                "confidence", "terms_resampled", "basis", "basis_value", "basis_low", "basis_high"])
+                "confidence", "terms_resampled", "basis", "basis_value", "basis_low", "basis_high", "paired"])
     out["ci_low"], out["ci_high"], out["note"] = lows, highs, notes
     out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
     return out, basis
@@ -136,22 +142,28 @@ def _hold_values(rows, vals, lows, highs, notes) -> None:
         _add_note(notes, r, f"interval extended to its value (the percentile interval lay {side} it)")
 
 
-def _widen(value: float, low: float, high: float, scale: str, margin: float):
-    """The hull of [low, high] and the score interval ``value`` ± ``margin``
-    (``scale`` "diff") or ``value`` × exp(± ``margin``) ("log"); None when
-    that interval is not finite; "abs" (an absolute difference) as "diff",
-    never below 0."""
-    if not (np.isfinite(value) and np.isfinite(margin)):
-        return None
-    if scale == "log":
-        if value <= 0:
-            return None
-        a, b = value * math.exp(-margin), value * math.exp(margin)
-    else:
-        a, b = value - margin, value + margin
-        if scale == "abs":
-            a = max(a, 0.0)
+def _hull(low: float, high: float, pb, absolute: bool = False) -> tuple[float, float]:
+    """The hull of [low, high] and the exact paired bound ``pb``
+    (:class:`bias_suite.stats.evidence.PairedBound`), which bounds the signed
+    difference or the ratio a row is decided on; ``absolute``: the row is
+    an absolute difference without its signed basis, bounded by [0, the
+    larger end of the bound]. The bound holds no bias, so the hull does."""
+    a, b = pb.low, pb.high
+    if absolute:
+        a, b = 0.0, max(-a, b)
     return (float(min(low, a)), float(max(high, b)))
+
+
+def _extend(low: float, high: float, by: tuple, absolute: bool = False) -> tuple[float, float]:
+    """[low, high] moved out by ``by`` = (below ≤ 0, above ≥ 0): a part of
+    the difference that the bootstrap held fixed, bounded exactly
+    (:attr:`bias_suite.stats.evidence.PairedBound.extend`); ``absolute``: an
+    absolute difference without its signed basis, moved out by the larger
+    of the two, never below 0."""
+    if absolute:
+        m = max(-by[0], by[1])
+        return (float(max(low - m, 0.0)), float(high + m))
+    return (float(low + by[0]), float(high + by[1]))
 
 
 def _basis_quantiles(extra, probs) -> dict:
