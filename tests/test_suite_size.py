@@ -3,7 +3,6 @@ counts, the line, and that `validate` and `run` print it (docs/verdicts.md,
 "How many templates a class needs")."""
 from __future__ import annotations
 
-import math
 import textwrap
 import warnings
 
@@ -21,28 +20,27 @@ from bias_suite.suites import load_suite
 from bias_suite.suites.sizes import class_templates
 
 runner = CliRunner()
-Z2 = 1.959963984540054 ** 2  # the 97.5% normal quantile, squared: 3.841459
 
 
 # ---------------------------------------------------------------- the bound
 def test_zero_difference_bound_by_hand():
-    # z^2 / (n + z^2): 3.841459 / 76.841459 and 3.841459 / 53.841459
-    assert zero_difference_bound(73) == pytest.approx(0.0499921, abs=1e-7)
-    assert zero_difference_bound(50) == pytest.approx(0.0713475, abs=1e-7)  # statistics.md: "0 of 50 ... 0.071"
-    assert zero_difference_bound(150) == pytest.approx(0.0249702, abs=1e-7)  # 3.841459 / 153.841459: "0 of 150 ... 0.025"
-    # it is the upper end of the Wilson score interval of 0 of n that the verdicts use
-    from bias_suite.stats.evidence import wilson_margins
+    # 1 - 0.05^(1/n): exp(-2.995732 / 59) = 0.950492; / 40: 0.927842; / 80: 0.963246
+    assert zero_difference_bound(59) == pytest.approx(0.0495076, abs=1e-7)
+    assert zero_difference_bound(40) == pytest.approx(0.0721575, abs=1e-7)  # statistics.md: "0 of 40 ... ±0.072"
+    assert zero_difference_bound(80) == pytest.approx(0.0367542, abs=1e-7)  # "0 of 80 ... ±0.037"
+    # it is the exact paired bound (one-sided Clopper-Pearson) of 0 of n that the verdicts use
+    from bias_suite.stats.evidence import upper_share
 
     for n in (5, 59, 73, 400):
-        assert zero_difference_bound(n) == pytest.approx(float(wilson_margins(0.0, n, math.sqrt(Z2))[1]), rel=1e-12)
+        assert zero_difference_bound(n) == pytest.approx(float(upper_share(0, n, 0.05)), rel=1e-9)
 
 
 @pytest.mark.parametrize("tau, confidence, expected", [
-    (0.05, 0.95, 73),   # 3.841459 * 0.95 / 0.05 = 72.99
-    (0.02, 0.95, 189),  # 3.841459 * 0.98 / 0.02 = 188.23
-    (0.10, 0.95, 35),   # 3.841459 * 0.90 / 0.10 = 34.57
-    (0.05, 0.99, 127),  # 2.575829^2 = 6.634897; * 0.95 / 0.05 = 126.06
-    (0.05, 0.90, 52),   # 1.644854^2 = 2.705543; * 0.95 / 0.05 = 51.41
+    (0.05, 0.95, 59),   # ln 0.05 / ln 0.95 = 2.995732 / 0.051293 = 58.40
+    (0.02, 0.95, 149),  # 2.995732 / 0.020203 = 148.28
+    (0.10, 0.95, 29),   # 2.995732 / 0.105361 = 28.43
+    (0.05, 0.99, 90),   # 4.605170 / 0.051293 = 89.78
+    (0.05, 0.90, 45),   # 2.302585 / 0.051293 = 44.89
 ])
 def test_templates_needed_by_hand(tau, confidence, expected):
     n = templates_needed(tau, confidence)
@@ -78,12 +76,12 @@ def _fair_scored(n):
 
 def test_the_number_is_where_the_verdicts_turn():
     """A model that treats the groups alike: its FNED and TPR-Gap rows are
-    inconclusive with 72 templates per class and negligible with 73, the
+    inconclusive with 58 templates per class and negligible with 59, the
     number the warning quotes for tau = 0.05."""
     from bias_suite.evaluation import evaluate
 
-    assert templates_needed(0.05) == 73
-    for n, verdict in ((72, "inconclusive"), (73, "negligible")):
+    assert templates_needed(0.05) == 59
+    for n, verdict in ((58, "inconclusive"), (59, "negligible")):
         res = evaluate(_fair_scored(n), metrics=["FNED", "TPR-Gap"], bootstrap=20, significance=False,
                        bernstein=False)
         rows = res[res["group"].notna()]
@@ -109,18 +107,18 @@ def test_rate_metric_taus():
 def test_shortfall_line_by_hand():
     taus = {"FNED": 0.05, "FNED*": 0.05, "TPR-Gap": 0.05}
     s = size_shortfall("toy", {"gender": {"negative": 12, "neutral": 10, "positive": 80}}, taus)
-    assert s.needed == 73 and s.short == (("neutral", 10, None), ("negative", 12, None))
+    assert s.needed == 59 and s.short == (("neutral", 10, None), ("negative", 12, None))
     assert format_shortfall(s) == ("toy: 10 templates of class neutral (also negative 12); the rate metrics "
-                                   "(FNED, TPR-Gap, ...) need about 73 per class to show that a difference is "
+                                   "(FNED, TPR-Gap, ...) need about 59 per class to show that a difference is "
                                    "below τ = 0.05")
-    # every class at or above 73: nothing
-    assert size_shortfall("toy", {"gender": {"negative": 73, "positive": 90}}, taus) is None
+    # every class at or above 59: nothing
+    assert size_shortfall("toy", {"gender": {"negative": 59, "positive": 90}}, taus) is None
     assert size_shortfall("toy", {"gender": {"negative": 10}}, {}) is None
     # the smallest tau decides and names its metrics; the confidence is said when not 95%
-    # (2.575829^2 = 6.634897; * 0.98 / 0.02 = 325.11)
+    # (ln 0.01 / ln 0.98 = 4.605170 / 0.020203 = 227.95)
     s = size_shortfall("toy", {"a": {"pos": 100}}, {"FNED": 0.02, "TPR-Gap": 0.05}, 0.99, kind="entity type")
     assert format_shortfall(s) == ("toy: 100 templates of entity type pos; the rate metrics (FNED) need about "
-                                   "326 per entity type to show that a difference is below τ = 0.02 at 99% "
+                                   "228 per entity type to show that a difference is below τ = 0.02 at 99% "
                                    "confidence")
 
 
@@ -179,11 +177,11 @@ def test_size_warnings_honour_the_suite_materiality(tmp_path):
     suite = load_suite(_toy(tmp_path))
     assert size_warnings([suite]) == [
         "toy_size: 1 templates of class positive (also negative 4 in age); the rate metrics (FNED, TPR-Gap, ...) "
-        "need about 73 per class to show that a difference is below τ = 0.05"]
+        "need about 59 per class to show that a difference is below τ = 0.05"]
     assert size_warnings([suite], attributes=["gender"])[0].startswith(
         "toy_size: 1 templates of class positive (also negative 5);")
     assert size_warnings([suite], metrics="CFGap") == []
-    assert "need about 189 per class" in size_warnings([suite], thresholds={"FNED": 0.02})[0]
+    assert "need about 149 per class" in size_warnings([suite], thresholds={"FNED": 0.02})[0]
     assert "(FNED) need" in size_warnings([suite], thresholds={"FNED": 0.02})[0]
 
 
@@ -191,9 +189,9 @@ def test_ner_suites_count_the_identity_entity_type():
     suites = [load_suite(f"templates/{n}.yaml") for n in ("ner_names", "ner_nationality")]
     assert size_warnings(suites) == []  # 121 and 120 templates of PER and LOC
     assert size_warnings(suites, thresholds={"IdentitySpan-FNED": 0.02}) == [
-        "ner_names: 121 templates of entity type PER; the rate metrics (IdentitySpan-FNED) need about 189 per "
+        "ner_names: 121 templates of entity type PER; the rate metrics (IdentitySpan-FNED) need about 149 per "
         "entity type to show that a difference is below τ = 0.02",
-        "ner_nationality: 120 templates of entity type LOC; the rate metrics (IdentitySpan-FNED) need about 189 "
+        "ner_nationality: 120 templates of entity type LOC; the rate metrics (IdentitySpan-FNED) need about 149 "
         "per entity type to show that a difference is below τ = 0.02"]
 
 
@@ -208,7 +206,7 @@ def test_validate_warns_without_failing(tmp_path):
     assert "warning: toy_size: 1 templates of class positive (also negative 4 in age); the rate metrics" in err
     # the suite's own tau for the errors topic: 35 templates at 0.1
     r = runner.invoke(app, ["validate", str(_toy(tmp_path, "materiality: {errors: 0.1}\n"))])
-    assert r.exit_code == 0 and "need about 35 per class" in " ".join(r.stderr.split())
+    assert r.exit_code == 0 and "need about 29 per class" in " ".join(r.stderr.split())
 
 
 def test_validate_is_quiet_for_a_large_enough_suite(tmp_path):
@@ -240,7 +238,7 @@ def test_run_warns_once_before_it_starts(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     err = " ".join(r.stderr.split())
     assert err.count("toy_size:") == 1
-    assert "the rate metrics (TPR-Gap) need about 189 per class to show that a difference is below τ = 0.02" in err
+    assert "the rate metrics (TPR-Gap) need about 149 per class to show that a difference is below τ = 0.02" in err
     # from Python: a SuiteWarning; none when the run computes none of the rate metrics
     from bias_suite.models import CallablePredictor
     from bias_suite.pipeline import run

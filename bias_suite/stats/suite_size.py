@@ -6,21 +6,19 @@ Recall-Diff and their identity-span forms: differences of the true positive
 or false negative rate of class c, judged against tau) compare rates that
 have a chance only in the templates of gold class c. When the two sides of
 such a difference differ in fewer than 5 of those n templates, the verdicts
-widen its interval to at least a score interval on templates
-(docs/statistics.md, "Intervals that cannot collapse"): the difference moves
-by at most the share of templates in which the sides differ, bounded by the
-upper end of the two-sided Wilson score interval of that share at the run's
-confidence. With no template different (a model that treats the groups
-alike in every template) that margin is
+bound it by the exact paired bound (docs/statistics.md, "Intervals that
+cannot collapse"): with d of the n templates differing in one direction,
+the share of such templates is at most the one-sided Clopper-Pearson upper
+bound U(d, n) at the run's confidence. With no template different (a model
+that treats the groups alike) and every template weighing the same, that
+bound is
 
-    z^2 / (n + z^2),      z the normal quantile of (1 + confidence) / 2,
+    1 - alpha^(1/n),      alpha = 1 - confidence,
 
 so the row can be ``negligible`` (its interval within +-tau) only when
-z^2 / (n + z^2) <= tau, i.e. n >= z^2 (1 - tau) / tau: 73 templates at
-tau = 0.05 and 95% (z = 1.96). With fewer, such a model is ``inconclusive``
-on these rows, however it predicts. The exact one-sided 95% bound
-1 - 0.05^(1/n) (about 3 / n) would allow 59; the verdicts use the Wilson
-bound, and a warning must promise no more than the verdicts keep.
+1 - alpha^(1/n) <= tau, i.e. n >= ln(alpha) / ln(1 - tau): 59 templates at
+tau = 0.05 and 95%. With fewer, such a model is ``inconclusive`` on these
+rows, however it predicts (templates of unequal weight need a few more).
 
 :func:`size_warnings` counts a suite's templates per class and attribute
 (:func:`bias_suite.suites.sizes.class_templates`; the task family says
@@ -53,12 +51,13 @@ def _z(confidence: float) -> float:
 
 
 def zero_difference_bound(n: int, confidence: float = 0.95) -> float:
-    """Upper end of the two-sided Wilson score interval of a share observed
-    as 0 of ``n`` templates: z^2 / (n + z^2)."""
+    """The one-sided Clopper-Pearson upper bound (at ``confidence``) on a
+    share observed as 0 of ``n`` templates: 1 - (1 - confidence)^(1/n), the
+    exact paired bound of a rate difference whose sides never differ."""
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n!r}")
-    z2 = _z(confidence) ** 2
-    return z2 / (n + z2)
+    _z(confidence)  # (checks the level)
+    return 1.0 - (1.0 - confidence) ** (1.0 / n)
 
 
 def templates_needed(tau: float, confidence: float = 0.95) -> int:
@@ -67,8 +66,7 @@ def templates_needed(tau: float, confidence: float = 0.95) -> int:
     treats the groups alike can be shown to differ by less than ``tau``."""
     if not (math.isfinite(tau) and tau > 0):
         raise ValueError(f"tau must be a positive number, got {tau!r}")
-    z2 = _z(confidence) ** 2
-    n = max(1, math.ceil(z2 * (1 - tau) / tau))
+    n = max(1, math.ceil(math.log(1.0 - confidence) / math.log1p(-min(tau, 0.999999))))
     while n > 1 and zero_difference_bound(n - 1, confidence) <= tau + ROUND_OFF:
         n -= 1
     while zero_difference_bound(n, confidence) > tau + ROUND_OFF:
