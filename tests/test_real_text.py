@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -96,7 +97,11 @@ def suite(sdist):
 def test_suite_counts_and_card(suite):
     frame, report = suite
     got = {a.attribute: (a.templates, a.examples) for a in report.attributes}
-    assert got["gender"][0] >= 500 and got["names"][0] == 312 and got["religion"][0] >= 400
+    # names: 312 listed-name templates, and 533 of unlisted names where spaCy's recogniser is installed
+    unlisted = "unlisted names" in report.tagger
+    assert got["gender"][0] >= 500 and got["names"][0] == (845 if unlisted else 312) and got["religion"][0] >= 400
+    names = next(a for a in report.attributes if a.attribute == "names")
+    assert names.unlisted == (533 if unlisted else 0)
     per_attr = frame.groupby("attribute")["template"].nunique().to_dict()
     assert per_attr == {a: t for a, (t, _) in got.items()}
     assert frame.groupby("attribute").size().to_dict() == {a: n for a, (_, n) in got.items()}
@@ -113,6 +118,22 @@ def test_suite_counts_and_card(suite):
     # the source sentence is the first variant of its own group; labels carried over
     first = frame[frame["attribute"] == "names"].groupby("template").head(1)
     assert first["label"].isin(["negative", "neutral", "positive"]).all()
+
+
+def test_suite_without_unlisted_names(sdist, suite):
+    from bias_suite.models.real_text import real_text_examples
+
+    frame, report = real_text_examples(download_dir=sdist.parent, unlisted_names=False)
+    got = {a.attribute: (a.templates, a.examples) for a in report.attributes}
+    assert got["names"] == (312, 15_600) and report.tagger == "rule"
+    # the listed-name templates are the same with and without the option
+    full = suite[0]
+    listed = set(frame.loc[frame["attribute"] == "names", "template"])
+    assert listed <= set(full["template"])
+    keep = full[full["template"].isin(listed)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(keep, frame[frame["attribute"] == "names"].reset_index(drop=True))
+    others = full[full["attribute"] != "names"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(others, frame[frame["attribute"] != "names"].reset_index(drop=True))
 
 
 def test_suite_sample_is_seeded_and_bounded(sdist):

@@ -28,6 +28,7 @@ def perturb(
     terms_per_group: Optional[int] = typer.Option(None, "--terms-per-group", min=1, metavar="K", help="Write at most K term choices per group and sentence, drawn with --seed (default: every term; the sentence itself is always kept).", rich_help_panel=PANEL),
     seed: int = typer.Option(0, "--seed", help="Seed of --terms-per-group.", rich_help_panel=PANEL),
     tagger: Optional[bool] = typer.Option(None, "--tagger/--no-tagger", help="Read each 'her' (object or possessive) with spaCy's part-of-speech tagger (--tagger: required), or by the rule of docs/perturb.md (--no-tagger); default: the tagger when installed.", rich_help_panel=PANEL),
+    unlisted_names: bool = typer.Option(False, "--unlisted-names", help="Also swap a first name that the names file does not list: a sentence with one PERSON entity of spaCy's recogniser (required) becomes a template of every listed name, the source sentence not among them (docs/perturb.md).", rich_help_panel=PANEL),
     fmt: Optional[str] = typer.Option(None, "--format", help="Format of DATA: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension)."),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="Column of the sentences (default text)."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="Column of the gold labels, carried over (default label, when present)."),
@@ -50,7 +51,8 @@ def perturb(
         frame, report = perturb_with_report(
             data, list(attribute or []), identity_terms=list(identity_terms or []), text_column=text_column,
             label_column=label_column, id_column=id_column, format=fmt, encoding=encoding, insert=insert,
-            terms_per_group=terms_per_group, seed=seed, tagger="auto" if tagger is None else tagger)
+            terms_per_group=terms_per_group, seed=seed, tagger="auto" if tagger is None else tagger,
+            unlisted_names=unlisted_names)
         print_report(report)
         if frame.empty and dry_run:
             console.print("dry run: no sentence gives a template, nothing would be written")

@@ -9,8 +9,9 @@ recipe holds out of training (``hold_out="people"``), perturbed for
 ``gender`` and ``names`` and, by insertion, ``religion``. Nothing of the
 corpus is shipped: the examples are made at run time from the
 ``vaderSentiment==3.3.2`` sdist the default model is built from, with the
-perturbation engine's rule for "her" (no tagger: the same examples
-everywhere).
+perturbation engine's rule for "her" (no tagger). ``names`` also swaps
+the first names its file does not list, found by spaCy's recogniser when
+``en_core_web_sm`` is installed (the same examples wherever it is).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class RealTextSuite:
     description: str
     attributes: tuple            # swapped where mentioned
     insert_attributes: tuple     # swapped where mentioned, else inserted before a person noun
+    unlisted_terms_per_group: int = 5  # names: term choices per group of an unlisted-name template
 
 
 REAL_TEXT_SUITES = {
@@ -81,7 +83,7 @@ def real_text_sentences(name: str = "sentiment_vader_people", *,
 
 
 def real_text_examples(name: str = "sentiment_vader_people", *, templates: int | None = None, seed: int = 0,
-                       download_dir: str | os.PathLike | None = None):
+                       download_dir: str | os.PathLike | None = None, unlisted_names="auto"):
     """``(frame, report)``: the suite's examples table (the columns of
     :func:`bias_suite.perturb`) and its
     :class:`~bias_suite.suites.perturbation.PerturbReport`.
@@ -89,21 +91,46 @@ def real_text_examples(name: str = "sentiment_vader_people", *, templates: int |
     ``templates``: a sample of at most this many templates per attribute,
     drawn by a generator seeded with ``seed`` and the attribute (the report
     then counts the sample); None keeps every template.
+
+    ``unlisted_names``: also swap the first names ``names.yaml`` does not
+    list, found by spaCy's recogniser (docs/perturb.md, "Unlisted names"),
+    each such template written with ``unlisted_terms_per_group`` names per
+    group: ``"auto"`` (when spaCy's ``en_core_web_sm`` is installed), True
+    (required) or False.
     """
     from bias_suite.suites.perturbation.lexicon import load_lexicon
     from bias_suite.suites.perturbation.table import PerturbReport, perturb_texts
+    from bias_suite.suites.perturbation.unlisted import load_person_finder
 
     suite = _suite(name)
     if templates is not None and (not isinstance(templates, int) or templates < 1):
         raise SuiteError(f"templates per attribute must be a positive integer, got {templates!r}")
     src = real_text_sentences(name, download_dir=download_dir)
     ids, texts, labels = list(src["id"]), list(src["text"]), list(src["label"])
+    if unlisted_names not in ("auto", True, False):
+        raise SuiteError(f"unlisted_names must be 'auto', True or False, got {unlisted_names!r}")
+    persons = None
+    if unlisted_names is not False and "names" in suite.attributes:
+        try:
+            persons = load_person_finder()
+        except SuiteError:
+            if unlisted_names is True:
+                raise
     frames, reports = [], []
     for attrs, insert in ((suite.attributes, False), (suite.insert_attributes, True)):
         if attrs:
             frame, reps = perturb_texts(ids, texts, labels, [load_lexicon(a) for a in attrs], insert=insert)
             frames.append(frame)
             reports += reps
+    if persons is not None:  # names again, with the unlisted names: its listed templates are the same
+        k = reports.index(next(r for r in reports if r.attribute == "names"))
+        frame, (rep,) = perturb_texts(ids, texts, labels, [load_lexicon("names")], persons=persons,
+                                      terms_per_group=suite.unlisted_terms_per_group, seed=seed)
+        unl = frame["template"].isin(set(frame["template"]) - set(frames[0].loc[frames[0]["attribute"] == "names",
+                                                                                 "template"]))
+        frames[0] = pd.concat([frames[0], frame[unl]], ignore_index=True)
+        rep.templates, rep.examples = reports[k].templates + rep.unlisted, reports[k].examples + int(unl.sum())
+        reports[k] = rep
     frame = pd.concat(frames, ignore_index=True)
     if templates is not None:
         keep = set()
@@ -122,6 +149,7 @@ def real_text_examples(name: str = "sentiment_vader_people", *, templates: int |
             rep.left_out += type(rep.left_out)()  # drops the zero counts
     source = (f"{name}: {VADER_REQUIREMENT} sentences that mention a person, held out of default-sentiment"
               + (f" ({templates} templates per attribute at most, seed {seed})" if templates is not None else ""))
-    report = PerturbReport(source, "bundled real-text suite", len(texts), 0, "rule", reports)
+    how = "rule" + ("; unlisted names: spaCy en_core_web_sm PERSON entities" if persons is not None else "")
+    report = PerturbReport(source, "bundled real-text suite", len(texts), 0, how, reports)
     frame.attrs["perturbation"] = report.as_dict()
     return frame, report

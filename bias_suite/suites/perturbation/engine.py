@@ -226,7 +226,8 @@ def mention_edits(found: Found, lex: Lexicon, group: str, choice: int):
         else:
             words = lex.terms[group][x.entry.kind]
             file_term = words[(x.entry.index + choice) % len(words)]
-            old_term = lex.terms[x.entry.group][x.entry.kind][x.entry.index]
+            own = lex.terms.get(x.entry.group)  # None: an unlisted name (unlisted.py)
+            old_term = own[x.entry.kind][x.entry.index] if own is not None else x.surface
             if head is None:
                 head = file_term
         if group == found.group and file_term == old_term:
@@ -253,12 +254,14 @@ def variants(found: Found, lex: Lexicon, *, sample=None):
     group once; ``edits``: the ``(start, end, new text)`` that made it), and
     ``{group: reason}`` for the groups left out (a key of :data:`LEFT_OUT`).
     ``sample(group, n, own)`` picks the choices to write among ``range(n)``
-    (default: all; ``own``: the sentence's group, whose choice 0 must stay)."""
+    (default: all; ``own``: the sentence's group, whose choice 0 must stay).
+    An unlisted name (``found.group`` None, unlisted.py) has no own group:
+    every group in the file's order, the sentence itself not among them."""
     if found.insert_at is not None:
         return _insertions(found, lex, sample), {}
     has_pro = any(x.kind == "pro" for x in found.mentions)
     rows, left = [], {}
-    order = [found.group] + [g for g in lex.groups if g != found.group]
+    order = ([found.group] if found.group in lex.groups else []) + [g for g in lex.groups if g != found.group]
     for g in order:
         if has_pro and not lex.group_has_pronouns(g):
             left[g] = "no pronouns"

@@ -4,6 +4,7 @@ template per source sentence and attribute) with a report of what happened.
 """
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from .engine import Found, Guards, find, find_insertion, variants
 from .lexicon import Lexicon, bundled_attributes, load_lexicon
 from .ner import TaggedSentence, check_entities, retokenize
 from .pronouns import load_tagger
+from .unlisted import find_unlisted, load_person_finder
 
 __all__ = ["perturb", "perturb_texts", "AttributeReport", "PerturbReport", "read_sentences", "write_examples",
            "OUTPUT_COLUMNS", "NER_ATTRIBUTES"]
@@ -41,12 +43,14 @@ class AttributeReport:
     left_out: Counter = field(default_factory=Counter)   # "group (reason)" -> templates it is left out of
     templates: int = 0
     examples: int = 0
+    unlisted: int = 0                                    # templates of an unlisted name (no source variant)
     pairs: list = field(default_factory=list)            # (source, variant), the first three
 
     def as_dict(self) -> dict:
         return {"attribute": self.attribute, "sentences": self.sentences, "mentioned": self.mentioned,
                 "inserted": self.inserted, "skipped": dict(self.skipped), "left_out": dict(self.left_out),
-                "templates": self.templates, "examples": self.examples, "pairs": [list(p) for p in self.pairs]}
+                "templates": self.templates, "examples": self.examples, "unlisted_templates": self.unlisted,
+                "pairs": [list(p) for p in self.pairs]}
 
 
 @dataclass
@@ -168,11 +172,13 @@ def _sampler(k, seed, key):
 
 
 def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_per_group: int | None = None,
-                  seed: int = 0, tagger=None, tagged=None):
+                  seed: int = 0, tagger=None, tagged=None, persons=None):
     """``(frame, reports)``: the examples of every attribute (``lexicons``,
     in order) and one :class:`AttributeReport` each. ``tagger``: a
     :class:`~.pronouns.Tagger` for "her", or None for the rule. ``tagged``:
-    ``(tokens, tags)`` per sentence for NER input."""
+    ``(tokens, tags)`` per sentence for NER input. ``persons``: a
+    :class:`~.unlisted.PersonFinder` that also swaps the first names the
+    file does not list (attributes of ``person`` terms; unlisted.py)."""
     if terms_per_group is not None and terms_per_group < 1:
         raise SuiteError(f"terms per group must be at least 1, got {terms_per_group}")
     guards = guards_of(lexicons)
@@ -184,11 +190,19 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
         can_insert = insert and "identity_adj" in lex.kinds()
         single = tuple(k for k in lex.kinds() if all(" " not in w for g in lex.groups for w in lex.terms[g][k]))
         found = []
+        unlisted = {}
+        if persons is not None and "person" in lex.kinds():
+            if sents is not None:
+                raise SuiteError("unlisted names are found in plain text, not in tagged (CoNLL) sentences")
+            todo = [i for i, t in enumerate(texts) if t is not None and t.strip() and find(t, lex, guards) is None]
+            words = _identity_words()
+            unlisted = {i: find_unlisted(texts[i], p, lex, guards, words)
+                        for i, p in zip(todo, persons.persons(texts[i] for i in todo))}
         for i, text in enumerate(texts):
             if text is None or not text.strip():
                 continue
             rep.sentences += 1
-            f = find(text, lex, guards)
+            f = unlisted[i] if i in unlisted else find(text, lex, guards)
             if isinstance(f, Found) and sents is not None and not check_entities(sents[i], f, single):
                 f = "entity tags"
             if f is None:
@@ -217,6 +231,7 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
                 rep.skipped["one group left"] += 1
                 continue
             rep.templates += 1
+            rep.unlisted += f.group is None and f.insert_at is None
             tpl = f"{ids[i]}/{lex.attribute}"
             per_group = Counter()
             for r in rows:
@@ -240,6 +255,17 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
     return pd.DataFrame(cols), reports
 
 
+@functools.lru_cache(maxsize=1)
+def _identity_words() -> frozenset:
+    """The words of every bundled attribute's terms, lower-cased (an
+    unlisted name must not be one: "Jordan", "Christian")."""
+    out = set()
+    for a in bundled_attributes():
+        lex = load_lexicon(a)
+        out.update(w.lower() for g in lex.groups for ws in lex.terms[g].values() for t in ws for w in t.split())
+    return frozenset(out)
+
+
 def _tag_her(found, lex, tagger) -> None:
     """spaCy's reading of each "her" to be swapped to another group's pronoun."""
     items = {}
@@ -258,7 +284,7 @@ def _tag_her(found, lex, tagger) -> None:
 
 def perturb(table, attributes=None, *, identity_terms=None, text_column=None, label_column=None, id_column=None,
             format=None, encoding: str = "utf-8", insert: bool = False, terms_per_group: int | None = None,
-            seed: int = 0, tagger="auto") -> pd.DataFrame:
+            seed: int = 0, tagger="auto", unlisted_names: bool = False) -> pd.DataFrame:
     """Counterfactual examples from a user's own sentences.
 
     Every sentence of ``table`` that mentions an attribute's identity terms
@@ -284,19 +310,25 @@ def perturb(table, attributes=None, *, identity_terms=None, text_column=None, la
         and sentence (the sentence's own text always among its group's).
     tagger : ``"auto"`` (spaCy's tagger for "her" when installed), True
         (required) or False (the rule, docs/perturb.md).
+    unlisted_names : also swap a first name the identity file does not
+        list (attributes of first names: ``names``), found by spaCy's
+        named-entity recogniser (required): a sentence with one PERSON
+        entity becomes a template of every listed name, the source sentence
+        not among its variants (docs/perturb.md, "Unlisted names").
 
     >>> import bias_suite as bs
     >>> ex = bs.perturb("reviews.csv", ["gender", "names"])  # doctest: +SKIP
     """
     frame, _ = perturb_with_report(table, attributes, identity_terms=identity_terms, text_column=text_column,
                                    label_column=label_column, id_column=id_column, format=format, encoding=encoding,
-                                   insert=insert, terms_per_group=terms_per_group, seed=seed, tagger=tagger)
+                                   insert=insert, terms_per_group=terms_per_group, seed=seed, tagger=tagger,
+                                   unlisted_names=unlisted_names)
     return frame
 
 
 def perturb_with_report(table, attributes=None, *, identity_terms=None, text_column=None, label_column=None,
                         id_column=None, format=None, encoding="utf-8", insert=False, terms_per_group=None, seed=0,
-                        tagger="auto"):
+                        tagger="auto", unlisted_names=False):
     """:func:`perturb` and its :class:`PerturbReport`."""
     names = [attributes] if isinstance(attributes, (str, Path)) else list(attributes or [])
     names += [identity_terms] if isinstance(identity_terms, (str, Path)) else list(identity_terms or [])
@@ -320,8 +352,14 @@ def perturb_with_report(table, attributes=None, *, identity_terms=None, text_col
             raise SuiteError(f"tagged (CoNLL) sentences are perturbed by names and nationality only, not {bad}")
         lexicons = [_restricted(lx, NER_ATTRIBUTES[lx.attribute]) for lx in lexicons]
     tag, how = _tagger(tagger, any(lx.pronouns for lx in lexicons))
+    persons = None
+    if unlisted_names:
+        if tagged is not None:
+            raise SuiteError("unlisted names are found in plain text, not in tagged (CoNLL) sentences")
+        persons = load_person_finder()
+        how += "; unlisted names: spaCy en_core_web_sm PERSON entities"
     frame, reports = perturb_texts(ids, texts, labels, lexicons, insert=insert, terms_per_group=terms_per_group,
-                                   seed=seed, tagger=tag, tagged=tagged)
+                                   seed=seed, tagger=tag, tagged=tagged, persons=persons)
     empty = sum(1 for t in texts if t is None or not t.strip())
     report = PerturbReport(source, fmt, len(texts), empty, how, reports)
     frame.attrs["perturbation"] = report.as_dict()
