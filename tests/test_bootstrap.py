@@ -234,8 +234,9 @@ def test_user_rate_function_uses_the_generic_path():
 def test_evaluate_with_bootstrap_adds_intervals_and_verdicts():
     data = small_table()
     res = evaluate_full(data, metrics=["FNED", "CFGap", "BPSN"], bootstrap=100)
-    assert list(res.columns)[-13:] == ["note", "verdict", "threshold", "baseline", "effect", "reason", "source",
-                                       "consistency", "p", "q", "signed", "signed_low", "signed_high"]
+    assert list(res.columns)[-18:] == ["note", "verdict", "threshold", "baseline", "effect", "reason", "source",
+                                       "consistency", "p", "q", "signed", "signed_low", "signed_high", "terms_agree",
+                                       "term_effects", "beyond", "beyond_low", "beyond_high"]
     assert res["ci_low"].notna().any() and res["verdict"].notna().any()
     plain = evaluate(data, metrics=["FNED", "CFGap", "BPSN"])
     assert "verdict" not in plain.columns and plain["ci_low"].isna().all()
