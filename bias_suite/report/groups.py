@@ -361,7 +361,7 @@ def group_lines(bg: pd.DataFrame, max_rows: int | None = None) -> list[tuple]:
                 first = False
     if max_rows is not None and len(rows) > max_rows:
         hidden = len(rows) - max_rows + 1
-        rows = rows[: max_rows - 1] + [("", f"… {hidden} more lines (results: by_group)", "", "", "", "")]
+        rows = rows[: max_rows - 1] + [("", f"… {hidden} more", "", "", "", "")]
     return rows
 
 
