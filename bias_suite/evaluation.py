@@ -205,6 +205,8 @@ def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tu
                          group_order_override=group_order_override, weighting=weighting)
     if resample_terms_option(resample_terms) is not False:  # the verdicts already speak beyond the listed terms
         return beyond_listed_terms(res, res, confidence=confidence)
+    if not family_of(data).fast_bootstrap:
+        return beyond_listed_terms(res, None)  # (a family that evaluates every resample again: not read, for its cost)
     chosen = {a: b for a, b in selected_blocks(data, "auto").items() if b}
     rows = metric_rows[metric_rows["attribute"].isin(list(chosen))]
     two_way = rows.iloc[0:0]

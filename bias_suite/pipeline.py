@@ -132,8 +132,6 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
         table, loaded = ((table.select_groups(opts.groups), loaded) if table is not None
                          else (None, select_groups(loaded, opts.groups)))
     opts = opts.replace(thresholds=suite_thresholds(loaded, opts.thresholds, opts.metrics))
-    if loaded:
-        _warn_small_suites(loaded, opts)
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .io.results import prepare_run_folder
 
@@ -176,6 +174,8 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
                                            progress=opts.progress, trust_remote_code=opts.trust_remote_code,
                                            dtype=opts.dtype)
     fam.check_model(suites, predictor, opts.class_map, table=table)
+    if suites:  # (once the model and the output folder are known to be usable: an error comes alone)
+        _warn_small_suites(suites, opts)
     pstats: list = []
     inv_failures = None
     scored = fam.score(examples, predictor, class_map=opts.class_map, cache=opts.cache, engine=opts.engine,

@@ -159,8 +159,9 @@ def test_report_in_headless_chromium(report, browser):
 
 
 def test_first_screen_shows_the_overview_and_findings(report, browser):
-    """At a laptop-sized window the first viewport holds the verdict counts,
-    the legend, the overview grid and the start of the top findings."""
+    """At a laptop-sized window the first viewport holds the answer per group
+    (the report opens with it) and the verdict counts; the overview grid and
+    the top findings follow it."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -171,10 +172,15 @@ def test_first_screen_shows_the_overview_and_findings(report, browser):
     browser.execute_script("window.scrollTo(0, 0)")
     height = browser.execute_script("return window.innerHeight")
     assert 600 <= height <= 800
-    for sel in ("p.counts", "#legend", "#overview-grid", "#findings", "table.findings tbody tr"):
+    tops = {}
+    for sel in ("#groups", "table.groups tr[data-status]", "p.counts", "#legend", "#overview-grid", "#findings",
+                "table.findings tbody tr"):
         el = browser.find_element(By.CSS_SELECTOR, sel)
-        top = browser.execute_script("return arguments[0].getBoundingClientRect().top", el)
-        assert el.is_displayed() and 0 <= top < height, (sel, top, height)
+        tops[sel] = browser.execute_script("return arguments[0].getBoundingClientRect().top", el)
+        assert el.is_displayed() and tops[sel] >= 0, (sel, tops[sel])
+    for sel in ("#groups", "table.groups tr[data-status]", "p.counts"):
+        assert tops[sel] < height, (sel, tops[sel], height)
+    assert tops["#groups"] < tops["#overview-grid"] < tops["table.findings tbody tr"]
     grid = browser.find_element(By.CSS_SELECTOR, "#overview-grid")
     assert {th.text for th in grid.find_elements(By.CSS_SELECTOR, "tbody th")} == {"gender", "names"}
     assert any(td.get_attribute("style") for td in grid.find_elements(By.CSS_SELECTOR, "td.ov"))  # colour = size

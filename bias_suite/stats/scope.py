@@ -92,8 +92,9 @@ def term_breakdown(results: pd.DataFrame, data, *, metrics=None, max_tuples: int
     scored data the results were computed from; ``metrics``: user specs
     that are not registered."""
     out = _ensure(results.copy())
-    if "verdict" not in out.columns or out.empty or "term" not in data.frame.columns:
-        return out
+    if ("verdict" not in out.columns or out.empty or not hasattr(data, "take")
+            or "term" not in getattr(data, "frame", pd.DataFrame()).columns):
+        return out  # (a family whose data cannot be restricted by rows gets no breakdown)
     specs = {s.name: s for s in (metrics or []) if not isinstance(s, str)}
     src = out["source"] if "source" in out.columns else pd.Series(None, index=out.index, dtype=object)
     claim = (out["verdict"].isin(CLAIMS) & out["group"].map(lambda g: isinstance(g, str))
