@@ -28,7 +28,7 @@ from _doc_blocks import ROOT, collect, relative_links
 
 BLOCKS = collect()
 RUN = [b for b in BLOCKS if b.kind or b.file]
-TIMEOUT = 600
+TIMEOUT = 1200  # (a block that builds the default tagger and runs the NER suites takes minutes)
 
 
 @pytest.fixture(scope="session")
