@@ -42,3 +42,18 @@ def _metric_registry_per_module():
     yield
     catalog.REGISTRY.clear()
     catalog.REGISTRY.update(before)
+
+
+@pytest.fixture(scope="module")
+def vader_sdist_path():
+    """The cached vaderSentiment sdist the default models are built from; the
+    test is skipped offline when no copy is cached."""
+    from bias_suite.exceptions import ModelError
+    from bias_suite.models import vader as vd
+
+    try:
+        return vd.vader_sdist()
+    except ModelError as e:  # offline without a cached copy
+        if "could not download" in str(e):
+            pytest.skip(f"vaderSentiment sdist not cached and not downloadable: {e}")
+        raise

@@ -286,16 +286,6 @@ def test_registry_errors(tmp_path):
         dm.build_default_sentiment(tmp_path / "new", epochs=0)
 
 
-@pytest.fixture(scope="module")
-def vader_sdist_path():
-    try:
-        return vd.vader_sdist()
-    except ModelError as e:  # offline without a cached copy
-        if "could not download" in str(e):
-            pytest.skip(f"vaderSentiment sdist not cached and not downloadable: {e}")
-        raise
-
-
 def test_vader_data(vader_sdist_path):
     rows = vd.load_vader_sentences(vader_sdist_path)
     assert len(rows) == 23_703

@@ -11,21 +11,9 @@ import json
 
 import pytest
 
-from bias_suite.exceptions import ModelError
 from bias_suite.models import default as dm
-from bias_suite.models import vader as vd
 from bias_suite.models.crf import TransformerCrfTagger
 from bias_suite.suites.bilou import allowed_transition
-
-
-@pytest.fixture(scope="module")
-def vader_sdist_path():
-    try:
-        return vd.vader_sdist()
-    except ModelError as e:  # offline without a cached copy
-        if "could not download" in str(e):
-            pytest.skip(f"vaderSentiment sdist not cached and not downloadable: {e}")
-        raise
 
 
 def test_silver_labels_and_mapping():

@@ -78,20 +78,10 @@ def test_build_refuses_an_unknown_hold_out(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def sdist():
-    try:
-        return vd.vader_sdist()
-    except ModelError as e:  # offline without a cached copy
-        if "could not download" in str(e):
-            pytest.skip(f"vaderSentiment sdist not cached and not downloadable: {e}")
-        raise
-
-
-@pytest.fixture(scope="module")
-def suite(sdist):
+def suite(vader_sdist_path):
     from bias_suite.models.real_text import real_text_examples
 
-    return real_text_examples("sentiment_vader_people", download_dir=sdist.parent)
+    return real_text_examples("sentiment_vader_people", download_dir=vader_sdist_path.parent)
 
 
 def test_suite_counts_and_card(suite):
@@ -120,10 +110,10 @@ def test_suite_counts_and_card(suite):
     assert first["label"].isin(["negative", "neutral", "positive"]).all()
 
 
-def test_suite_without_unlisted_names(sdist, suite):
+def test_suite_without_unlisted_names(vader_sdist_path, suite):
     from bias_suite.models.real_text import real_text_examples
 
-    frame, report = real_text_examples(download_dir=sdist.parent, unlisted_names=False)
+    frame, report = real_text_examples(download_dir=vader_sdist_path.parent, unlisted_names=False)
     got = {a.attribute: (a.templates, a.examples) for a in report.attributes}
     assert got["names"] == (312, 15_600) and report.tagger == "rule"
     # the listed-name templates are the same with and without the option
@@ -136,12 +126,12 @@ def test_suite_without_unlisted_names(sdist, suite):
     pd.testing.assert_frame_equal(others, frame[frame["attribute"] != "names"].reset_index(drop=True))
 
 
-def test_suite_sample_is_seeded_and_bounded(sdist):
+def test_suite_sample_is_seeded_and_bounded(vader_sdist_path):
     from bias_suite.models.real_text import real_text_examples
 
-    a, rep = real_text_examples(templates=20, seed=3, download_dir=sdist.parent)
-    b, _ = real_text_examples(templates=20, seed=3, download_dir=sdist.parent)
-    c, _ = real_text_examples(templates=20, seed=4, download_dir=sdist.parent)
+    a, rep = real_text_examples(templates=20, seed=3, download_dir=vader_sdist_path.parent)
+    b, _ = real_text_examples(templates=20, seed=3, download_dir=vader_sdist_path.parent)
+    c, _ = real_text_examples(templates=20, seed=4, download_dir=vader_sdist_path.parent)
     assert a.equals(b) and not a.equals(c)
     assert a.groupby("attribute")["template"].nunique().to_dict() == {"gender": 20, "names": 20, "religion": 20}
     assert {x.attribute: x.templates for x in rep.attributes} == {"gender": 20, "names": 20, "religion": 20}
@@ -149,7 +139,7 @@ def test_suite_sample_is_seeded_and_bounded(sdist):
     without = int((~g.groupby("template")["group"].agg(set).map(lambda s: "non_binary" in s)).sum())
     assert rep.attributes[0].left_out["non_binary (no pronouns)"] == without  # counted in the sample
     with pytest.raises(SuiteError, match="positive integer"):
-        real_text_examples(templates=0, download_dir=sdist.parent)
+        real_text_examples(templates=0, download_dir=vader_sdist_path.parent)
     with pytest.raises(SuiteError, match="no bundled real-text suite"):
         real_text_examples("sentiment_vader_nobody")
 
@@ -161,7 +151,7 @@ def tiny(tmp_path_factory):
     return make_tiny_classifier(tmp_path_factory.mktemp("tiny") / "model")
 
 
-def test_run_by_name_prints_the_report_and_how_many_values_are_decided(tmp_path, tiny, sdist):
+def test_run_by_name_prints_the_report_and_how_many_values_are_decided(tmp_path, tiny, vader_sdist_path):
     out = tmp_path / "run"
     res = runner.invoke(app, ["run", "sentiment_vader_people", "--model", str(tiny), "--sample-templates", "12",
                               "--out", str(out), "--bootstrap", "20", "--no-cache", "--lines", "20"])
