@@ -160,7 +160,7 @@ def main(argv=None) -> int:
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--save", type=Path, metavar="DIR")
     mode.add_argument("--check", type=Path, metavar="DIR")
-    ap.add_argument("--only", nargs="*", help="only these cases (names as printed)")
+    ap.add_argument("--only", nargs="*", help="only these cases (names as printed), in this order")
     args = ap.parse_args(argv)
     print(f"CPU: {cpu_model()}")
     todo = cases()
@@ -168,7 +168,7 @@ def main(argv=None) -> int:
         unknown = set(args.only) - set(todo)
         if unknown:
             ap.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(todo)}")
-        todo = {k: v for k, v in todo.items() if k in args.only}
+        todo = {k: todo[k] for k in dict.fromkeys(args.only)}  # in the order given
     folder = args.save or args.check
     folder.mkdir(parents=True, exist_ok=True)
     failed = 0
