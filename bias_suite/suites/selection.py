@@ -6,6 +6,11 @@ the command line) keeps only those groups of ``gender``, in the order given
 groups. It applies to loaded suites (:func:`select_groups`), to examples and
 scored tables (:func:`group_mask`), and to examples tables
 (:meth:`~bias_suite.suites.tables.ExamplesTable.select_groups`).
+
+``sample_terms=N`` (``--sample-terms N``) keeps, of every group with more
+than N terms of a kind, a seeded sample of N of them, the same in every
+template of the suite (:func:`sample_terms`). The verdicts then speak of the
+sampled terms: they are the listed terms of that run.
 """
 from __future__ import annotations
 
@@ -17,7 +22,8 @@ import pandas as pd
 
 from ..exceptions import BiasSuiteError, did_you_mean, option
 
-__all__ = ["check_groups", "check_attributes", "select_groups", "group_mask", "available_groups", "frame_groups"]
+__all__ = ["check_groups", "check_attributes", "select_groups", "sample_terms", "group_mask", "available_groups",
+           "frame_groups"]
 
 
 def check_groups(groups: Mapping[str, Sequence[str]] | None, available: Mapping[str, Sequence[str]], *,
@@ -86,6 +92,48 @@ def select_groups(suites: Sequence, groups: Mapping[str, Sequence[str]] | None) 
         identity = {a: (t.restrict([g for g in groups[a] if g in t.groups]) if a in groups else t)
                     for a, t in s.identity.items()}
         out.append(dataclasses.replace(s, identity=identity))
+    return out
+
+
+def sample_terms(suites: Sequence, n: int | None, seed: int = 0) -> list:
+    """The suites with at most ``n`` terms of each kind per group: a group
+    with more keeps a sample of ``n`` drawn without replacement with
+    ``seed`` (and the attribute's and group's names), in file order, the
+    same in every template and every suite that shares the identity file.
+    Where a group's kinds list the same number of terms (parallel forms:
+    'Muslim', 'a Muslim', 'Muslims'), one sample of positions serves every
+    kind, so that the forms of one term stay together. None keeps every
+    term; the suite objects given are not changed."""
+    suites = list(suites)
+    if n is None:
+        return suites
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise BiasSuiteError(f"{option('sample_terms=', '--sample-terms')}: needs a whole number of terms of 1 or "
+                             f"more, got {n!r}")
+    out = []
+    for s in suites:
+        identity = {}
+        for a, t in s.identity.items():
+            terms = {g: _sample_group(t.terms[g], int(n), seed, a, g) for g in t.groups}
+            identity[a] = dataclasses.replace(t, terms=terms)
+        out.append(dataclasses.replace(s, identity=identity))
+    return out
+
+
+def _sample_group(kinds: Mapping[str, Sequence[str]], n: int, seed: int, attribute: str, group: str) -> dict:
+    """One group's ``{kind: terms}`` with at most ``n`` terms of each kind."""
+    import zlib
+
+    rng = np.random.default_rng([seed, zlib.crc32(attribute.encode()), zlib.crc32(group.encode())])
+    sizes = {len(v) for v in kinds.values()}
+    if len(sizes) == 1:  # parallel forms: one sample of positions for every kind
+        size = sizes.pop()
+        keep = sorted(rng.choice(size, n, replace=False)) if size > n else range(size)
+        return {k: [v[i] for i in keep] for k, v in kinds.items()}
+    out = {}
+    for k, v in kinds.items():
+        keep = sorted(rng.choice(len(v), n, replace=False)) if len(v) > n else range(len(v))
+        out[k] = [v[i] for i in keep]
     return out
 
 
