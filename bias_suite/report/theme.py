@@ -11,8 +11,8 @@ same everywhere:
   :data:`EFFECT_BINS`). Values, as in the heatmaps, use the diverging scale
   :data:`DIVERGING_COLOURS` on the distance towards the worse side,
   ``(value - b) / tau`` times +1 when higher is worse for the group and -1
-  when lower is worse (the metric's ``worse``,
-  :mod:`bias_suite.metrics.materiality`): red = worse for the group, blue =
+  when lower is worse (the ``worse`` of the metric's record,
+  :class:`bias_suite.metrics.catalog.MetricSpec`): red = worse for the group, blue =
   better, saturating at ``EFFECT_BINS[-1]`` tau (:func:`direction_colour`).
   A metric whose worse side is unknown (a user's signed metric) gets the
   size scale instead.
