@@ -6,7 +6,8 @@ facts are its record (:class:`bias_suite.metrics.catalog.MetricSpec`, in
 ``metrics/catalog.py``); this module gives a user's record the defaults
 below (:func:`defaults`).
 
-Defaults (the reasoning is in docs/verdicts.md):
+The rules the named records follow and a user's record gets by default
+(the reasoning is in docs/verdicts.md):
 
 - differences of rates or probabilities (FNED, TPR-Gap, ParityGap, CFGap,
   AvgScoreDiff, PertSS/SR, Bernstein disparities, ...): tau = 0.05, five
