@@ -55,6 +55,7 @@ from typing import Iterable
 import pandas as pd
 
 from .exceptions import SuiteError, ThresholdError, did_you_mean
+from .stats.topics import VERDICTS
 
 EXIT_VIOLATIONS = 3
 DEFAULT_VERDICT = "material"
@@ -349,7 +350,7 @@ def recorded_rules(folder) -> list:
     return out
 
 
-VERDICT_WORDS = ("material", "small", "negligible", "inconclusive", "undefined")
+VERDICT_WORDS = VERDICTS  # (bias_suite.stats.topics)
 
 
 def parse_fail_on(spec: str, *, source: str | None = "--fail-on") -> Rule:

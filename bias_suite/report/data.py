@@ -71,25 +71,19 @@ def metric_spec(metric):
 
 def metric_worse(metric) -> str | None:
     """Which side of the no-bias value is worse for the group: "higher",
-    "lower" (from :mod:`bias_suite.metrics.materiality`) or None (unknown).
+    "lower" (the metric's record) or None (unknown).
     Bernstein rows are a cost of the group minus the rest: higher is worse."""
     spec = metric_spec(metric)
     if spec is not None:
-        try:
-            return spec.materiality.worse
-        except Exception:  # a user's spec the materiality table cannot read
-            return None
+        return spec.worse
     return "higher" if str(metric).startswith("Bernstein-") else None
 
 
 def is_ratio(metric) -> bool:
     """Whether a metric is a ratio (no-bias value 1), judged on its log
-    against log 1.25 (:mod:`bias_suite.metrics.materiality`)."""
+    against log 1.25 (the record's scale)."""
     spec = metric_spec(metric)
-    try:
-        return spec is not None and spec.materiality.baseline == "1"
-    except Exception:
-        return False
+    return spec is not None and spec.scale == "ratio"
 
 
 def signed_distance(metric, value, baseline, threshold) -> float | None:

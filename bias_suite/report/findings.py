@@ -135,14 +135,9 @@ def _mirror_kind(metric) -> str:
     spec = metric_spec(metric)
     if spec is None:
         return "same"
-    try:
-        b = spec.materiality.baseline
-        signed = bool(spec.d.signed)
-    except Exception:
-        return "same"
-    if b == "1":
+    if spec.scale == "ratio":
         return "invert"
-    return "negate" if signed and b == "0" else "same"
+    return "negate" if spec.scale == "signed" and spec.baseline == "0" else "same"
 
 
 def _mirrored(kind: str, v: float, lo: float, hi: float) -> tuple:

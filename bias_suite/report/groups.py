@@ -48,12 +48,13 @@ import numpy as np
 import pandas as pd
 
 from ..io.values import is_null
+from ..stats.topics import VERDICTS
 
 __all__ = ["by_group", "harm_sign", "class_valence", "STATUSES", "GROUP_COLUMNS"]
 
 STATUSES = ("worse off", "mixed", "undecided", "better off", "no difference shown", "cleared")
 GROUP_COLUMNS = ["attribute", "group", "status", "effect", "effect_low", "effect_high", "finding", "value", "low",
-                 "high", "material", "small", "negligible", "inconclusive", "undefined", "spillover", "settle"]
+                 "high", *VERDICTS, "spillover", "settle"]
 
 #: class names whose prediction is an unfavourable outcome for the text's subject, and favourable ones
 UNFAVOURABLE = frozenset({"negative", "neg", "toxic", "toxicity", "severe_toxic", "severe_toxicity", "obscene", "threat",
@@ -64,29 +65,29 @@ FAVOURABLE = frozenset({"positive", "pos", "non-toxic", "nontoxic", "non_toxic",
 
 # what a metric's signed value measures, as (kind, sign): "errors" (+1: more errors for the group), "outcome"
 # (+1: the group is given class c more often or a higher probability of c), "correct" (+1: the group's own
-# gold class gets a higher probability), "auc" (+1: a higher AUC than the overall one), "cost" (+1: higher cost)
-_MEASURES = {
-    "FNED": ("outcome", -1), "FNED*": ("outcome", -1), "FNR-Ratio": ("outcome", -1),
-    "FPED": ("outcome", 1), "FPED*": ("outcome", 1), "FPR-Ratio": ("outcome", 1),
-    "TPR-Gap": ("outcome", 1), "TPR-Diff": ("outcome", 1), "Recall-Diff": ("outcome", 1),
-    "TNR-Gap": ("outcome", -1), "ParityGap": ("outcome", 1),
-    "AccuracyDiff": ("errors", -1), "F1-Diff": ("errors", -1), "F1-Ratio": ("errors", -1),
-    "DisparityScore": ("errors", -1), "DisparityScore*": ("errors", -1),
-    "CFGap": ("outcome", 1), "AvgScoreDiff": ("outcome", 1), "PosAEG": ("outcome", 1), "NegAEG": ("outcome", 1),
-    "CFGap-TC": ("correct", 1), "PertSS": ("correct", 1),
-    # AUC contrasts: BPSN is lower when the group's other-class examples score higher for c (c more often),
-    # BNSP higher when its c examples do; Subgroup AUC is separation within the group (higher: fewer errors)
-    "SubgroupAUC": ("auc", 1), "BPSN": ("outcome", -1), "BNSP": ("outcome", 1),
-    "IdentitySpan-FNED": ("errors", 1), "IdentitySpan-FNR-Ratio": ("errors", 1),
-    "IdentitySpan-Recall-Gap": ("errors", -1), "IdentitySpan-Recall-Diff": ("errors", -1),
-    "IdentitySpan-PosAEG": ("correct", 1), "IdentitySpan-CFGap": ("correct", 1),
-    # Bernstein disparities: positive = predicted c less often; a lower TPR; a higher FPR (of class c)
+# gold class gets a higher probability), "auc" (+1: a higher AUC than the overall one), "cost" (+1: higher cost);
+# a registered metric's record says it (``measures``, ``error_rate``); the Bernstein rows, which have no record:
+_BERNSTEIN_MEASURES = {
+    # positive = predicted c less often; a lower TPR; a higher FPR (of class c)
     "Bernstein-DemographicParity": ("outcome", -1), "Bernstein-EqualOpportunity": ("outcome", -1),
     "Bernstein-FalsePositiveParity": ("outcome", 1),
 }
 # error rates with no valence of their class: more errors is worse whichever class they count
-_ERROR_RATES = {"Bernstein-EqualOpportunity": 1, "Bernstein-FalsePositiveParity": 1, "FNED": 1, "FNED*": 1, "FNR-Ratio": 1, "FPED": 1, "FPED*": 1, "FPR-Ratio": 1, "TPR-Gap": -1,
-                "TPR-Diff": -1, "Recall-Diff": -1, "TNR-Gap": -1}
+_BERNSTEIN_ERROR_RATES = {"Bernstein-EqualOpportunity": 1, "Bernstein-FalsePositiveParity": 1}
+
+
+def _measures(metric: str) -> tuple:
+    """(kind, sign, error rate sign) of a metric (module doc; (None, 0, 0) when unknown)."""
+    from ..metrics.catalog import REGISTRY
+
+    spec = REGISTRY.get(metric)
+    if spec is not None:
+        kind, sign = spec.measures or (None, 0)
+        return kind, sign, spec.error_rate
+    kind, sign = _BERNSTEIN_MEASURES.get(metric, (None, 0))
+    return kind, sign, _BERNSTEIN_ERROR_RATES.get(metric, 0)
+
+
 _SETTLE = re.compile(r"(about [^;]*? would decide it|more data would decide it)")
 
 
@@ -104,14 +105,13 @@ def harm_sign(metric, cls, *, valenced: bool = False) -> int:
     class of the task is favourable or unfavourable; an error rate of a
     class without a valence then has no direction either (fewer false
     'neutral' predictions may mean more false 'negative' ones)."""
-    m = str(metric)
-    kind, s = _MEASURES.get(m, (None, 0))
+    kind, s, error_rate = _measures(str(metric))
     v = class_valence(cls)
     if kind == "outcome" or (kind == "correct" and valenced):
         s = 1 if kind == "correct" else s  # a higher probability of the gold class c: c more often
         if v:
             return -s * v
-        return 0 if valenced else _ERROR_RATES.get(m, 0)
+        return 0 if valenced else error_rate
     if kind == "errors":  # per class, an outcome's accuracy is no harm or help in itself where outcomes have one
         return s if not valenced or str(cls) == "all" else 0
     if kind == "correct":
@@ -138,7 +138,7 @@ def _is_ratio(metric) -> bool:
 def _own_rows(res: pd.DataFrame) -> pd.DataFrame:
     """The judged rows about one group or one pair, with a signed value."""
     fam = res["family"].astype(str)
-    keep = (res["verdict"].isin(["material", "small", "negligible", "inconclusive", "undefined"])
+    keep = (res["verdict"].isin(VERDICTS)
             & res["group"].map(lambda g: isinstance(g, str)) & (fam != "significance")
             & ~res["metric"].astype(str).str.endswith("-SampleSize"))
     return res[keep]
@@ -242,8 +242,7 @@ def _group_row(a, g, es: list, majorities: set, *, two: bool = False, causes: di
         if e["pair"] and not two and e["verdict"] in ("material", "small") and not counts_for_group(e):
             e["spill"] = True
     own = [e for e in es if not e["spill"]]
-    counts = {v: sum(1 for e in own if e["verdict"] == v) for v in ("material", "small", "negligible", "inconclusive",
-                                                                     "undefined")}
+    counts = {v: sum(1 for e in own if e["verdict"] == v) for v in VERDICTS}
     spillover = sum(1 for e in es if e["spill"] and e["verdict"] in ("material", "small"))
     claims = [e for e in own if e["verdict"] in ("material", "small")]
     # without a claim, the group's own estimates: its rows against the rest or all examples (a pair's estimate

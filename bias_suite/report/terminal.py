@@ -25,16 +25,6 @@ import pandas as pd
 from ..io.values import format_number
 from .theme import VERDICT_MARKS, VERDICT_STYLES, VERDICTS
 
-# the named metrics shown in the detailed tables, in this order (a metric
-# without a value on the data is not shown: the identity-span metrics for a
-# classifier); metrics added to the registry (bias_suite.metrics.register) are
-# shown after them
-PER_GROUP_METRICS = ("FNED", "FPED", "AvgGF", "PosAEG", "NegAEG", "SubgroupAUC", "BPSN", "BNSP", "IdentitySpan-FNED",
-                     "IdentitySpan-PosAEG")
-ACCUMULATED_GROUP = ("FNED*", "FPED*", "AvgGF", "TPR-Gap", "TNR-Gap", "ParityGap", "DisparityScore*", "AccuracyDiff",
-                     "F1-Diff", "Recall-Diff", "IdentitySpan-Recall-Gap", "IdentitySpan-Recall-Diff")
-COUNTERFACTUAL = ("CFGap", "CFGap-TC", "AvgIF", "AvgScoreDiff", "PertSS", "PertSD", "PertSR", "IdentitySpan-CF-Recall-Gap",
-                  "IdentitySpan-CFGap")
 LEGEND = ("value [interval] and the verdict's mark: " + ", ".join(f"{m} {v}" for v, m in VERDICT_MARKS.items() if m)
           + ", no mark: negligible; verdicts, thresholds and reasons in results.csv")
 VERDICT_ROWS = 30  # findings listed per attribute
@@ -83,19 +73,30 @@ def _cell(res: pd.DataFrame, metric: str, group, classes, sep: str = "/", interv
     return sep.join(one(by_class.get(c)) for c in classes)
 
 
-def _registered(res: pd.DataFrame, view: str, per_group: bool) -> list:
-    """Metrics of ``res`` added to the registry by the user (not named ones)."""
-    from ..metrics.catalog import NAMED_METRICS, REGISTRY
+def shown_metrics(res: pd.DataFrame, view: str, where: str) -> list:
+    """The registered metrics of ``res`` of one view that the detailed
+    tables show ``where`` ("column": a per-group column, "line": a line of
+    the accumulated and counterfactual table), in their records' ``order``;
+    those without one (a user's) after them, in the order of ``res``. A
+    column needs the metric's rows per group."""
+    from ..metrics.catalog import REGISTRY
 
-    named = {m.name for m in NAMED_METRICS}
     out = []
-    for m in pd.unique(res["metric"]):
+    for k, m in enumerate(pd.unique(res["metric"])):
         spec = REGISTRY.get(m)
-        if spec is None or m in named or spec.view != view:
+        if spec is None or spec.view != view or where not in spec.shown:
             continue
-        if not per_group or (res.loc[res["metric"] == m, "group"].notna().any() and spec.generalized in ("BCM", "VBCM")):
-            out.append(m)
-    return out
+        if where == "column" and not res.loc[res["metric"] == m, "group"].notna().any():
+            continue
+        out.append((spec.order is None, spec.order or 0, k, m))
+    return [m for *_, m in sorted(out)]
+
+
+def _footer(metric) -> bool:
+    from ..metrics.catalog import REGISTRY
+
+    spec = REGISTRY.get(metric)
+    return spec is not None and "footer" in spec.shown
 
 
 def _stat_cell(v) -> str:
@@ -121,7 +122,7 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
     for a in attrs:
         res = results[results["attribute"] == a]
         ivals = _has_intervals(res)
-        shown_all = [m for m in PER_GROUP_METRICS + tuple(_registered(res, "group", True))
+        shown_all = [m for m in shown_metrics(res, "group", "column")
                      if res.loc[res["metric"] == m, "value"].notna().any()]  # (not applicable: not shown)
         chunks = [shown_all[i:i + 4] for i in range(0, len(shown_all), 4)] if ivals and shown_all else [shown_all]
         stats = None
@@ -141,7 +142,7 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
             for c in cols:
                 t.add_column(_esc(c), justify="right")
             for m in shown:
-                t.add_column(_esc(m), justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n", ivals) if m in ("FNED", "FPED", "AvgGF") else "")
+                t.add_column(_esc(m), justify="right", min_width=6, footer=_cell(res, m, None, classes, "\n", ivals) if _footer(m) else "")
             groups = list(pd.unique(res.loc[res["family"].isin(["BCM", "VBCM"]), "group"].dropna()))
             if not groups and stats is not None:
                 groups = list(stats.index)
@@ -151,8 +152,7 @@ def summary_tables(examples_stats: pd.DataFrame | None, results: pd.DataFrame, c
                 row += [_cell(res, m, g, classes, "\n", ivals) for m in shown]
                 t.add_row(*row)
         tables.append(t)
-        acc = [m for m in ACCUMULATED_GROUP if (res["metric"] == m).any()] + _registered(res, "group", False)
-        cf = [m for m in COUNTERFACTUAL if (res["metric"] == m).any()] + _registered(res, "counterfactual", False)
+        acc, cf = shown_metrics(res, "group", "line"), shown_metrics(res, "counterfactual", "line")
         if acc or cf:
             t2 = Table(title=f"{_esc(a)} — accumulated group metrics and counterfactual metrics", title_justify="left", show_lines=ivals)
             t2.add_column("metric")

@@ -11,8 +11,8 @@ same everywhere:
   :data:`EFFECT_BINS`). Values, as in the heatmaps, use the diverging scale
   :data:`DIVERGING_COLOURS` on the distance towards the worse side,
   ``(value - b) / tau`` times +1 when higher is worse for the group and -1
-  when lower is worse (the metric's ``worse``,
-  :mod:`bias_suite.metrics.materiality`): red = worse for the group, blue =
+  when lower is worse (the ``worse`` of the metric's record,
+  :class:`bias_suite.metrics.catalog.MetricSpec`): red = worse for the group, blue =
   better, saturating at ``EFFECT_BINS[-1]`` tau (:func:`direction_colour`).
   A metric whose worse side is unknown (a user's signed metric) gets the
   size scale instead.
@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import math
 
+from ..stats.topics import SEVERITY
+
 __all__ = [
     "VERDICTS", "VERDICT_MARKS", "VERDICT_STYLES", "VERDICT_SHORT", "EFFECT_BINS", "EFFECT_COLOURS", "DIVERGING_COLOURS",
     "CLASS_COLOURS", "ERROR", "OK", "WARN", "MUTED", "effect_bin", "effect_colour", "effect_ink", "effect_style",
@@ -36,8 +38,8 @@ __all__ = [
     "worse_sign", "direction_colour", "direction_ink", "direction_style", "WORSE_INK", "BETTER_INK",
 ]
 
-# Verdict words, worst first (the severity order of "worst").
-VERDICTS = ("material", "inconclusive", "small", "negligible", "undefined")
+# Verdict words, worst first (the severity order of "worst", bias_suite.stats.topics).
+VERDICTS = SEVERITY
 VERDICT_SHORT = {"material": "mat", "inconclusive": "inc", "small": "sml", "negligible": "negl", "undefined": "undef"}
 VERDICT_MARKS = {"material": "●", "inconclusive": "?", "small": "○", "negligible": "", "undefined": "–"}
 VERDICT_STYLES = {"material": "bold", "inconclusive": "italic", "small": "", "negligible": "dim", "undefined": "dim italic"}

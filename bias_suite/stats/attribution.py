@@ -42,7 +42,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..metrics.catalog import get_metric
+from ..metrics.catalog import REGISTRY, get_metric
 from ..metrics.engine import metric_values
 from ..metrics.materiality import RATIO_BAND
 from ..exceptions import MetricError
@@ -55,7 +55,7 @@ from .causes import BACKGROUNDS as _BACKGROUNDS
 def _effect(spec, value, tau):
     if value is None or not np.isfinite(value):
         return None
-    if spec.d.name in ("ratio", "ratio_to_background"):
+    if spec.scale == "ratio":
         return abs(math.log(value)) / math.log(RATIO_BAND) if value > 0 else None
     return abs(value) / tau if tau else None
 
@@ -154,14 +154,12 @@ def attribute_sources(res: pd.DataFrame, data, *, max_tuples=100, seed: int = 0,
     return out
 
 
-#: counterfactual metrics whose per-template effect is the difference of the groups' mean probability of c
-_CONSISTENCY_METRICS = ("CFGap", "AvgScoreDiff", "PertSS")
-
-
 def template_consistency(res: pd.DataFrame, data, *, basis: pd.DataFrame | None = None,
                          group_order_override=None) -> pd.DataFrame:
     """``res`` with a ``consistency`` column: for the ``material`` and
-    ``small`` counterfactual pair rows of CFGap, AvgScoreDiff and PertSS, the
+    ``small`` counterfactual pair rows of the metrics whose per-template
+    effect is the difference of the groups' mean probability of c (their
+    record's ``consistency``: CFGap, AvgScoreDiff, PertSS), the
     share of the templates (with every group, and a difference beyond
     round-off) whose difference of the two groups' mean probability of the
     class has the sign of the row's own signed difference; null elsewhere.
@@ -179,7 +177,7 @@ def template_consistency(res: pd.DataFrame, data, *, basis: pd.DataFrame | None 
     if "verdict" not in out.columns:
         return out
     fam = family_of(data)
-    sel = out[(out["view"] == "counterfactual") & out["metric"].isin(_CONSISTENCY_METRICS)
+    sel = out[(out["view"] == "counterfactual") & out["metric"].isin([m.name for m in REGISTRY.values() if m.consistency])
               & out["verdict"].isin(["material", "small"]) & out["group"].map(lambda g: isinstance(g, str) and "|" in g)]
     signed_of = {}
     if basis is not None and len(basis):
@@ -249,7 +247,7 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
             spec = get_metric(r["metric"])
         except MetricError:
             return None
-        return spec if spec.background in _BACKGROUNDS or type(spec.phi).__name__ == "AucScore" else None
+        return spec if spec.background in _BACKGROUNDS or spec.baseline == "overall_auc" else None
 
     def compute(attr, sources, specs):
         """Every metric of ``specs`` without ``sources``, in one call per
@@ -277,7 +275,7 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
         v = memos[k][key].get((r["metric"], r["class"], r["group"]))
         if v is None:
             return None
-        if type(spec.phi).__name__ == "AucScore":  # against the overall AUC, also without the sources
+        if spec.baseline == "overall_auc":  # against the overall AUC, also without the sources
             ak = (key, "overall AUC", r["class"])
             if ak not in memos[k]:
                 memos[k][ak] = _overall_auc(subsets[key][k], key[0], r["class"], weighting, order)

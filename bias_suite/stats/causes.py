@@ -75,12 +75,12 @@ def cell_kind(metric: str):
         spec = get_metric(metric)
     except MetricError:
         return None, None
-    auc = type(spec.phi).__name__ == "AucScore"
+    auc = spec.baseline == "overall_auc"
     if not auc and spec.background not in BACKGROUNDS:
         return None, None
     if auc:
         return "auc", spec
-    return ("ratio" if spec.d.name in ("ratio", "ratio_to_background") else "difference"), spec
+    return ("ratio" if spec.scale == "ratio" else "difference"), spec
 
 
 def overall_aucs(sub, attr, weighting, order) -> dict:

@@ -86,7 +86,7 @@ def _sides(spec, score) -> bool:
     both sets together (differences)."""
     if isinstance(score, AucScore):
         return True
-    return get_comparison(spec.comparison).name in ("ratio", "ratio_to_background")
+    return spec.scale == "ratio"
 
 
 def _presence(ad: AttributeData, score, c, tpl, J):
@@ -352,7 +352,7 @@ def paired_bounds(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence: 
     pcm = spec.generalized == "PCM"
     if comp in ("abs", "diff"):
         scale = comp
-    elif comp in ("ratio", "ratio_to_background"):
+    elif spec.scale == "ratio":
         scale = "log"
     else:
         return {}

@@ -56,6 +56,7 @@ import numpy as np
 
 from ..exceptions import MetricError
 from ..metrics.comparisons import COMPARISONS
+from ..metrics.materiality import RATIOS
 from ..metrics.scores import SCORES, RateScore
 
 __all__ = ["METHODS", "Control", "control", "control_claims", "is_hypothesis", "hypothesis_key", "unit_of", "simes",
@@ -222,7 +223,7 @@ def hypothesis_key(r, d):
 #: rates that are equal exactly when another one is (FNR = 1 - TPR, TNR = 1 - FPR): one null hypothesis
 _SAME_RATE = {"recall": "TPR", "FNR": "TPR", "TNR": "FPR", "identity_FNR": "identity_recall"}
 #: the built-in comparisons whose no-bias value is "the two rates are equal"
-_SAME_NULL = ("abs", "diff", "ratio", "ratio_to_background")
+_SAME_NULL = ("abs", "diff", *RATIOS)
 
 
 def rate_null(spec, attribute, cls, group):

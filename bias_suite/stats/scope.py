@@ -163,12 +163,11 @@ def term_breakdown(results: pd.DataFrame, data, *, metrics=None, max_tuples: int
 
 
 def _is_auc(spec) -> bool:
-    return type(spec.phi).__name__ == "AucScore" and spec.comparison == "value"
+    return spec.baseline == "overall_auc"
 
 
 def _is_ratio(spec) -> bool:
-    return spec.comparison in ("ratio", "ratio_to_background") or getattr(spec.d, "name", "") in (
-        "ratio", "ratio_to_background")
+    return spec.scale == "ratio"
 
 
 def term_sizes(data, chosen: dict) -> dict:

@@ -1,15 +1,28 @@
-"""The order in which verdicts and topics are shown, and the topic of a
-metric: shared by the headline (report layer) and the comparison of models
-(pipeline layer), so every output orders its overview the same way."""
+"""The five verdicts and their orders, the order in which topics are shown,
+and the topic of a metric: shared by the verdicts (stats layer), the
+comparison of models and the threshold rules (pipeline layer) and every
+output (report layer), so every output orders verdicts and its overview the
+same way."""
 from __future__ import annotations
 
-__all__ = ["SEVERITY", "FINDING_ORDER", "TOPIC_ORDER", "ordered_topics", "severity_rank", "topic_of"]
+__all__ = ["VERDICTS", "SEVERITY", "FINDING_ORDER", "TOPIC_ORDER", "ordered_topics", "severity_rank", "topic_of"]
 
-#: worst first: what a reader must look at before the rest (the overview's "worst verdict")
-SEVERITY = ("material", "inconclusive", "small", "negligible", "undefined")
-#: the order of findings: a value shown to be material, then one shown to be
-#: small but not negligible, then one whose interval is too wide to tell
-FINDING_ORDER = ("material", "small", "inconclusive", "negligible", "undefined")
+#: the five verdicts, the one place that orders them: in the order results list them (counts, columns),
+#: each with its rank by severity (what a reader must look at before the rest: the overview's "worst
+#: verdict", the sum of parts' verdict) and its rank among findings (a value shown to be material, then
+#: one shown to be small but not negligible, then one whose interval is too wide to tell)
+VERDICT_RANKS = {  # verdict: (severity, finding)
+    "material": (0, 0),
+    "small": (2, 1),
+    "negligible": (3, 3),
+    "inconclusive": (1, 2),
+    "undefined": (4, 4),
+}
+VERDICTS = tuple(VERDICT_RANKS)
+#: worst first
+SEVERITY = tuple(sorted(VERDICTS, key=lambda v: VERDICT_RANKS[v][0]))
+#: the order of findings
+FINDING_ORDER = tuple(sorted(VERDICTS, key=lambda v: VERDICT_RANKS[v][1]))
 
 
 #: the overview's topic columns, in this order in every output (the terminal

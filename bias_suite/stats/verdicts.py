@@ -72,10 +72,10 @@ from ..exceptions import MetricError, did_you_mean
 from ..metrics.catalog import REGISTRY, get_metric
 from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
-from ..metrics.scores import AucScore
 from .evidence import MIN_EVENT_TEMPLATES, PairedBound
 from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, ratios_tested_by_differences
 from ..metrics.materiality import RATIO_BAND, TOPICS
+from .topics import SEVERITY, VERDICTS
 
 __all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
            "SIGNED_COLUMNS",
@@ -104,10 +104,9 @@ _BERNSTEIN_TEXT = {  # delta_bar > 0 means ...
 # --------------------------------------------------------------------------
 # the decision
 # --------------------------------------------------------------------------
-VERDICTS = ("material", "small", "negligible", "inconclusive", "undefined")
-#: how bad a part's verdict is for a sum of parts: one material part makes the sum material; a part that
-#: may still be material (inconclusive) outweighs a real but small one
-_WORST = {"material": 3, "inconclusive": 2, "small": 1, "negligible": 0}
+#: how bad a part's verdict is for a sum of parts, by severity (bias_suite.stats.topics): one material part makes
+#: the sum material; a part that may still be material (inconclusive) outweighs a real but small one
+_WORST = {v: len(SEVERITY) - k for k, v in enumerate(SEVERITY) if v != "undefined"}
 VERDICT_COLUMNS = ["verdict", "threshold", "baseline", "effect", "reason"]
 #: after the verdict columns (and ``source``, ``consistency``): the p-value of a row's hypothesis and its
 #: adjusted value in the run's error control
@@ -266,16 +265,12 @@ def _norm_sf(z: float) -> float:
 def no_bias_reference(spec) -> tuple[str, float]:
     """(kind, no-bias value) of a metric: ("ratio", 1), ("auc", overall AUC
     via the bootstrap contrast: 0 on the contrast), ("signed", 0) or
-    ("unsigned", 0)."""
+    ("unsigned", 0): the record's scale and no-bias value
+    (:attr:`~bias_suite.metrics.catalog.MetricSpec.scale`)."""
     spec = get_metric(spec)
-    sc, d = spec.phi, spec.d
-    if isinstance(sc, AucScore) and d.name == "value":
+    if spec.baseline == "overall_auc":
         return "auc", 0.0
-    if d.name in ("ratio", "ratio_to_background"):
-        return "ratio", 1.0
-    if d.signed:
-        return "signed", 0.0
-    return "unsigned", 0.0
+    return spec.scale, 1.0 if spec.scale == "ratio" else 0.0
 
 
 def _wilcoxon_min_p(n: int) -> float:
@@ -408,14 +403,13 @@ def _what(group):
 
 def _tau(spec, thresholds, tolerance) -> float:
     """tau of a metric: a user's value for its name or its topic, else the
-    registry default (``tolerance`` overrides every non-ratio default)."""
-    mat = spec.materiality
-    for key in (spec.name, mat.topic):
+    record's (``tolerance`` overrides every non-ratio default)."""
+    for key in (spec.name, spec.topic):
         if thresholds and key in thresholds:
             return float(thresholds[key])
-    if tolerance is not None and mat.baseline != "1":
+    if tolerance is not None and spec.scale != "ratio":
         return float(tolerance)
-    return mat.threshold
+    return spec.threshold
 
 
 def threshold_names(metrics=None) -> set:
