@@ -28,6 +28,8 @@ _FACE = {
     # run, evaluate, compare
     "run": "bias_suite.api:run",
     "RunOptions": "bias_suite.options:RunOptions",
+    "EvaluationOptions": "bias_suite.options:EvaluationOptions",
+    "PredictionOptions": "bias_suite.options:PredictionOptions",
     "RunResult": "bias_suite.api:RunResult",
     "evaluate": "bias_suite.api:evaluate",
     "Results": "bias_suite.api:Results",

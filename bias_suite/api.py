@@ -14,7 +14,6 @@ notebook view) and :class:`RunResult` (whose ``.print()`` is what
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from pathlib import Path
 
@@ -187,20 +186,32 @@ def run(suites, model, out_dir=None, options=None, **overrides) -> RunResult:
     return _wrap(_pipeline.run(suites, model, out_dir, options, **overrides))
 
 
-@functools.wraps(_evaluate)
-def evaluate(scored, **options) -> Results:
-    from .families import as_scored
+def evaluate(scored, options=None, **keywords) -> Results:
+    """Metrics, intervals, tests and verdicts on scored examples (a file, a
+    DataFrame or scored data), as :class:`Results`: the same table as
+    ``bias-suite evaluate``.
 
+    options : a :class:`~bias_suite.options.EvaluationOptions` (default: its
+        defaults); or keywords: metrics, attributes, groups, max_tuples,
+        seed, bootstrap, confidence, thresholds, significance, bernstein,
+        multiplicity, weighting, resample_terms (the fields, with their
+        defaults and meanings: ``help(bs.EvaluationOptions)``), and
+        group_order_override, extra_rows, beyond_terms
+        (:func:`bias_suite.evaluation.evaluate`). A keyword that is none of
+        them is an error that names the nearest."""
+    from .families import as_scored
+    from .options import EvaluationOptions
+
+    extra = ("group_order_override", "extra_rows", "beyond_terms")
+    for k in keywords:
+        if k not in EvaluationOptions.names() and k not in extra:
+            raise EvaluationOptions.not_an_option(k, extra)
+    if options is not None:  # keywords beside an options object replace single fields of it
+        fields = {k: keywords.pop(k) for k in list(keywords) if k not in extra}
+        options = EvaluationOptions.of(options, **fields)
     data = as_scored(scored)  # read and validated once
     source = str(scored) if isinstance(scored, (str, Path)) else "scored examples"
-    return _as_results(_evaluate(data, **options), _Headline(scored=data, source=source))
-
-
-evaluate.__doc__ = """Metrics, intervals, tests and verdicts on scored examples (a file, a
-DataFrame or scored data), as :class:`Results`: the same table as
-``bias-suite evaluate``. Options as :func:`bias_suite.evaluation.evaluate`
-(metrics, attributes, max_tuples, seed, group_order_override, bootstrap,
-confidence, thresholds, significance, bernstein, multiplicity, weighting)."""
+    return _as_results(_evaluate(data, options=options, **keywords), _Headline(scored=data, source=source))
 
 
 def load_suite(suite):

@@ -35,6 +35,7 @@ from . import __version__
 from .evaluation import evaluate_with_replicates
 from .stats.bootstrap.terms import common_selection
 from .exceptions import BiasSuiteError
+from .options import INHERIT, EvaluationOptions, recorded_options
 from .families import as_scored, family_of, read_scored
 from .io import atomic_path, atomic_write_text
 from .io.results import RUN_JSON, SUBFOLDERS, file_entry, read_manifest, run_file
@@ -389,18 +390,33 @@ class Comparison(pd.DataFrame):
         return out.reset_index(drop=True)
 
 
-def _settings(meta: dict, *, bootstrap, confidence, seed, multiplicity, thresholds, weighting, max_tuples, metrics,
-              resample_terms=None):
-    """The evaluation settings of a comparison: the arguments, and where
-    they are left to the runs (None), the baseline run's."""
-    return {
-        "bootstrap": int(bootstrap), "confidence": float(confidence), "seed": int(seed), "multiplicity": multiplicity,
-        "thresholds": dict(thresholds) if thresholds is not None else dict(meta.get("thresholds") or {}) or None,
-        "weighting": weighting if weighting is not None else meta.get("weighting") or "balanced",
-        "max_tuples": max_tuples if max_tuples is not None else meta.get("max_tuples", 100),
-        "resample_terms": resample_terms if resample_terms is not None else meta.get("resample_terms", "auto"),
-        "metrics": metrics,
-    }
+#: compare's own fallback where no run recorded the option and it differs from the options model's default:
+#: the terms of the groups either model tells apart are resampled, for both
+COMPARE_FALLBACK = {"resample_terms": "auto"}
+
+
+def _settings(models: list, given: dict, options=None):
+    """The evaluation options of a comparison: those ``given`` (not
+    :data:`~bias_suite.options.INHERIT`), else ``options``' (given as
+    ``options=``), else the value the runs recorded (the baseline's
+    ``run.json`` first, then the candidates'), else the default; and the
+    names of those the runs gave."""
+    records = [recorded_options(next(iter(m.meta.values()), {})) for m in models if m.meta]
+    base = EvaluationOptions.of(options).as_dict() if options is not None else None
+    out, inherited = {}, []
+    for name in EvaluationOptions.names():
+        value = given.get(name, INHERIT)
+        if value is INHERIT and base is not None:
+            value = base[name]
+        if value is INHERIT:
+            found = [r[name] for r in records if name in r]
+            if found:
+                value = found[0]
+                inherited.append(name)
+            else:
+                value = COMPARE_FALLBACK.get(name, EvaluationOptions.field_of(name).default)
+        out[name] = value
+    return EvaluationOptions(**out), inherited
 
 
 def _group_orders(meta: dict, data) -> dict | None:
@@ -419,9 +435,10 @@ def _group_orders(meta: dict, data) -> dict | None:
     return out or None
 
 
-def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 200, confidence: float = 0.95,
-            seed: int = 0, multiplicity: str = "hierarchical", thresholds=None, weighting: str | None = None,
-            max_tuples: int | None = None, metrics=None, names=None, resample_terms=None) -> Comparison:
+def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = INHERIT, confidence: float = INHERIT,
+            seed: int = INHERIT, multiplicity: str = INHERIT, thresholds=INHERIT, weighting: str = INHERIT,
+            max_tuples: int | None = INHERIT, metrics=None, names=None, resample_terms=INHERIT,
+            options: EvaluationOptions | None = None) -> Comparison:
     """Compare the bias of ``candidate`` (and ``more`` candidates) with that of ``baseline``.
 
     Parameters
@@ -430,33 +447,33 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
         DataFrames of scored examples or RunResults of the same examples.
     inner : keep the examples every model holds (else examples that do not
         pair are an error); ``comp.details.dropped`` says how many each lost.
-    bootstrap : B, the paired template resamples (the same for every model).
-    confidence : the level of the intervals and of the error control.
-    seed : the seed of the resamples and of the tuple sampler.
-    multiplicity : "hierarchical" (default, as for verdicts), "holm" or "bh",
-        over the changes of each candidate that could make a claim.
-    thresholds : {metric or topic: tau}; None: the baseline run's.
-    weighting, max_tuples, resample_terms : as for ``evaluate``; None: the
-        baseline run's (else "balanced", 100 and "auto"); both models are
-        resampled alike, templates and terms (with "auto", the terms of the
-        groups that either model's scores tell apart).
+    bootstrap, confidence, seed, multiplicity, thresholds, weighting, max_tuples, resample_terms :
+        the evaluation options (:class:`bias_suite.options.EvaluationOptions`;
+        ``None`` means there what it means in ``evaluate``), the same for
+        every model. Default :data:`~bias_suite.options.INHERIT`: the value
+        the runs recorded (``run.json``: the baseline's, else a
+        candidate's), else the options model's default (``resample_terms``:
+        "auto"). ``bootstrap`` is B, the paired template resamples (a run
+        made without intervals records none); ``multiplicity`` the error
+        control over the changes of each candidate that could make a claim.
+        With "auto" terms, both models are resampled alike: the terms of the
+        groups that either model's scores tell apart.
     metrics : metric names or specs (default: every metric, the tests and
         the Bernstein rows, as a run).
     names : the models' names (default: from their run.json, else the file
         stem, else "baseline", "candidate", "candidate 2", ...).
+    options : an :class:`~bias_suite.options.EvaluationOptions`: its values
+        instead of the runs' (keywords given beside it win).
 
     Returns
     -------
     :class:`Comparison`: one row per judged value of the baseline present
-    in a candidate, per candidate (docs/compare.md).
+    in a candidate, per candidate (docs/compare.md); ``comp.details.settings``
+    the options used, and under ``from_runs`` the ones the runs gave.
     """
     from .stats.attribution import change_sources
     from .stats.verdicts import MULTIPLICITY
 
-    if multiplicity not in MULTIPLICITY:
-        raise BiasSuiteError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {multiplicity!r}")
-    if not isinstance(bootstrap, (int, np.integer)) or bootstrap < 1:
-        raise BiasSuiteError(f"a comparison needs template resamples: bootstrap must be a positive integer, got {bootstrap!r}")
     inputs = [baseline, candidate, *more]
     defaults = ["baseline", "candidate"] + [f"candidate {i}" for i in range(2, len(more) + 2)]
     models = [read_model(x, d) for x, d in zip(inputs, defaults)]
@@ -466,11 +483,22 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
         for m, n in zip(models, names):
             m.name = str(n)
     _unique_names(models)
+    given = dict(bootstrap=bootstrap, confidence=confidence, seed=seed, multiplicity=multiplicity,
+                 thresholds=thresholds, weighting=weighting, max_tuples=max_tuples, resample_terms=resample_terms)
+    if metrics is not None or options is None:
+        given["metrics"] = metrics
+    opts, from_runs = _settings(models, given, options)
+    bootstrap, confidence, seed, multiplicity, metrics = (opts.bootstrap, opts.confidence, opts.seed,
+                                                          opts.multiplicity, opts.metrics)
+    if multiplicity not in MULTIPLICITY:
+        raise BiasSuiteError(f"multiplicity must be one of {list(MULTIPLICITY)}, got {multiplicity!r}")
+    if not isinstance(bootstrap, (int, np.integer)) or isinstance(bootstrap, bool) or bootstrap < 1:
+        raise BiasSuiteError(f"a comparison needs template resamples: bootstrap must be a positive integer, got {bootstrap!r}")
     aligned, dropped = _align(models, inner)
-    first_meta = next(iter(models[0].meta.values()), {}) if models[0].meta else {}
-    settings = _settings(first_meta, bootstrap=bootstrap, confidence=confidence, seed=seed, multiplicity=multiplicity,
-                         thresholds=thresholds, weighting=weighting, max_tuples=max_tuples, metrics=metrics,
-                         resample_terms=resample_terms)
+    settings = {"bootstrap": int(bootstrap), "confidence": float(confidence), "seed": int(seed),
+                "multiplicity": multiplicity, "thresholds": dict(opts.thresholds) if opts.thresholds else None,
+                "weighting": opts.weighting, "max_tuples": opts.max_tuples, "resample_terms": opts.resample_terms,
+                "metrics": metrics, "from_runs": from_runs}
     results = {m.name: {} for m in models}
     scored = {m.name: {} for m in models}
     frames, family = [], {}
@@ -478,13 +506,11 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
     for task, parts in aligned.items():
         labels[task] = family_of(parts[0]).label
         orders = _group_orders(models[0].meta.get(task, {}), parts[0])
-        opts = dict(metrics=metrics, max_tuples=settings["max_tuples"], seed=seed, group_order_override=orders,
-                    bootstrap=int(bootstrap), confidence=confidence, thresholds=settings["thresholds"],
-                    multiplicity=multiplicity, weighting=settings["weighting"],
-                    resample_terms=settings["resample_terms"])
         # the same term resamples for every model: the blocks any model's scores select
-        opts["resample_terms"] = common_selection(parts, settings["resample_terms"])
-        evaluated = [evaluate_with_replicates(p, attribution=False, **opts) for p in parts]
+        part_opts = opts.replace(bootstrap=int(bootstrap), thresholds=settings["thresholds"],
+                                 resample_terms=common_selection(parts, opts.resample_terms))
+        evaluated = [evaluate_with_replicates(p, attribution=False, options=part_opts, group_order_override=orders)
+                     for p in parts]
         for m, p, (res, _) in zip(models, parts, evaluated):
             results[m.name][task], scored[m.name][task] = res, p
         (rb, bb) = evaluated[0]
@@ -566,11 +592,7 @@ def compare_with_baseline(result, baseline, **options) -> Comparison:
     ``run.json`` (under ``files``, with the counts under ``comparison``)."""
     from .io.results import commit_run_folder
 
-    meta = dict(result.metadata or {})
-    opts = dict(bootstrap=int(meta.get("bootstrap") or 200), confidence=meta.get("confidence", 0.95),
-                seed=meta.get("seed", 0), multiplicity=(meta.get("intervals") or {}).get("multiplicity", "hierarchical"),
-                thresholds=meta.get("thresholds") or None, weighting=meta.get("weighting"),
-                max_tuples=meta.get("max_tuples"))
+    opts = recorded_options(result.metadata)  # the run's own; what it did not record: the baseline's, else the defaults
     opts.update(options)
     comp = compare(baseline, result, **opts)
     folder = result.folder

@@ -14,34 +14,39 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from .exceptions import BiasSuiteError
 from .families import as_scored, family_of
 from .metrics.engine import evaluate as metric_values
 from .metrics.engine import resolve_metrics, results_frame, select_attributes, single_group_nulls
-from .stats.verdicts import DEFAULT_MULTIPLICITY
+from .options import EvaluationOptions
 from .suites.views import group_order
 
 __all__ = ["evaluate", "evaluate_with_replicates"]
 
 
+_D = EvaluationOptions()  # the defaults, written once in the options model
+
+
 def evaluate(
     scored,
     *,
-    metrics: Iterable | None = None,
-    attributes: Iterable[str] | str | None = None,
-    groups: Mapping[str, Sequence[str]] | None = None,
-    max_tuples: int | None = 100,
-    seed: int = 0,
+    metrics: Iterable | None = _D.metrics,
+    attributes: Iterable[str] | str | None = _D.attributes,
+    groups: Mapping[str, Sequence[str]] | None = _D.groups,
+    max_tuples: int | None = _D.max_tuples,
+    seed: int = _D.seed,
     group_order_override: Mapping[str, Sequence[str]] | None = None,
-    bootstrap: int = 200,
-    confidence: float = 0.95,
-    thresholds: Mapping[str, float] | None = None,
-    significance: bool | None = None,
-    bernstein: bool | None = None,
-    multiplicity: str = DEFAULT_MULTIPLICITY,
-    weighting: str = "balanced",
+    bootstrap: int = _D.bootstrap,
+    confidence: float = _D.confidence,
+    thresholds: Mapping[str, float] | None = _D.thresholds,
+    significance: bool | None = _D.significance,
+    bernstein: bool | None = _D.bernstein,
+    multiplicity: str = _D.multiplicity,
+    weighting: str = _D.weighting,
     extra_rows: Sequence[pd.DataFrame] = (),
-    resample_terms="no",
+    resample_terms=_D.resample_terms,
     beyond_terms: bool = True,
+    options: EvaluationOptions | None = None,
 ) -> pd.DataFrame:
     """Compute bias metrics on scored examples, with intervals, tests and verdicts.
 
@@ -49,51 +54,20 @@ def evaluate(
     ----------
     scored : DataFrame, list of dicts, path, or ScoredData
         Scored examples (docs/formats.md); validated once here.
-    metrics : names or :class:`~bias_suite.metrics.MetricSpec` objects, default every named metric.
-    attributes : restrict to these attributes (default: all, in order of first appearance).
-    groups : ``{attribute: [group, ...]}``: only these groups of these
-        attributes, in this order (unless ``group_order_override`` orders
-        them); an unknown name is an error with a did-you-mean suggestion.
-    max_tuples : int or None, default 100
-        Counterfactual tuples per template above which tuples are sampled.
-    seed : int, default 0
-        Seed of the tuple sampler and of the bootstrap.
+    metrics, attributes, groups, max_tuples, seed, bootstrap, confidence, thresholds, significance, bernstein,
+    multiplicity, weighting, resample_terms :
+        The evaluation options: their defaults and meanings are the fields
+        of :class:`bias_suite.options.EvaluationOptions` (``help(EvaluationOptions)``;
+        ``bias-suite evaluate --help`` shows the same words).
+    options : an :class:`~bias_suite.options.EvaluationOptions` instead of
+        those keywords (they must then be left at their defaults).
     group_order_override : {attribute: [groups...]}
         Group order (first minus second in two-group metrics); default the
-        order of first appearance.
-    bootstrap : int, default 200
-        B template resamples for cluster-bootstrap intervals (``ci_low``,
-        ``ci_high``) and verdicts; 0 turns them off.
-    confidence : float, default 0.95
-        Level of the intervals, tests and verdicts.
-    thresholds : {metric name or topic: tau}, optional
-        The smallest effect that counts as material, overriding the
-        registry's defaults (``bias-suite metrics``; docs/verdicts.md).
-    significance : bool or None
-        Wilcoxon/Friedman rows per attribute and class (classification and
-        NER); None (default): with every metric (``metrics=None``) only.
-    bernstein : bool or None
-        Bernstein-bounded disparity rows, for families that have them
-        (classification); None (default): with every metric only.
-    multiplicity : "hierarchical" (default), "holm" or "bh"
-        The error control over every claim judged here: groups and pairs
-        claimed at a family-wise error rate and their values at a selective
-        false-discovery rate; Holm's family-wise error rate over every value;
-        or the Benjamini-Hochberg false-discovery rate
-        (:mod:`bias_suite.stats.multiplicity`, docs/verdicts.md).
-    weighting : "balanced" (default) or "pooled"
-        How the group view weighs examples
-        (:func:`bias_suite.metrics.evaluate`).
+        order of first appearance (and with ``groups``, their order).
     extra_rows : further result rows (CheckList INV fail rates, say),
         judged in the same verdict stage.
-    resample_terms : "no" (default), "auto" or "yes"
-        Whether the bootstrap behind the verdicts resamples each group's
-        identity terms as well as the templates: "no" templates only, so a
-        verdict speaks of the suite's listed terms; "auto" the terms of a
-        group that the model's scores tell apart; "yes" every group's
-        several terms (docs/statistics.md, "Templates and terms").
     beyond_terms : bool, default True
-        With ``resample_terms="no"``: judge every claim and every negligible
+        With ``resample_terms`` no: judge every claim and every negligible
         row a second time on a two-way bootstrap ("auto") of the attributes
         whose terms the model tells apart, in the columns ``beyond``,
         ``beyond_low`` and ``beyond_high`` (never changing a verdict), and
@@ -110,30 +84,66 @@ def evaluate(
     returns the same table as a ``bias_suite.Results``, whose
     ``.summary()``, ``.findings()`` and ``.print()`` give the headline.
     """
-    return _evaluate(scored, metrics=metrics, attributes=attributes, groups=groups, max_tuples=max_tuples, seed=seed,
-                     group_order_override=group_order_override, bootstrap=bootstrap, confidence=confidence,
-                     thresholds=thresholds, significance=significance, bernstein=bernstein,
-                     multiplicity=multiplicity, weighting=weighting, extra_rows=extra_rows,
-                     resample_terms=resample_terms, beyond_terms=beyond_terms)[0]
+    given = dict(metrics=metrics, attributes=attributes, groups=groups, max_tuples=max_tuples, seed=seed,
+                 bootstrap=bootstrap, confidence=confidence, thresholds=thresholds, significance=significance,
+                 bernstein=bernstein, multiplicity=multiplicity, weighting=weighting, resample_terms=resample_terms)
+    opts = _options_of(options, given)
+    return _evaluate(scored, opts, group_order_override=group_order_override, extra_rows=extra_rows,
+                     beyond_terms=beyond_terms)[0]
 
 
-def evaluate_with_replicates(scored, *, attribution: bool = True, **options):
-    """:func:`evaluate` (same ``options``), keeping the bootstrap's replicate
-    values: ``(results, BootstrapResult or None)``; the second holds the
-    replicates of every bootstrapped value and of its signed basis
-    (:class:`bias_suite.stats.bootstrap.BootstrapResult`). ``attribution=False``
-    leaves out the ``source`` and ``consistency`` columns and, unless
-    ``beyond_terms`` says otherwise, the term breakdown and the reading
-    beyond the listed terms (the verdicts are the same; a comparison of two
-    models does without them)."""
-    options.setdefault("beyond_terms", attribution)
-    return _evaluate(scored, keep_replicates=True, attribution=attribution, **options)
+def _options_of(options, given: dict) -> EvaluationOptions:
+    """The evaluation options: ``options``, or the keywords ``given``; both
+    at once is an error unless the keywords are left at their defaults."""
+    if options is None:
+        return EvaluationOptions(**given)
+    opts = EvaluationOptions.of(options)
+    changed = [k for k, v in given.items() if v is not getattr(_D, k) and not _equal(v, getattr(_D, k))]
+    if changed:
+        raise BiasSuiteError(f"give the evaluation options either as options= or as keywords, not both "
+                             f"({', '.join(changed)} given as keywords)")
+    return opts
 
 
-def _evaluate(scored, *, metrics=None, attributes=None, groups=None, max_tuples=100, seed=0, group_order_override=None,
-              bootstrap=200, confidence=0.95, thresholds=None, significance=None, bernstein=None,
-              multiplicity="holm", weighting="balanced", extra_rows=(), keep_replicates=False,
-              attribution=True, resample_terms="no", beyond_terms=True):
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # (arrays)
+        return False
+
+
+#: the keywords of evaluate() besides the options model's fields
+_NOT_OPTIONS = ("group_order_override", "extra_rows", "beyond_terms")
+
+
+def evaluate_with_replicates(scored, *, attribution: bool = True, options: EvaluationOptions | None = None,
+                             **keywords):
+    """:func:`evaluate` (same ``options`` and keywords), keeping the
+    bootstrap's replicate values: ``(results, BootstrapResult or None)``;
+    the second holds the replicates of every bootstrapped value and of its
+    signed basis (:class:`bias_suite.stats.bootstrap.BootstrapResult`).
+    ``attribution=False`` leaves out the ``source`` and ``consistency``
+    columns and, unless ``beyond_terms`` says otherwise, the term breakdown
+    and the reading beyond the listed terms (the verdicts are the same; a
+    comparison of two models does without them)."""
+    extra = {k: keywords.pop(k) for k in _NOT_OPTIONS if k in keywords}
+    extra.setdefault("beyond_terms", attribution)
+    for k in keywords:
+        if k not in EvaluationOptions.names():
+            raise EvaluationOptions.not_an_option(k, _NOT_OPTIONS)
+    opts = EvaluationOptions.of(options, **keywords)
+    return _evaluate(scored, opts, keep_replicates=True, attribution=attribution, **extra)
+
+
+def _evaluate(scored, opts: EvaluationOptions, *, group_order_override=None, extra_rows=(), keep_replicates=False,
+              attribution=True, beyond_terms=True):
+    """evaluate(), with its options as one :class:`EvaluationOptions` (no
+    defaults of its own: those are the options model's)."""
+    metrics, attributes, groups, max_tuples, seed = (opts.metrics, opts.attributes, opts.groups, opts.max_tuples,
+                                                     opts.seed)
+    bootstrap, confidence, thresholds, significance, bernstein = (opts.bootstrap, opts.confidence, opts.thresholds,
+                                                                  opts.significance, opts.bernstein)
+    multiplicity, weighting, resample_terms = opts.multiplicity, opts.weighting, opts.resample_terms
     data = as_scored(scored)
     if groups:  # a selection of groups: the other groups' rows are left out
         import numpy as np

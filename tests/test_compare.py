@@ -258,6 +258,40 @@ def test_python_api_and_several_models(religion_runs):
     assert len(f) and (f["candidate"] == comp.details.models[1]).all()
 
 
+def test_compare_takes_the_runs_resample_count_unless_told(tmp_path):
+    """Two runs made with bootstrap=50 (and seed 3) are compared with B = 50
+    and seed 3, in Python and on the command line; an explicit value, or an
+    options object, overrides the runs'; a run without intervals records no
+    B, so its comparison takes the default."""
+    from bias_suite.models.base import CallablePredictor
+    from bias_suite.options import DEFAULT_B, EvaluationOptions
+    from bias_suite.pipeline import run
+
+    quick = dict(progress=False, cache=False, invariance=False, significance=False, bernstein=False,
+                 metrics=["CFGap"])
+    for name, lex in (("a", SENTIMENT), ("b", {**SENTIMENT, "muslim": -1.5})):
+        run(["sentiment_religion"], CallablePredictor(lexicon_model(lex), CLASSES), tmp_path / name, bootstrap=50,
+            seed=3, **quick)
+    comp = compare(tmp_path / "a", tmp_path / "b", metrics=["CFGap"])
+    assert comp.details.settings["bootstrap"] == 50 and comp.details.settings["seed"] == 3
+    assert {"bootstrap", "seed"} <= set(comp.details.settings["from_runs"])
+    told = compare(tmp_path / "a", tmp_path / "b", metrics=["CFGap"], bootstrap=20)
+    assert told.details.settings["bootstrap"] == 20 and "bootstrap" not in told.details.settings["from_runs"]
+    opts = compare(tmp_path / "a", tmp_path / "b", options=EvaluationOptions(bootstrap=25, metrics=["CFGap"]))
+    assert opts.details.settings["bootstrap"] == 25 and opts.details.settings["seed"] == 0
+    r = _invoke(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp"), "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "cmp" / "comparison.json").read_text())["settings"]["bootstrap"] == 50
+    r = _invoke(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp30"), "-q",
+                 "--bootstrap", "30"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "cmp30" / "comparison.json").read_text())["settings"]["bootstrap"] == 30
+    # without intervals a run records no resample count: the default
+    run(["sentiment_religion"], CallablePredictor(lexicon_model(SENTIMENT), CLASSES), tmp_path / "none",
+        bootstrap=0, **quick)
+    assert compare(tmp_path / "none", tmp_path / "none", metrics=["CFGap"]).details.settings["bootstrap"] == DEFAULT_B
+
+
 def test_cli_compares_two_tiny_model_runs_of_a_bundled_suite(tmp_path):
     from _tiny_models import make_tiny_classifier
 

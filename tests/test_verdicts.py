@@ -614,8 +614,13 @@ def test_one_default_error_control_everywhere():
 
     assert DEFAULT_MULTIPLICITY == "hierarchical" and set(MULTIPLICITY) == {"hierarchical", "holm", "bh"}
     assert RunOptions().multiplicity == DEFAULT_MULTIPLICITY
-    for fn in (evaluate, compare, add_verdicts):
+    for fn in (evaluate, add_verdicts):
         assert inspect.signature(fn).parameters["multiplicity"].default == DEFAULT_MULTIPLICITY
+    # compare takes the runs' error control, else the same default
+    from bias_suite.options import INHERIT, EvaluationOptions
+
+    assert inspect.signature(compare).parameters["multiplicity"].default is INHERIT
+    assert EvaluationOptions().multiplicity == DEFAULT_MULTIPLICITY
     for fn in (run_cmd.run, evaluate_cmd.evaluate):
         assert inspect.signature(fn).parameters["multiplicity"].default.default == DEFAULT_MULTIPLICITY
 

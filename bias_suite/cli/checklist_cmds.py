@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import comma_list, name_lists
+from .options import comma_list, name_lists, option
 from .output import exit_with, console
 
 checklist_app = typer.Typer(
@@ -89,11 +89,11 @@ def import_cmd(
     classes: Optional[str] = typer.Option(None, help="Comma-separated class names in probability order (default: the suite's)."),
     file_format: str = typer.Option("pred_and_softmax", help="CheckList format: pred_and_softmax, softmax or binary_conf."),
     ignore_header: bool = typer.Option(False, help="Skip the first line of the prediction file."),
-    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
-    max_tuples: int = typer.Option(100),
-    seed: int = typer.Option(0),
-    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
-    confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
+    metrics: Optional[str] = option("metrics"),
+    max_tuples: int = option("max_tuples"),
+    seed: int = option("seed"),
+    bootstrap: int = option("bootstrap"),
+    confidence: float = option("confidence"),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ):

@@ -7,12 +7,21 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import parse_thresholds
+from ..options import INHERIT, EvaluationOptions
+from .options import option, parse_thresholds
 from .output import console
 
 commands = typer.Typer()
 
 FAIL_ON = ("worsened",)
+
+
+def _inherited(name: str, help: str, **typer_args):
+    """A flag of an evaluation option that, not given, takes the value the
+    compared runs recorded (:data:`bias_suite.options.INHERIT`), else the
+    option's default."""
+    default = EvaluationOptions.field_of(name).default
+    return option(name, default=None, help=f"{help} (default: the runs' value, else {default}).", **typer_args)
 
 
 @commands.command(short_help="Compare models: did the bias change? Paired changes with intervals.")
@@ -23,11 +32,11 @@ def compare(
     inner: bool = typer.Option(False, "--inner", help="Keep the examples every model holds (else examples that do not pair are an error) and say how many were left out."),
     fail_on: Optional[List[str]] = typer.Option(None, "--fail-on", help="'worsened': exit 3 when any value worsened (a CI gate)."),
     report: bool = typer.Option(False, "--report", help="Also write the HTML page (OUT/comparison.html): both models' overviews and the change grid."),
-    bootstrap: int = typer.Option(200, "--bootstrap", min=1, help="B paired template resamples (the same for every model)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the resamples and of the tuple sampler."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Level of the intervals and of the error control."),
-    multiplicity: str = typer.Option("hierarchical", "--multiplicity", help="Error control over the improved and worsened claims: hierarchical (groups and pairs at a family-wise error rate, their values at a selective false-discovery rate; the default, as for verdicts), holm (family-wise error rate) or bh (false-discovery rate)."),
-    threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU", help="Smallest change that counts, for a metric or a topic (default: the baseline run's thresholds, else each metric's)."),
+    bootstrap: Optional[int] = _inherited("bootstrap", "B paired template resamples, the same for every model", min=1),
+    seed: Optional[int] = _inherited("seed", "Seed of the resamples and of the tuple sampler"),
+    confidence: Optional[float] = _inherited("confidence", "Level of the intervals and of the error control"),
+    multiplicity: Optional[str] = _inherited("multiplicity", "Error control over the improved and worsened claims: hierarchical (groups and pairs at a family-wise error rate, their values at a selective false-discovery rate; as for verdicts), holm (family-wise error rate) or bh (false-discovery rate)"),
+    threshold: Optional[List[str]] = option("thresholds", help="Smallest change that counts, for a metric or a topic (default: the runs' thresholds, else each metric's)."),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of output."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="One line: the counts of each change."),
 ):
@@ -43,8 +52,10 @@ def compare(
     bad = [f for f in fail_on or [] if f not in FAIL_ON]
     if bad:
         raise BiasSuiteError(f"--fail-on takes {', '.join(FAIL_ON)}, got {bad[0]!r}")
-    comp = compare_(baseline, *candidates, inner=inner, bootstrap=bootstrap, confidence=confidence, seed=seed,
-                    multiplicity=multiplicity, thresholds=parse_thresholds(threshold))
+    given = dict(bootstrap=bootstrap, confidence=confidence, seed=seed, multiplicity=multiplicity,
+                 thresholds=parse_thresholds(threshold))
+    comp = compare_(baseline, *candidates, inner=inner,
+                    **{k: INHERIT if v is None else v for k, v in given.items()})  # not given: the runs' value
     html = [write_comparison_report(comp, Path(out) / "comparison.html")] if report else []
     paths = write_comparison(comp, out, files=html)
     from ..report.runs import shown

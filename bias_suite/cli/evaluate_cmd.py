@@ -7,7 +7,8 @@ from typing import List, Optional
 import typer
 
 from ..exceptions import BiasSuiteError
-from .options import GROUP_HELP, name_lists, parse_thresholds, group_selection, terms_option
+from ..options import EvaluationOptions
+from .options import name_lists, option, parse_thresholds, group_selection, terms_option
 from .output import exit_with, console
 
 commands = typer.Typer()
@@ -17,21 +18,20 @@ commands = typer.Typer()
 def evaluate(
     scored: Path = typer.Argument(..., help="Scored examples (.jsonl or .parquet)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder for results.jsonl/results.csv."),
-    attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a"),
-    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="ATTRIBUTE=GROUP,GROUP", help=GROUP_HELP),
-    metrics: Optional[str] = typer.Option(None, help="Comma-separated metric names (default: all)."),
-    max_tuples: int = typer.Option(100, help="Counterfactual tuples per template before sampling."),
-    seed: int = typer.Option(0),
+    attribute: Optional[List[str]] = option("attributes"),
+    group: Optional[List[str]] = option("groups"),
+    metrics: Optional[str] = option("metrics"),
+    max_tuples: int = option("max_tuples"),
+    seed: int = option("seed"),
     group_order: Optional[List[str]] = typer.Option(None, help="ATTRIBUTE=g1,g2 (first minus second), repeatable."),
-    significance: bool = typer.Option(True, help="Add Wilcoxon/Friedman rows."),
-    threshold: Optional[List[str]] = typer.Option(None, "--threshold", metavar="NAME=TAU",
-                                                  help="Smallest effect that counts as material, for a metric or a topic (e.g. FNED=0.1, errors=0.03; repeatable; defaults: bias-suite metrics)."),
-    bootstrap: int = typer.Option(200, "--bootstrap", help="B template resamples for cluster-bootstrap intervals and verdicts (0: no intervals; the metric values are then judged inconclusive)."),
-    confidence: float = typer.Option(0.95, help="Confidence of the intervals, tests and verdicts."),
-    bernstein: bool = typer.Option(True, "--bernstein/--no-bernstein", help="Add Bernstein-bounded disparity rows (classification)."),
-    multiplicity: str = typer.Option("hierarchical", "--multiplicity", help="Error control over every claim (material, small) of the run: hierarchical (groups and pairs claimed at a family-wise error rate, their values at a selective false-discovery rate; docs/verdicts.md), holm (family-wise error rate over every value) or bh (Benjamini-Hochberg false-discovery rate)."),
-    weighting: str = typer.Option("balanced", "--weighting", help="Group view: balanced (every template counts once for every group) or pooled (every example once, the published definitions)."),
-    resample_terms: str = typer.Option("no", "--resample-terms", metavar="no|auto|yes", help="Bootstrap behind the verdicts: no (templates only: a verdict speaks of the suite's listed terms, and each claim is judged beyond them too, in the beyond columns), auto (also the terms of a group the model tells apart: an F test of its scores) or yes (every group with several terms in a template)."),
+    significance: Optional[bool] = option("significance", owner=EvaluationOptions),
+    threshold: Optional[List[str]] = option("thresholds"),
+    bootstrap: int = option("bootstrap"),
+    confidence: float = option("confidence"),
+    bernstein: Optional[bool] = option("bernstein", owner=EvaluationOptions),
+    multiplicity: str = option("multiplicity"),
+    weighting: str = option("weighting"),
+    resample_terms: str = option("resample_terms"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary, one line."),
     detail: bool = typer.Option(False, "--detail", help="Also print the full per-group tables of every attribute."),
     lines: int = typer.Option(60, "--lines", min=8, help="At most this many lines of summary."),
@@ -57,7 +57,7 @@ def evaluate(
             data = data.take(np.flatnonzero(group_mask(data.frame, groups, where=str(scored))))
         res = evaluate_(data, metrics=metrics, attributes=attribute, groups=groups, max_tuples=max_tuples, seed=seed, group_order_override=name_lists(group_order),
                         bootstrap=bootstrap, confidence=confidence, thresholds=parse_thresholds(threshold),
-                        significance=None if significance else False, bernstein=None if bernstein else False,
+                        significance=significance, bernstein=bernstein,
                         multiplicity=multiplicity, weighting=weighting, resample_terms=resample_terms)
         inside = [scored] if scored.resolve().parent == Path(out).resolve() else []  # an input in OUT stays, listed
         write_results(res, out, metadata={"scored": str(scored), "max_tuples": max_tuples, "seed": seed, "bootstrap": bootstrap, "confidence": confidence,

@@ -1,5 +1,6 @@
-"""Option handling shared by the commands: the plain help layout and the
-parsers of repeated NAME=a,b options."""
+"""Option handling shared by the commands: the options of the options model
+as flags (:func:`option`), the plain help layout and the parsers of repeated
+NAME=a,b options."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -7,6 +8,26 @@ from typing import List, Optional
 import typer.core
 
 from ..exceptions import BiasSuiteError
+from ..options import RunOptions
+
+
+def option(name: str, *, default=..., help: str | None = None, owner=RunOptions, **typer_args):
+    """The ``typer.Option`` of option ``name`` of the options model
+    (:mod:`bias_suite.options`): its flags, default, help and metavar from
+    the field (``owner``'s; :class:`RunOptions` holds every one), so that a
+    command's flag cannot drift from the Python option. ``default``: a
+    command that takes the default from elsewhere (``compare``: None, the
+    runs' value); ``help``: that command's own words; further typer
+    arguments (``min``, ``rich_help_panel``) as they are."""
+    f = owner.field_of(name)
+    cli = f.metadata["cli"]
+    flags = cli.get("flags", ())  # none: typer's, from the parameter (named as the option): --max-tuples, --x/--no-x
+    if default is ...:
+        default = cli["show"](f.default) if "show" in cli else f.default
+    extra = {"metavar": cli["metavar"]} if "metavar" in cli else {}
+    extra.update(typer_args)
+    return typer.Option(default, *flags, help=help if help is not None else cli.get("help", f.metadata["help"]),
+                        **extra)
 
 # Plain (click) help: option names are never cut and descriptions wrap to the
 # terminal's width; -h works as well as --help.
@@ -71,10 +92,6 @@ def parse_thresholds(specs: Optional[List[str]]) -> Optional[dict]:
 def parse_class_map(specs: Optional[List[str]]) -> Optional[dict]:
     """--class-map SUITE_CLASS=MODEL_CLASS -> {suite class: model class}."""
     return _name_values(specs, "--class-map", "SUITE_CLASS=MODEL_CLASS")
-
-
-GROUP_HELP = ("Only these groups of an attribute, in this order (first minus second in two-group metrics), "
-              "e.g. gender=female,male; repeatable, one attribute each. The suite files stay as they are.")
 
 
 def group_selection(specs: Optional[List[str]]) -> Optional[dict]:

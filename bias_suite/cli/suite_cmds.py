@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from ..exceptions import BiasSuiteError
-from .options import GROUP_HELP, group_selection
+from .options import group_selection, option
 from .output import exit_with, console, warning_line
 
 commands = typer.Typer()
@@ -19,7 +19,7 @@ def expand(
     suites: List[str] = typer.Argument(..., help="Suite files or bundled suite names."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the examples (.jsonl or .parquet)."),
     attribute: Optional[List[str]] = typer.Option(None, "--attribute", "-a", help="Keep only these attributes."),
-    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="ATTRIBUTE=GROUP,GROUP", help=GROUP_HELP),
+    group: Optional[List[str]] = option("groups"),
     sample: int = typer.Option(8, help="How many example sentences to print."),
     seed: int = typer.Option(0, help="Seed of the printed sample."),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),

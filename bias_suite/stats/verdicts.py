@@ -74,6 +74,7 @@ from ..metrics.comparisons import ROUND_OFF
 from ..metrics.generalized import GENERALIZED, normalizer_value
 from .evidence import MIN_EVENT_TEMPLATES, PairedBound
 from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, ratios_tested_by_differences
+from .defaults import DEFAULT_MULTIPLICITY  # the default error control (evaluate, run, compare read it too)
 from ..metrics.materiality import RATIO_BAND, TOPICS
 from .topics import SEVERITY, VERDICTS
 
@@ -89,9 +90,8 @@ MIN_TEMPLATES = 5
 MAX_UNDEFINED_SHARE = 0.1
 #: the most degrees of freedom a bootstrapped row's p-value reads Student's t with (docs/statistics.md)
 MAX_DF = 20
-#: the error controls over a run's claims (bias_suite.stats.multiplicity) and the default
+#: the error controls over a run's claims (bias_suite.stats.multiplicity); the default is in stats.defaults
 MULTIPLICITY = METHODS
-DEFAULT_MULTIPLICITY = "hierarchical"
 
 _SCORE_TEXT = {"positive_rate": "positive rate", "gold_prob": "gold-class probability", "recall": "recall"}
 _BERNSTEIN_TEXT = {  # delta_bar > 0 means ...

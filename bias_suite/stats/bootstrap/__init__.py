@@ -144,14 +144,13 @@ from ..evidence import event_templates, paired_bounds
 from .intervals import MAX_UNDEFINED, fill as _fill
 from .resamples import AttributeResamples, evaluate_resamples
 from .terms import draw_term_weights, resample_terms_option
+from ..defaults import DEFAULT_B  # the one default of B (evaluate, run, compare and the CLI read it too)
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
     "template_weights", "cluster_bootstrap_difference", "DEFAULT_B", "resampled_attribute",
 ]
 
-#: template resamples everywhere unless a caller says otherwise (evaluate, run, compare and the CLI too)
-DEFAULT_B = 200
 
 
 # --------------------------------------------------------------------------
