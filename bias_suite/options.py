@@ -267,6 +267,13 @@ class RunOptions(PredictionOptions, EvaluationOptions):
     inv_cases: str = _option(
         "all_terms", "INV test cases: all_terms = every term of every group per template, as a CheckList "
                      "perturbation; per_group = one seeded term per group.")
+    sample_terms: int | None = _option(
+        None, "Of every group with more than N terms of a kind, a sample of N drawn with the seed, the same in "
+              "every template (template suites only); the verdicts then speak of the sampled terms. None: every "
+              "term.",
+        flags=("--sample-terms",), metavar="N",
+        help="Of every group with more than N terms of a kind, a sample of N drawn with --seed, the same in every "
+             "template (template suites); the verdicts then speak of the sampled terms (make demo: 8).")
     baseline: Any = _option(
         None, "A run folder (or scored file) of the same examples: compare with it when the run ends "
               "(result.comparison, comparison.jsonl/.csv in the run folder; docs/compare.md).",

@@ -131,6 +131,13 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
 
         table, loaded = ((table.select_groups(opts.groups), loaded) if table is not None
                          else (None, select_groups(loaded, opts.groups)))
+    if opts.sample_terms is not None:  # a seeded sample of terms per group, the suite files unchanged
+        if table is not None:
+            raise BiasSuiteError(f"{option('sample_terms=', '--sample-terms')} samples the terms of template "
+                                 "suites; an examples table has its own rows (select them before the run)")
+        from .suites.selection import sample_terms
+
+        loaded = sample_terms(loaded, opts.sample_terms, opts.seed)
     opts = opts.replace(thresholds=suite_thresholds(loaded, opts.thresholds, opts.metrics))
     if out_dir is not None:  # a bad --out fails now, not after the predictions (nothing created yet)
         from .io.results import prepare_run_folder

@@ -74,6 +74,7 @@ def run(
     inv_criterion: str = option("inv_criterion"),
     inv_cases: str = option("inv_cases"),
     max_examples: int = typer.Option(1_000_000, "--max-examples", help="Refuse suites that expand to more examples."),
+    sample_terms: Optional[int] = option("sample_terms", min=1, rich_help_panel="Examples table"),
     baseline: Optional[Path] = option("baseline"),
 ):
     """Expand suites, run the model, compute metrics, print a one-screen summary and write results.
@@ -124,7 +125,7 @@ def run(
             inv_cases=inv_cases, engine=_engine(engine, ray_address, num_workers, quiet),
             cache=(cache_dir if cache_dir is not None else True) if cache else False,
             thresholds=parse_thresholds(threshold), multiplicity=multiplicity, weighting=weighting,
-            resample_terms=resample_terms, baseline=baseline)
+            resample_terms=resample_terms, baseline=baseline, sample_terms=sample_terms)
         res = (run_ if table is not None else _with_example_limit(max_examples, run_))(
             table if table is not None else suites, model, out, options)
     except BiasSuiteError as e:
