@@ -132,9 +132,7 @@ from ...metrics.catalog import MetricSpec, get_metric
 from ...families import as_scored, family_of
 from ...metrics.engine import attribute_data, metric_input_kind, metric_values, resolve_metrics
 from ...metrics.generalized import GENERALIZED
-from ...metrics.scores import AucScore, GoldProbScore, SetScore, get_score
-
-_SET_SCORES = (SetScore, GoldProbScore, AucScore)
+from ...metrics.scores import get_score
 from ...suites.views import counterfactual_view, group_order
 from .fast import fast_attribute
 from .sets import BACKGROUND, Prepared, fast_supported, item_multipliers
@@ -545,6 +543,13 @@ def _prepare(data, cf, attribute, group_order_override, weighting="balanced", te
                     terms.group_codes(ad.groups))
 
 
+def _from_items(spec) -> bool:
+    """Whether a metric's replicates come from weighted probability items
+    (group view: the set and AUC metrics), whose integer weights must hold
+    the template balance."""
+    return spec.view == "group" and get_score(spec.score).weighted_from == "items"
+
+
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
                 weighting="balanced", terms=None, confidence=0.95):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
@@ -561,11 +566,11 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
         prep = _prepare(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
         vals, basis = {}, {}
         fast = [s for s in specs if method != "generic" and fast_supported(s)]
-        if any(isinstance(get_score(s.score), _SET_SCORES) and s.view == "group" for s in fast):
+        if any(_from_items(s) for s in fast):
             try:
                 item_multipliers(prep.ad.row_weight, prep.ad.item_row)
             except MetricError:  # a template balance the integer closed form cannot hold: the generic path
-                fast = [s for s in fast if not (isinstance(get_score(s.score), _SET_SCORES) and s.view == "group")]
+                fast = [s for s in fast if not _from_items(s)]
         if method == "fast" and len(fast) < len(specs):
             slow = [s.name for s in specs if s not in fast]
             raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")

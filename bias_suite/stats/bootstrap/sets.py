@@ -22,7 +22,7 @@ from ...exceptions import MetricError
 from ...metrics.catalog import MetricSpec
 from ...metrics.comparisons import get_comparison
 from ...metrics.generalized import NEG, POS, UNLABELLED, AttributeData, normalizer_value
-from ...metrics.scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
+from ...metrics.scores import get_score
 
 #: target size (resamples x items) of one chunk of the set-metric computations
 CHUNK_ELEMENTS = 160_000
@@ -84,7 +84,7 @@ def scalar_values(spec, ad, score, comp, phi, contrast=None):
         out[None] = acc
         return out, signed
     if gen in ("BCM", "VBCM"):
-        if isinstance(score, AucScore):
+        if score.own_background:  # an AUC holds its background in its sides: the value as it is
             bv, bb = gv, np.zeros(gv.shape, bool)
         else:
             key = BACKGROUND.get(spec.background)
@@ -97,9 +97,9 @@ def scalar_values(spec, ad, score, comp, phi, contrast=None):
         pv = _nan_where(bad, val)
         bg_text = "all" if BACKGROUND.get(spec.background) == "all" else "rest"
         sd, text = None, None
-        if comp.name == "abs" and not isinstance(score, AucScore):
+        if comp.name == "abs" and not score.own_background:
             sd, text = _nan_where(bad, gv - bv), f"{phi_name}(group) - {phi_name}({bg_text})"
-        elif isinstance(score, AucScore) and contrast is not None:
+        elif score.own_background and contrast is not None:
             sd, text = _nan_where(bad, contrast), "AUC(group) - AUC(all examples)"
         for t, name in enumerate(ad.groups):
             out[name] = pv[:, t]
@@ -515,18 +515,9 @@ def accumulated(V, N):
 
 
 def fast_supported(spec: MetricSpec) -> bool:
-    """Whether the vectorized path covers a metric (classification)."""
-    sc = get_score(spec.score)
-    comp = get_comparison(spec.comparison)
-    if isinstance(sc, RateScore) and not any(sc is s for s in SCORES.values()):
-        return False  # a user rate function may not broadcast over resamples
-    if spec.view == "group":
-        if isinstance(sc, (SetScore, GoldProbScore)):
-            return comp.name in ("W1", "AEG") and getattr(sc, "select", "all") in CATS
-        return isinstance(sc, (RateScore, AucScore))
-    if spec.per_template:
-        return (isinstance(sc, SetScore) and comp.name == "W1") or isinstance(sc, MeanScore)
-    return isinstance(sc, (GoldProbScore, SetScore, RateScore))
+    """Whether the vectorized path covers a metric (the score's
+    :meth:`~bias_suite.metrics.scores.Score.closed_form`)."""
+    return get_score(spec.score).closed_form(spec, get_comparison(spec.comparison))
 
 
 def class_list(spec, ad):

@@ -21,7 +21,7 @@ import numpy as np
 from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
-from ...metrics.scores import MeanScore, SetScore, get_score
+from ...metrics.scores import get_score
 from .sets import (CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, per_template_columns,
                    safe_ratio)
 
@@ -329,23 +329,22 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
     pairs = ad.pairs()
     P = len(pairs)
     x, seg, g, term = _template_items(prep, score, c)
-    if isinstance(score, SetScore):
+    # the closed form takes set scores (W1 of the weighted sets) and mean scores (d of the weighted means)
+    if score.set_valued:
         if comp.name != "W1":
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
         plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc)
-    elif isinstance(score, MeanScore):
+    else:
         S, Nn = _weighted_means(prep, x, seg, term, Jc)
         bounded = x.size == 0 or np.abs(x).max() <= 1.0
-    else:
-        raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
-    signed_on = isinstance(score, MeanScore) and comp.name == "abs"
+    signed_on = not score.set_valued and comp.name == "abs"
     N = normalizer_value(spec.normalizer, k)
     R = Wf.shape[0]
     vals = np.empty((R, 2 * P + 1 if signed_on else P + 1))
     a_idx = np.array([p[0] for p in pairs], dtype=np.int64)
     b_idx = np.array([p[1] for p in pairs], dtype=np.int64)
     for s, e in _steps(R, Jc * (2 * P + k + 1)):
-        if isinstance(score, SetScore):
+        if score.set_valued:
             D = _weighted_w1(plan, Tf[s:e], Jc)  # (P, Jc, Rc)
             ok = np.isfinite(D).all(axis=0)  # (Jc, Rc): the templates that count in each resample
             Wc = Wf[s:e, prep.complete_idx].T * ok
