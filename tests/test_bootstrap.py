@@ -290,10 +290,10 @@ def test_cluster_bootstrap_difference():
 
 
 def test_row_quantiles_are_numpys_bit_for_bit():
-    from bias_suite.stats.bootstrap.quantiles import row_quantiles
+    """Interval ends of rows grouped by their number of defined replicates
+    are exactly np.quantile's of each row's defined values."""
+    from bias_suite.stats.bootstrap.intervals import row_quantiles
 
-    """Interval ends from sorted rows, grouped by their number of defined
-    replicates, are exactly np.quantile's of each row's defined values."""
     rng = np.random.default_rng(1)
     for B in (1, 2, 7, 200):
         V = rng.normal(size=(40, B))
