@@ -52,15 +52,17 @@ class Score:
     - ``own_background``: the score holds its background itself (an AUC's
       sides), so a background comparison compares the value as it is;
     - ``weighted_from``: what its value under resampling weights is computed
-      from: ``"counts"`` (weighted count sums) or ``"items"`` (weighted
-      probability items, sorted once).
+      from: ``"counts"`` (weighted count sums, read by ``fn(sums)`` as for
+      the observed sums) or ``"items"`` (weighted probability items sorted
+      once: W1 or AEG of the sets for a set-valued score, :meth:`weighted`
+      for a scalar one).
 
     Computations (methods, ``ad`` an
     :class:`~bias_suite.metrics.generalized.AttributeData`): :meth:`group_phi`
     (scalar phi per group, of all examples and of each group's rest),
     :meth:`members` (values of counterfactual tuple members),
     :meth:`template_differences` (d between the groups' sets inside each
-    template), :meth:`events` (what a template must hold to give the score
+    template), :meth:`weighted` (under resampling weights), :meth:`events` (what a template must hold to give the score
     evidence; :meth:`event_sides`), :meth:`tie_sides` (the two item sets a set or AUC row
     compares; :meth:`compares_items`) and :meth:`closed_form` (whether the bootstrap's closed form
     covers a metric on the score).
@@ -92,6 +94,13 @@ class Score:
         """(templates, pairs) d between the groups' sets inside each template,
         from the selected items' ``values``, ``segment`` (template) and ``group``."""
         raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
+
+    def weighted(self, items, pos, neg):
+        """A scalar item score's (R, k) values per group and (R,) value of all
+        examples under resampling weights (``items``: the weighted items of
+        one class; ``pos``/``neg``: the categories of gold c and of the other
+        labelled items)."""
+        raise MetricError(f"score {self.name!r} has no value under resampling weights of items")
 
     def events(self):
         """What makes a template evidence for the score: ``("counts", outcomes)``

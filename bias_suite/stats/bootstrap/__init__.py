@@ -116,7 +116,9 @@ and for the AUC metrics
 the attribute).
 
 The fast path lives in :mod:`bias_suite.stats.bootstrap.fast`, the
-set-metric machinery in :mod:`bias_suite.stats.bootstrap.sets`; NER data go through
+weighted item sets of the set metrics in
+:mod:`bias_suite.stats.bootstrap.weighted_items`, the prepared attribute in
+:mod:`bias_suite.stats.bootstrap.prepared`; NER data go through
 :func:`resampling_bootstrap`.
 """
 from __future__ import annotations
@@ -135,17 +137,18 @@ from ...metrics.generalized import GENERALIZED
 from ...metrics.scores import get_score
 from ...suites.views import counterfactual_view, group_order
 from .fast import fast_attribute
-from .sets import BACKGROUND, Prepared, fast_supported, item_multipliers
+from .prepared import BACKGROUND, Prepared, fast_supported
+from .weighted_items import item_multipliers
 from .generic import generic_attribute, resampled_attribute
 from .._common import single_threaded_blas
 from ..evidence import event_templates, paired_bounds
-from .intervals import MAX_UNDEFINED, fill as _fill
+from .intervals import fill as _fill
 from .resamples import AttributeResamples, evaluate_resamples
 from .terms import draw_term_weights, resample_terms_option
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
-    "template_weights", "cluster_bootstrap_difference", "DEFAULT_B", "resampled_attribute",
+    "template_weights", "DEFAULT_B", "resampled_attribute",
 ]
 
 #: template resamples everywhere unless a caller says otherwise (evaluate, run, compare and the CLI too)
@@ -454,37 +457,6 @@ def bootstrap_replicates(
                                     tuple_seed=seed if tuple_seed is None else tuple_seed,
                                     group_order_override=group_order_override, terms=terms)
     return pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps
-
-
-def cluster_bootstrap_difference(costs, annotations, clusters, *, confidence: float = 0.95, seed: int = 0,
-                                 B: int = DEFAULT_B):
-    """Cluster-bootstrap percentile interval of mean_A(c) - mean_B(c), A the
-    rows annotated +1 and B those annotated -1, resampling ``clusters``
-    (e.g. templates) with the same multinomial scheme as :func:`bootstrap`.
-    Returns ``(low, high)`` or ``(None, None)`` when undefined in more than
-    half of the resamples. (The hook of ``benchmarks/coverage.py``.)"""
-    c = np.asarray(costs, float).ravel()
-    f = np.asarray(annotations).ravel()
-    codes, _ = pd.factorize(pd.Series(np.asarray(clusters).ravel()), sort=False)
-    J = int(codes.max()) + 1 if codes.size else 0
-    if J < 2:
-        return None, None
-    W = template_weights(J, B, np.random.default_rng(seed)).astype(float)
-    cell = np.zeros((J, 4))
-    a, b = f == 1, f == -1
-    cell[:, 0] = np.bincount(codes, weights=c * a, minlength=J)
-    cell[:, 1] = np.bincount(codes, weights=a.astype(float), minlength=J)
-    cell[:, 2] = np.bincount(codes, weights=c * b, minlength=J)
-    cell[:, 3] = np.bincount(codes, weights=b.astype(float), minlength=J)
-    S = W @ cell
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = S[:, 0] / S[:, 1] - S[:, 2] / S[:, 3]
-    d = d[np.isfinite(d)]
-    if d.size < B * (1 - MAX_UNDEFINED):
-        return None, None
-    alpha = 1.0 - confidence
-    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
-    return float(lo), float(hi)
 
 
 # --------------------------------------------------------------------------

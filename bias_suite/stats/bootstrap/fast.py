@@ -3,7 +3,8 @@ all resamples at once, from template weights and, where terms are
 resampled, term weights (rates from weighted count sums, counterfactual
 tuples and per-template sets from weighted copies, set metrics per chunk of
 resamples). :mod:`bias_suite.stats.bootstrap` has the method and the public
-API, :mod:`bias_suite.stats.bootstrap.sets` the shared pieces,
+API, :mod:`bias_suite.stats.bootstrap.prepared` the shared pieces,
+:mod:`bias_suite.stats.bootstrap.weighted_items` the weighted item sets,
 :mod:`bias_suite.stats.bootstrap.term_kernels` the term-weighted quantities.
 """
 from __future__ import annotations
@@ -14,9 +15,10 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import get_comparison
 from ...metrics.generalized import member_values, normalizer_value, per_template_differences
 from ...metrics.scores import get_score
-from .sets import (BACKGROUND, CATS, CHUNK_ELEMENTS, ClassItems, Prepared, accumulated, class_list,
-                   per_template_columns, safe_ratio, scalar_values)
+from .prepared import (BACKGROUND, CHUNK_ELEMENTS, Prepared, accumulated, class_list, per_template_columns,
+                       safe_ratio, scalar_values)
 from .term_kernels import ACROSS_TEMPLATES, TupleWeights, aeg_excess, per_template_term_values
+from .weighted_items import CATS, ClassItems
 
 
 # --------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import get_score
-from .sets import (CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, per_template_columns,
-                   safe_ratio)
+from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
+from .weighted_items import CATS, ClassItems, item_multipliers
 
 #: target size (resamples x cells) of one chunk here
 CHUNK_CELLS = 1_000_000
