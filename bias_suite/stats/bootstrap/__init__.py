@@ -67,7 +67,7 @@ count sums, ``((W @ C) * T)`` summed per group; set metrics with item
 weights ``W * T``; tuple means from one product of the tuple weights with
 the per-tuple values of every tuple metric; per-template W1 linear in ``T``
 where a template holds every term of a block; the AEG's own pairs of a
-template from a per-template kernel bilinear in ``T``.
+template from cumulative sums over its items weighted by ``T``.
 
 - Rate scores: per-(template, group) count sums ``C`` once; ``W @ C`` gives the
   (B, k) group sums of every resample and the score functions and

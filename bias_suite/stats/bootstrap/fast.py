@@ -327,10 +327,9 @@ def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
     Bc = int(np.clip(CHUNK_ELEMENTS // max(items.m, 1), 1, 256))
     Wi32 = Wx.astype(np.int32)
     Ti32 = None if Tx is None else Tx.astype(np.int32)
-    items.T_all = None if Tx is None else Tx.astype(np.float64)
     acc: dict = {}
     for s in range(0, R, Bc):
-        items.start(Wi32[s:s + Bc], None if Ti32 is None else Ti32[s:s + Bc], s)
+        items.start(Wi32[s:s + Bc], None if Ti32 is None else Ti32[s:s + Bc])
         for spec, cls in jobs:
             sc = get_score(spec.score)
             comp = get_comparison(spec.comparison)

@@ -46,8 +46,6 @@ class ClassItems:
         else:
             self.r = np.asarray(ad.row_weight, dtype=np.float64)[ad.item_row[order]]
         self.Tc = None
-        self.T_all = None  # every resample's term weights (float), where the caller has them all
-        self.rows = (0, 0)
         self._static: dict = {}
         self._chunk: dict = {}
 
@@ -110,12 +108,10 @@ class ClassItems:
         return bstart, ends[block], at_seg_start
 
     # -- per chunk
-    def start(self, Wc: np.ndarray, Tc: np.ndarray | None = None, first: int = 0):
+    def start(self, Wc: np.ndarray, Tc: np.ndarray | None = None):
         """A new chunk of resamples: ``Wc`` (Bc, J) int32 template weights,
-        ``Tc`` (Bc, n_terms) int32 term weights (None: terms not resampled);
-        ``first``: the chunk's first resample (``rows``: its range)."""
+        ``Tc`` (Bc, n_terms) int32 term weights (None: terms not resampled)."""
         self.Wc, self.Tc = Wc, Tc
-        self.rows = (first, first + Wc.shape[0])
         self.Wf = Wc.astype(np.float64)
         self.Tf = None if Tc is None else Tc.astype(np.float64)
         wmax = (int(Wc.max()) if Wc.size else 0) * (int(self.r.max()) if self.r is not None and self.r.size else 1)
