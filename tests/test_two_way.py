@@ -198,6 +198,23 @@ def test_evaluating_every_resample_again_agrees_with_the_closed_form(keep, weigh
     assert slow.basis["terms_resampled"].any()
 
 
+def test_the_tuple_redraw_is_an_option():
+    """``tuples="redraw"`` takes the path that evaluates every resample
+    again and draws its tuples again (the NER family's), on any data;
+    "observed" is the closed form's; "auto" the family's own."""
+    data = ragged_table(seed=4, n_templates=8, dup=0.0, keep=1.0)
+    metrics = ["CFGap", "FNED"]
+    res = evaluate(data, metrics=metrics)
+    slow = resampling_bootstrap(data, res, metrics=metrics, B=6, seed=2, keep_replicates=True, n_jobs=1)
+    redraw = bootstrap(data, res, metrics=metrics, B=6, seed=2, keep_replicates=True, n_jobs=1, tuples="redraw")
+    assert np.array_equal(slow.replicates, redraw.replicates, equal_nan=True)
+    auto = bootstrap(data, res, metrics=metrics, B=6, seed=2, keep_replicates=True)
+    observed = bootstrap(data, res, metrics=metrics, B=6, seed=2, keep_replicates=True, tuples="observed")
+    assert np.array_equal(auto.replicates, observed.replicates, equal_nan=True)
+    with pytest.raises(MetricError, match="tuples must be"):
+        bootstrap(data, res, metrics=metrics, B=6, tuples="again")
+
+
 # -------------------------------------------------------------- what it covers
 def _term_effect_table(seed, n_templates=30, n_terms=8, term_sd=0.08):
     """Two groups of ``n_terms`` terms each, every template with every term;

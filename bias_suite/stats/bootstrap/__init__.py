@@ -221,6 +221,13 @@ def bootstrap_intervals(scored, results: pd.DataFrame, **options) -> pd.DataFram
         :mod:`bias_suite.stats.bootstrap.terms`), True (every block of
         several terms, and every example must have a term id), False
         (templates only), or a mapping {attribute: blocks}.
+    tuples : the counterfactual tuples of a resample: "observed" (the
+        tuples drawn once from the data, each counted with its template's
+        weight: the closed form), "redraw" (drawn again from every
+        resample, which is evaluated again: :func:`resampling_bootstrap`,
+        so the intervals include the tuple sampling), or "auto" (default:
+        "observed" where the data's family has the closed form, else
+        "redraw").
 
     Returns
     -------
@@ -251,19 +258,20 @@ def bootstrap(
     n_jobs: int | None = None,
     weighting: str = "balanced",
     resample_terms="auto",
+    tuples: str = "auto",
 ) -> BootstrapResult:
     """Like :func:`bootstrap_intervals`, returning a :class:`BootstrapResult`
     (intervals, the verdict basis and optionally the replicate values).
     ``results=None`` evaluates first. ``n_jobs``: processes of the
     resampling path (families without the closed form; see
     :func:`resampling_bootstrap`). ``weighting``: the group view's example
-    weights, as given to ``evaluate``. ``resample_terms``: as in
+    weights, as given to ``evaluate``. ``resample_terms``, ``tuples``: as in
     :func:`bootstrap_intervals`."""
     _check(B, confidence, method)
     resample_terms = resample_terms_option(resample_terms)
     data = as_scored(scored)
     tseed = seed if tuple_seed is None else tuple_seed
-    if not family_of(data).fast_bootstrap:
+    if _redraw_tuples(data, tuples):
         return resampling_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
                                     max_tuples=max_tuples, group_order_override=group_order_override,
                                     tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs,
@@ -295,7 +303,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
                          weighting: str = "balanced", resample_terms="auto") -> BootstrapResult:
     """Cluster bootstrap over templates (and terms) by evaluating every
     resample again: the path of families without the closed form (sequence
-    labelling).
+    labelling), and of ``bootstrap(..., tuples="redraw")``.
 
     Same resampling units and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
     ``W[b, j]`` times (multinomial over the J templates, the same weights
@@ -462,6 +470,18 @@ def bootstrap_replicates(
 # --------------------------------------------------------------------------
 # setup
 # --------------------------------------------------------------------------
+def _redraw_tuples(data, tuples: str) -> bool:
+    """Whether the resamples draw their counterfactual tuples again
+    (``tuples`` of :func:`bootstrap_intervals`)."""
+    if tuples not in ("auto", "observed", "redraw"):
+        raise MetricError(f"tuples must be 'auto', 'observed' or 'redraw', got {tuples!r}")
+    closed = family_of(data).fast_bootstrap
+    if tuples == "observed" and not closed:
+        raise MetricError(f"{family_of(data).name} data has no closed-form bootstrap: its resamples are evaluated "
+                          "again and draw their tuples again (tuples='redraw' or 'auto')")
+    return tuples == "redraw" or not closed
+
+
 def _check(B, confidence, method):
     if not isinstance(B, (int, np.integer)) or B < 1:
         raise MetricError(f"B (number of bootstrap resamples) must be a positive integer, got {B!r}")
