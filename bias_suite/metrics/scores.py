@@ -1,6 +1,8 @@
 """Score functions phi of the generalized metrics.
 
-Three kinds, all per class c (one-vs-rest) unless ``per_class`` is False:
+Five kinds, all per class c (one-vs-rest) unless ``per_class`` is False,
+each a :class:`Score` that knows its own computation (its value, its tuple
+members, its value under resampling weights, its events):
 
 - :class:`RateScore` — prediction-based rates from summed counts
   (``TP/(TP+FN)`` and friends); summing per-example counts makes the same
@@ -62,10 +64,11 @@ class Score:
     (scalar phi per group, of all examples and of each group's rest),
     :meth:`members` (values of counterfactual tuple members),
     :meth:`template_differences` (d between the groups' sets inside each
-    template), :meth:`weighted` (under resampling weights), :meth:`events` (what a template must hold to give the score
-    evidence; :meth:`event_sides`), :meth:`tie_sides` (the two item sets a set or AUC row
-    compares; :meth:`compares_items`) and :meth:`closed_form` (whether the bootstrap's closed form
-    covers a metric on the score).
+    template), :meth:`weighted` (under resampling weights), :meth:`events`
+    (what a template must hold to give the score evidence;
+    :meth:`event_sides`), :meth:`tie_sides` (the two item sets a set or AUC
+    row compares; :meth:`compares_items`) and :meth:`closed_form` (whether
+    the bootstrap's closed form covers a metric on the score).
     """
 
     set_valued = False

@@ -249,7 +249,7 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
             spec = get_metric(r["metric"])
         except MetricError:
             return None
-        return spec if spec.background in _BACKGROUNDS or type(spec.phi).__name__ == "AucScore" else None
+        return spec if spec.background in _BACKGROUNDS or spec.phi.own_background else None
 
     def compute(attr, sources, specs):
         """Every metric of ``specs`` without ``sources``, in one call per
@@ -277,7 +277,7 @@ def change_sources(changes: pd.DataFrame, base, cand, *, max_tuples=100, seed: i
         v = memos[k][key].get((r["metric"], r["class"], r["group"]))
         if v is None:
             return None
-        if type(spec.phi).__name__ == "AucScore":  # against the overall AUC, also without the sources
+        if spec.phi.own_background:  # an AUC: against the overall AUC, also without the sources
             ak = (key, "overall AUC", r["class"])
             if ak not in memos[k]:
                 memos[k][ak] = _overall_auc(subsets[key][k], key[0], r["class"], weighting, order)

@@ -75,7 +75,7 @@ def cell_kind(metric: str):
         spec = get_metric(metric)
     except MetricError:
         return None, None
-    auc = type(spec.phi).__name__ == "AucScore"
+    auc = spec.phi.own_background  # an AUC: its background is in its sides
     if not auc and spec.background not in BACKGROUNDS:
         return None, None
     if auc:
