@@ -22,7 +22,7 @@ compare a cluster-bootstrap interval on the same samples. It is called as
 
 where ``clusters`` are template ids (consecutive blocks of ``CLUSTER_SIZE``
 rows). It is set to the package's cluster bootstrap
-(``bias_suite.stats.bootstrap.cluster_bootstrap_difference``, B = 1000). It is evaluated on the first ``bootstrap_reps`` repetitions of each
+(``benchmarks/cluster_difference.py``, B = 1000). It is evaluated on the first ``bootstrap_reps`` repetitions of each
 setting only (bootstraps are slow). When None, the bootstrap column is skipped.
 """
 from __future__ import annotations
@@ -44,8 +44,8 @@ from bias_suite.stats.bernstein import (  # noqa: E402
 # ---------------------------------------------------------------------------
 # HOOK for a later comparison with the cluster bootstrap (skipped when None).
 def bootstrap_interval_fn(costs, annotations, clusters, confidence=0.95, seed=0):
-    """The package's cluster bootstrap (templates = clusters), B = 1000."""
-    from bias_suite.stats.bootstrap import cluster_bootstrap_difference
+    """The cluster bootstrap (templates = clusters, benchmarks/cluster_difference.py), B = 1000."""
+    from cluster_difference import cluster_bootstrap_difference
 
     return cluster_bootstrap_difference(costs, annotations, clusters, confidence=confidence, seed=seed, B=1000)
 # ---------------------------------------------------------------------------

@@ -8,6 +8,9 @@ sampled counterfactual tuples.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,7 +24,7 @@ from bias_suite.metrics.scores import AucScore, rate_score
 from bias_suite.families import scored_from_arrays
 from bias_suite.stats import bootstrap as bsm
 from bias_suite.stats.bootstrap import (
-    bootstrap, bootstrap_intervals, bootstrap_replicates, cluster_bootstrap_difference, template_weights,
+    bootstrap, bootstrap_intervals, bootstrap_replicates, template_weights,
 )
 from bias_suite.suites.views import counterfactual_view
 
@@ -277,6 +280,10 @@ def test_sequence_labelling_replicates_are_refused():
 
 
 def test_cluster_bootstrap_difference():
+    """The benchmarks' cluster bootstrap of a difference of means (benchmarks/cluster_difference.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from cluster_difference import cluster_bootstrap_difference
+
     rng = np.random.default_rng(0)
     n = 2000
     ann = np.where(rng.random(n) < 0.3, 1, -1)
@@ -290,10 +297,10 @@ def test_cluster_bootstrap_difference():
 
 
 def test_row_quantiles_are_numpys_bit_for_bit():
-    from bias_suite.stats.bootstrap.quantiles import row_quantiles
+    """Interval ends of rows grouped by their number of defined replicates
+    are exactly np.quantile's of each row's defined values."""
+    from bias_suite.stats.bootstrap.intervals import row_quantiles
 
-    """Interval ends from sorted rows, grouped by their number of defined
-    replicates, are exactly np.quantile's of each row's defined values."""
     rng = np.random.default_rng(1)
     for B in (1, 2, 7, 200):
         V = rng.normal(size=(40, B))

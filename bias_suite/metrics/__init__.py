@@ -16,7 +16,7 @@ from . import comparisons, scores
 from .catalog import NAMED_METRICS, REGISTRY, MetricSpec, catalog_frame, explain, get_metric, register, unregister
 from .comparisons import COMPARISONS, Comparison, get_comparison
 from .engine import RESULT_COLUMNS, evaluate, results_frame
-from .scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score, rate_score
+from .scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, Score, SetScore, get_score, rate_score
 
 get = get_metric
 
@@ -33,5 +33,6 @@ __all__ = [
     "get", "explain",
     "evaluate", "MetricSpec", "REGISTRY", "NAMED_METRICS", "catalog_frame", "get_metric", "register", "unregister",
     "RESULT_COLUMNS", "results_frame", "scores", "comparisons", "SCORES", "COMPARISONS", "Comparison",
-    "get_comparison", "get_score", "rate_score", "RateScore", "SetScore", "AucScore", "GoldProbScore", "MeanScore",
+    "get_comparison", "get_score", "rate_score", "Score", "RateScore", "SetScore", "AucScore", "GoldProbScore",
+    "MeanScore",
 ]

@@ -124,12 +124,12 @@ class MetricSpec:
             raise MetricError(f"{self.name}: view must be 'group' or 'counterfactual', got {self.view!r}")
         sc = get_score(self.score)
         comp = get_comparison(self.comparison)
-        if self.generalized in ("BCM", "VBCM") and self.background is None and sc.kind != "auc":
+        if self.generalized in ("BCM", "VBCM") and self.background is None and not sc.own_background:
             raise MetricError(f"{self.name}: {self.generalized} needs a background ('all' or 'rest')")
         if self.per_class is None:
             object.__setattr__(self, "per_class", bool(sc.per_class))
         if self.based_on is None:
-            object.__setattr__(self, "based_on", "prediction" if sc.kind == "rate" else "probability")
+            object.__setattr__(self, "based_on", "probability" if sc.needs_probabilities else "prediction")
         if self.signed is None:
             object.__setattr__(self, "signed", bool(comp.signed))
         if self.shown is None:

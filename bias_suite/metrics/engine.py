@@ -17,7 +17,7 @@ from ..io.results import OPTIONAL_COLUMNS, RESULT_COLUMNS, empty_results, result
 from ..suites.views import counterfactual_view, group_order
 from .catalog import REGISTRY, MetricSpec, get_metric
 from .generalized import AttributeData, counterfactual_metric, group_metric
-from .scores import IDENTITY, RateScore, get_score
+from .scores import IDENTITY, get_score
 
 #: how the group view weighs examples: "balanced" (every template counts
 #: equally for every group) or "pooled" (every example counts once)
@@ -237,7 +237,7 @@ def metric_input_kind(data, spec, fam=None, missing=None) -> tuple:
     at_term = getattr(score, "at", "all") == IDENTITY
     if at_term and not fam.identity_span:
         return None, None, data.classes
-    probabilities = fam.items_are_examples or not isinstance(score, RateScore)
+    probabilities = fam.items_are_examples or score.needs_probabilities
     missing = fam.missing_probabilities(data) if missing is None else missing
     if probabilities and missing:
         return None, missing, getattr(data, "prob_classes", data.classes)

@@ -35,11 +35,12 @@ import numpy as np
 
 from ..exceptions import MetricError
 from .comparisons import COMPARISONS, get_comparison
-from .scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
-from .sets import BlockHist, segmented_w1
+from .scores import get_score, select_items
+from .sets import NEG, POS, UNLABELLED, BlockHist
 
-# item categories in the per-class histogram
-POS, NEG, UNLABELLED = 0, 1, 2
+__all__ = ["AttributeData", "GENERALIZED", "POS", "NEG", "UNLABELLED", "group_metric", "counterfactual_metric",
+           "member_values", "per_template_differences", "item_selection", "normalizer_value", "null_rows"]
+
 _SELECT_CATS = {"all": [POS, NEG, UNLABELLED], "pos": [POS], "neg": [NEG]}
 
 GENERALIZED = ("PCM", "BCM", "VBCM", "MCM")
@@ -108,6 +109,11 @@ class AttributeData:
         """Per-example counts for class c (None: class-free counts)."""
         return self.counts(c)
 
+    def group_sums(self, c):
+        """Per-group, total and rest-of-group sums of the class-c counts
+        (weighted and raw; computed once per class, fresh dicts on every call)."""
+        return _group_sums(self, c)
+
 
 def normalizer_value(N, k: int) -> float:
     """N as a number: "1", "groups" (|T|), "pairs" (C(|T|,2)), a number, or
@@ -160,14 +166,7 @@ def _accumulate(parts, bad, notes, N):
 # ------------------------------------------------- group view: phi per set
 def item_selection(ad: AttributeData, select: str, c: int) -> np.ndarray:
     """Items kept by a set score's selection for class c."""
-    yy = ad.item_y
-    if select == "all":
-        return np.ones(len(yy), dtype=bool)
-    if select == "pos":
-        return yy == c
-    if select == "neg":
-        return (yy >= 0) & (yy != c)
-    raise MetricError(f"unknown selection {select!r}")
+    return select_items(ad.item_y, select, c)
 
 
 def _group_sums(ad, c):
@@ -190,79 +189,6 @@ def _group_sums(ad, c):
     return tuple(dict(d) for d in cache[c])
 
 
-def _rate_values(score: RateScore, sums):
-    val, bad, reason = score.fn(sums)
-    return np.atleast_1d(val), np.atleast_1d(bad), reason
-
-
-def _n_used(score, sums):
-    return sums["lab"] if score.label_based else sums["n"]
-
-
-def _scalar_phi(ad, score, c):
-    """Per-group scalar phi: (values (k,), bad (k,), notes (k,), n (k,)), and
-    phi of all examples and of each group's rest."""
-    k = ad.k
-    if isinstance(score, RateScore):
-        sums, total, rest, raw, raw_total, raw_rest = _group_sums(ad, c)
-        gv, gb, reason = _rate_values(score, sums)
-        av, ab, _ = _rate_values(score, total)
-        rv, rb, _ = _rate_values(score, rest)
-        n = _n_used(score, raw)
-        notes = [f"{reason} for group {ad.groups[t]!r}" for t in range(k)]
-        return dict(
-            group=(gv, gb, notes, n),
-            all=(np.repeat(av, k), np.repeat(ab, k), [f"{reason} for all examples"] * k, np.repeat(_n_used(score, raw_total), k)),
-            rest=(rv, rb, [f"{reason} for the rest of group {ad.groups[t]!r}" for t in range(k)], _n_used(score, raw_rest)),
-        )
-    if isinstance(score, (MeanScore,)):
-        sel = item_selection(ad, score.select, c)
-        ig = ad.item_g()
-        vals = ad.item_P[:, c]
-        w = np.ones(len(ig)) if ad.row_weight is None else ad.row_weight[ad.item_row]
-        cnt = np.bincount(ig[sel], weights=w[sel], minlength=k).astype(float)
-        s = np.bincount(ig[sel], weights=vals[sel] * w[sel], minlength=k)
-        n_raw = np.bincount(ig[sel], minlength=k).astype(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gv = s / cnt
-            rv = (s.sum() - s) / (cnt.sum() - cnt)
-        av = np.repeat(s.sum() / cnt.sum() if cnt.sum() else np.nan, k)
-        notes = [f"empty score set for group {ad.groups[t]!r}" for t in range(k)]
-        return dict(
-            group=(gv, n_raw == 0, notes, n_raw),
-            all=(av, np.repeat(n_raw.sum() == 0, k), ["empty score set"] * k, np.repeat(n_raw.sum(), k)),
-            rest=(rv, (n_raw.sum() - n_raw) == 0, [f"empty rest of {ad.groups[t]!r}" for t in range(k)], n_raw.sum() - n_raw),
-        )
-    if isinstance(score, AucScore):
-        v, bad, notes, n = _auc_values(ad, score, c)
-        return dict(group=(v, bad, notes, n))
-    raise MetricError(f"score {score.name!r} is not scalar per group; use a set comparison (W1, AEG)")
-
-
-def _auc_values(ad, score: AucScore, c):
-    """AUC per group with positives/negatives from the group or its rest."""
-    h = ad.hist(c)
-    pos_g, neg_g = h.counts[POS], h.counts[NEG]  # (k, nb)
-    side = {
-        "group": (pos_g, neg_g),
-        "rest": (pos_g.sum(0, keepdims=True) - pos_g, neg_g.sum(0, keepdims=True) - neg_g),
-    }
-    P = side[score.pos_from][0]
-    Nn = side[score.neg_from][1]
-    auc = h.auc(P, Nn)
-    npos, nneg = P.sum(1), Nn.sum(1)  # (weighted: > 0 exactly when an item is there)
-    notes = []
-    for t in range(ad.k):
-        why = []
-        if npos[t] == 0:
-            why.append(f"no positives (gold {ad.classes[c]!r}) in the {score.pos_from} of {ad.groups[t]!r}")
-        if nneg[t] == 0:
-            why.append(f"no negatives in the {score.neg_from} of {ad.groups[t]!r}")
-        notes.append("AUC undefined: " + " and ".join(why) if why else None)
-    n_group = h.n_items[POS] + h.n_items[NEG]
-    return auc, ~np.isfinite(auc), notes, n_group
-
-
 # ------------------------------------------------------------ group view
 def group_metric(spec, ad: AttributeData, c, cls_name) -> list:
     """Rows of one metric, one class, group view."""
@@ -275,9 +201,9 @@ def group_metric(spec, ad: AttributeData, c, cls_name) -> list:
         if gen == "PCM":
             return [_row(spec, ad, cls_name, None, None, None, "needs at least two groups")]
         return [_row(spec, ad, cls_name, None, None, None, "needs at least two groups")]
-    if isinstance(score, (SetScore, GoldProbScore)):
+    if score.set_valued:
         return _group_set_metric(spec, ad, score, comp, c, cls_name)
-    phi = _scalar_phi(ad, score, c)
+    phi = score.group_phi(ad, c)
     gv, gb, gnotes, gn = phi["group"]
     rows = []
     if gen == "PCM":
@@ -305,7 +231,7 @@ def group_metric(spec, ad: AttributeData, c, cls_name) -> list:
     if gen in ("BCM", "VBCM"):
         if comp.kind != "scalar":
             raise MetricError(f"{spec.name}: comparison {comp.name!r} needs a set-valued score")
-        if isinstance(score, AucScore):
+        if score.own_background:  # an AUC holds its background in its sides: the value as it is
             bv, bb, bnotes = gv, np.zeros(k, bool), [None] * k
         else:
             key = {"all": "all", "S": "all", "rest": "rest", "S\\S^t": "rest"}.get(spec.background)
@@ -396,36 +322,8 @@ def _group_set_metric(spec, ad, score, comp, c, cls_name):
 def member_values(ad, score, c):
     """Values of tuple members (M, k) or, when examples hold several items
     (``item_pos``), (M, k, L) at aligned positions, plus the mask of valid
-    entries."""
-    T = ad.tuples
-    if isinstance(score, RateScore):
-        cnt = ad.class_counts(c)
-        sums = {name: v[T].astype(float) for name, v in cnt.items()}
-        V, bad, _ = score.fn(sums)
-        return V, ~bad
-    if not isinstance(score, (GoldProbScore, SetScore)):
-        raise MetricError(f"{score.name!r} cannot be a per-member score in the counterfactual view")
-    if ad.item_pos is None:  # one item per example; item index == example index
-        if isinstance(score, GoldProbScore):
-            yy = ad.y[T]
-            ok = yy >= 0
-            return ad.item_P[T, np.where(ok, yy, 0)], ok
-        return ad.item_P[T, c], item_selection(ad, score.select, c)[T]
-    n = len(ad.g)
-    L = int(ad.item_pos.max()) + 1 if len(ad.item_pos) else 1
-    at = (ad.item_row, ad.item_pos)
-    valid = np.zeros((n, L), dtype=bool)
-    valid[at] = True
-    sel = np.zeros((n, L), dtype=bool)
-    Vx = np.zeros((n, L))
-    if isinstance(score, GoldProbScore):
-        labelled = ad.item_y >= 0
-        Vx[at] = ad.item_P[np.arange(len(ad.item_y)), np.where(labelled, ad.item_y, 0)]
-        sel[at] = labelled
-    else:
-        Vx[at] = ad.item_P[:, c]
-        sel[at] = item_selection(ad, score.select, c)
-    return Vx[T], (valid & sel)[T]
+    entries (the score's :meth:`~bias_suite.metrics.scores.Score.members`)."""
+    return score.members(ad, c)
 
 
 def null_rows(spec, ad, cls_name, note, n=None) -> list:
@@ -484,13 +382,7 @@ def counterfactual_metric(spec, ad: AttributeData, c, cls_name) -> list:
         return _per_template_metric(spec, ad, c, cls_name)
     score = get_score(spec.score)
     comp = get_comparison(spec.comparison)
-    why = {
-        "all": "no counterfactual tuple",
-        "pos": f"no counterfactual tuple whose members all have gold class {ad.classes[c]!r}" if c is not None else "",
-        "neg": "no counterfactual tuple whose members are all labelled negatives",
-    }.get(getattr(score, "select", "all"), "no valid tuple")
-    if isinstance(score, GoldProbScore):
-        why = "no counterfactual tuple whose members are all labelled"
+    why = score.no_tuple_note(ad, c)
     Mv, pos_ok, w, Vz, one_position = _tuple_values(ad, score, c)
     if Mv == 0:
         return null_rows(spec, ad, cls_name, why, 0)
@@ -565,19 +457,7 @@ def per_template_differences(spec, ad, score, comp, c) -> np.ndarray:
     vals = ad.item_P[keep, c]
     seg = it_tpl[keep]
     ig = ad.item_g()[keep]
-    pairs = ad.pairs()
-    if isinstance(score, SetScore):
-        if comp.name != "W1":
-            raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
-        return segmented_w1(vals, seg, J, ig, k, pairs)
-    if isinstance(score, MeanScore):
-        cell = seg * k + ig  # sums in item order, as np.add.at would add them
-        cnt = np.bincount(cell, minlength=J * k).astype(float).reshape(J, k)
-        s = np.bincount(cell, weights=vals, minlength=J * k).reshape(J, k)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m = np.where(cnt > 0, s / np.where(cnt > 0, cnt, 1), np.nan)
-        return np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)
-    raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
+    return score.template_differences(spec, comp, vals, seg, J, ig, k, ad.pairs())
 
 
 def _per_template_metric(spec, ad, c, cls_name):

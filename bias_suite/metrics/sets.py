@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: item categories of a class c in the per-class histogram: gold c, labelled with another class, unlabelled
+POS, NEG, UNLABELLED = 0, 1, 2
+
 _CHUNK = 1 << 20  # elements of one (pairs, items) temporary of segmented_w1
 
 

@@ -44,7 +44,7 @@ import numpy as np
 from ..metrics.comparisons import get_comparison
 from ..metrics.generalized import AttributeData
 from ..metrics.materiality import RATIO_BAND
-from ..metrics.scores import AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
+from ..metrics.scores import SCORES, get_score
 
 __all__ = ["event_templates", "paired_bounds", "upper_share", "PairedBound", "MIN_EVENT_TEMPLATES", "OUTCOMES", "PARTS",
            "CHANCES"]
@@ -52,14 +52,8 @@ __all__ = ["event_templates", "paired_bounds", "upper_share", "PairedBound", "MI
 #: a row whose events come from fewer templates than this is inconclusive
 MIN_EVENT_TEMPLATES = 5
 
-#: the two outcomes each named rate separates, as count expressions
-OUTCOMES = {
-    "TPR": ("tp", "fn"), "recall": ("tp", "fn"), "FNR": ("tp", "fn"),
-    "FPR": ("fp", "tn"), "TNR": ("fp", "tn"),
-    "precision": ("tp", "fp"), "F1": ("tp", "fp+fn"),
-    "positive_rate": ("pp", "n-pp"), "accuracy": ("correct", "lab-correct"),
-    "identity_recall": ("tp", "fn"), "identity_FNR": ("tp", "fn"),  # at the identity term's own span
-}
+#: the two outcomes each named rate separates, as count expressions (each rate's ``outcomes``)
+OUTCOMES = {name: sc.outcomes for name, sc in SCORES.items() if getattr(sc, "outcomes", None) is not None}
 
 
 def _expression(cnt: dict, expr: str) -> np.ndarray:
@@ -84,7 +78,7 @@ def _present(values: np.ndarray, where: np.ndarray, J: int, k: int, tpl: np.ndar
 def _sides(spec, score) -> bool:
     """Whether a row rests on its weaker side (ratios, AUCs) rather than on
     both sets together (differences)."""
-    if isinstance(score, AucScore):
+    if score.own_background:  # an AUC: its positives against its negatives
         return True
     return spec.scale == "ratio"
 
@@ -96,18 +90,14 @@ def _presence(ad: AttributeData, score, c, tpl, J):
     group, in any other group and in any group; None when the row count says
     it all. Cached on ``ad`` (metrics sharing a score share it)."""
     k = ad.k
-    if isinstance(score, RateScore):
-        outcomes = OUTCOMES.get(score.name)
-        if outcomes is None:
-            return None
+    events = score.events()
+    if events is None:
+        return None  # every example is an event (or none is counted): the template count says it
+    if events[0] == "counts":
+        outcomes = events[1]
         key = ("rate", score.name, c)
-    elif isinstance(score, (SetScore, MeanScore, AucScore, GoldProbScore)):
-        select = "auc" if isinstance(score, AucScore) else getattr(score, "select", "all")
-        if select not in ("auc", "pos", "neg"):
-            return None  # every example is an event: the template count says it
-        key = ("items", select, c)
     else:
-        return None
+        key = ("items", events[1], c)
     cache = ad.__dict__.setdefault("_event_presence", {})
     key = key + (id(tpl), J)
     if key not in cache:
@@ -147,9 +137,10 @@ def _group_view(spec, ad: AttributeData, score, c, tpl, J) -> dict:
         for (a, b), v in zip(pairs, n):
             out[f"{groups[a]}|{groups[b]}"] = int(v)
     elif spec.generalized in ("BCM", "VBCM"):
-        if isinstance(score, AucScore):
-            na = one[0] if score.pos_from == "group" else others[0]
-            nb = one[1] if score.neg_from == "group" else others[1]
+        sides_of = score.event_sides()
+        if sides_of is not None:  # each kind of event counted on its own side (an AUC's positives, negatives)
+            na = one[0] if sides_of[0] == "group" else others[0]
+            nb = one[1] if sides_of[1] == "group" else others[1]
             n = np.minimum(na, nb)
         elif sides:  # the group against its background (all groups, or the others)
             n = np.min([np.minimum(o, np.full(k, y) if bg_all else r) for o, r, y in zip(one, others, anyg)], axis=0)
@@ -194,14 +185,8 @@ def event_templates(spec, ad: AttributeData, tpl: np.ndarray, J: int) -> dict:
 # intervals that cannot collapse: the exact paired bound for rates whose resampling degenerates
 # --------------------------------------------------------------------------
 #: each named rate as (numerator, denominator) count expressions: a set's rate is the sum of its
-#: numerators over the sum of its denominators (F1 = 2 TP / (2 TP + FP + FN))
-PARTS = {
-    "TPR": ("tp", "tp+fn"), "recall": ("tp", "tp+fn"), "FNR": ("fn", "tp+fn"),
-    "FPR": ("fp", "fp+tn"), "TNR": ("tn", "fp+tn"),
-    "precision": ("tp", "tp+fp"), "F1": ("tp+tp", "tp+tp+fp+fn"),
-    "positive_rate": ("pp", "n"), "accuracy": ("correct", "lab"),
-    "identity_recall": ("tp", "tp+fn"), "identity_FNR": ("fn", "tp+fn"),
-}
+#: numerators over the sum of its denominators (F1 = 2 TP / (2 TP + FP + FN)) (each rate's ``parts``)
+PARTS = {name: sc.parts for name, sc in SCORES.items() if getattr(sc, "parts", None) is not None}
 
 #: the templates that give each rate a chance (its denominator), per class c: what "templates needed" counts
 CHANCES = {
@@ -344,7 +329,7 @@ def paired_bounds(spec, ad: AttributeData, tpl: np.ndarray, J: int, confidence: 
     proportions (a tagger's positive rate counts spans per sentence), are
     left out."""
     score = get_score(spec.score)
-    if spec.view != "group" or not isinstance(score, RateScore) or score.name not in PARTS:
+    if spec.view != "group" or getattr(score, "parts", None) is None:
         return {}
     if spec.generalized not in ("PCM", "BCM", "VBCM"):
         return {}
@@ -381,7 +366,7 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
         ia = ib = np.arange(ad.k)
         labels = groups
     classes = list(enumerate(ad.classes)) if per_class else [(0, "all")]
-    num_e, den_e = PARTS[score.name]
+    num_e, den_e = score.parts
     # per class, template and side: numerators, denominators and example weights, (C, J, rows) each;
     # every class at once (elementwise, so each class's numbers are those it would get alone)
     sides = []

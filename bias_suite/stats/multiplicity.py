@@ -57,7 +57,7 @@ import numpy as np
 from ..exceptions import MetricError
 from ..metrics.comparisons import COMPARISONS
 from ..metrics.materiality import RATIOS
-from ..metrics.scores import SCORES, RateScore
+from ..metrics.scores import SCORES
 
 __all__ = ["METHODS", "Control", "control", "control_claims", "is_hypothesis", "hypothesis_key", "unit_of", "simes",
            "holm", "bh", "guarantee", "rate_null", "ratios_tested_by_differences"]
@@ -236,7 +236,7 @@ def rate_null(spec, attribute, cls, group):
     difference to all, a difference to the rest and a ratio to the rest of
     one rate test one hypothesis, as do a pair's difference and ratio."""
     sc, d = getattr(spec, "phi", None), getattr(spec, "d", None)
-    if spec.view != "group" or not isinstance(group, str) or not isinstance(sc, RateScore) \
+    if spec.view != "group" or not isinstance(group, str) or getattr(sc, "parts", None) is None \
             or SCORES.get(sc.name) is not sc or spec.true_class \
             or getattr(d, "name", None) not in _SAME_NULL or COMPARISONS.get(d.name) is not d:
         return None  # (a user's comparison, or "value", says something else about the rates)

@@ -77,11 +77,9 @@ def templates_needed(tau: float, confidence: float = 0.95) -> int:
 def is_per_class_rate(spec) -> bool:
     """Whether a metric spec is a difference (signed or absolute) of a
     per-class rate of :data:`PER_CLASS_RATES` in the group view."""
-    from ..metrics.scores import RateScore
-
     if spec.view != "group" or not spec.per_class or spec.generalized not in ("PCM", "BCM", "VBCM"):
         return False
-    return isinstance(spec.phi, RateScore) and spec.phi.name in PER_CLASS_RATES and spec.d.name in ("abs", "diff")
+    return getattr(spec.phi, "parts", None) is not None and spec.phi.name in PER_CLASS_RATES and spec.d.name in ("abs", "diff")
 
 
 def rate_metric_taus(thresholds: Mapping[str, float] | None = None, metrics=None, *,

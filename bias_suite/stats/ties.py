@@ -40,7 +40,6 @@ import pandas as pd
 from ..exceptions import MetricError
 from ..metrics.catalog import get_metric
 from ..metrics.comparisons import get_comparison
-from ..metrics.scores import AucScore, SetScore
 from .evidence import MIN_EVENT_TEMPLATES
 from .verdicts import MIN_N
 
@@ -50,10 +49,7 @@ __all__ = ["tied_claims", "untied_support"]
 def _concerned(spec) -> bool:
     if spec.view != "group" or spec.generalized not in ("BCM", "VBCM"):
         return False
-    sc = spec.phi
-    if isinstance(sc, AucScore):
-        return True
-    return isinstance(sc, SetScore) and get_comparison(spec.comparison).name in ("AEG", "W1")
+    return spec.phi.compares_items(get_comparison(spec.comparison))
 
 
 def _untied(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -79,15 +75,7 @@ def untied_support(spec, ad, tpl: np.ndarray, cls: str, group: str) -> list | No
     x = ad.item_P[:, ci]
     ig, iy = ad.item_g(), ad.item_y
     in_group = ig == t
-    sc = spec.phi
-    if isinstance(sc, AucScore):
-        side = {"group": in_group, "rest": ~in_group}
-        a = (iy == ci) & side[sc.pos_from]
-        b = (iy >= 0) & (iy != ci) & side[sc.neg_from]
-    else:
-        sel = {"all": np.ones(len(iy), bool), "pos": iy == ci, "neg": (iy >= 0) & (iy != ci)}[sc.select]
-        a = sel & in_group
-        b = sel & (np.ones_like(in_group) if spec.background in ("all", "S") else ~in_group)
+    a, b = spec.phi.tie_sides(spec, iy, ci, in_group)
     out = []
     for u, s in ((_untied(x, a, b), a), (_untied(x, b, a), b)):
         rows = np.unique(ad.item_row[u])

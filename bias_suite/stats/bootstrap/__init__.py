@@ -67,7 +67,7 @@ count sums, ``((W @ C) * T)`` summed per group; set metrics with item
 weights ``W * T``; tuple means from one product of the tuple weights with
 the per-tuple values of every tuple metric; per-template W1 linear in ``T``
 where a template holds every term of a block; the AEG's own pairs of a
-template from a per-template kernel bilinear in ``T``.
+template from cumulative sums over its items weighted by ``T``.
 
 - Rate scores: per-(template, group) count sums ``C`` once; ``W @ C`` gives the
   (B, k) group sums of every resample and the score functions and
@@ -116,7 +116,9 @@ and for the AUC metrics
 the attribute).
 
 The fast path lives in :mod:`bias_suite.stats.bootstrap.fast`, the
-set-metric machinery in :mod:`bias_suite.stats.bootstrap.sets`; NER data go through
+weighted item sets of the set metrics in
+:mod:`bias_suite.stats.bootstrap.weighted_items`, the prepared attribute in
+:mod:`bias_suite.stats.bootstrap.prepared`; NER data go through
 :func:`resampling_bootstrap`.
 """
 from __future__ import annotations
@@ -132,23 +134,22 @@ from ...metrics.catalog import MetricSpec, get_metric
 from ...families import as_scored, family_of
 from ...metrics.engine import attribute_data, metric_input_kind, metric_values, resolve_metrics
 from ...metrics.generalized import GENERALIZED
-from ...metrics.scores import AucScore, GoldProbScore, SetScore, get_score
-
-_SET_SCORES = (SetScore, GoldProbScore, AucScore)
+from ...metrics.scores import get_score
 from ...suites.views import counterfactual_view, group_order
 from .fast import fast_attribute
-from .sets import BACKGROUND, Prepared, fast_supported, item_multipliers
+from .prepared import BACKGROUND, Prepared, fast_supported
+from .weighted_items import item_multipliers
 from .generic import generic_attribute, resampled_attribute
 from .._common import single_threaded_blas
 from ..evidence import event_templates, paired_bounds
-from .intervals import MAX_UNDEFINED, fill as _fill
+from .intervals import fill as _fill
 from .resamples import AttributeResamples, evaluate_resamples
 from .terms import draw_term_weights, resample_terms_option
 from ..defaults import DEFAULT_B  # the one default of B (evaluate, run, compare and the CLI read it too)
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
-    "template_weights", "cluster_bootstrap_difference", "DEFAULT_B", "resampled_attribute",
+    "template_weights", "DEFAULT_B", "resampled_attribute",
 ]
 
 
@@ -219,6 +220,13 @@ def bootstrap_intervals(scored, results: pd.DataFrame, **options) -> pd.DataFram
         :mod:`bias_suite.stats.bootstrap.terms`), True (every block of
         several terms, and every example must have a term id), False
         (templates only), or a mapping {attribute: blocks}.
+    tuples : the counterfactual tuples of a resample: "observed" (the
+        tuples drawn once from the data, each counted with its template's
+        weight: the closed form), "redraw" (drawn again from every
+        resample, which is evaluated again: :func:`resampling_bootstrap`,
+        so the intervals include the tuple sampling), or "auto" (default:
+        "observed" where the data's family has the closed form, else
+        "redraw").
 
     Returns
     -------
@@ -249,19 +257,20 @@ def bootstrap(
     n_jobs: int | None = None,
     weighting: str = "balanced",
     resample_terms="auto",
+    tuples: str = "auto",
 ) -> BootstrapResult:
     """Like :func:`bootstrap_intervals`, returning a :class:`BootstrapResult`
     (intervals, the verdict basis and optionally the replicate values).
     ``results=None`` evaluates first. ``n_jobs``: processes of the
     resampling path (families without the closed form; see
     :func:`resampling_bootstrap`). ``weighting``: the group view's example
-    weights, as given to ``evaluate``. ``resample_terms``: as in
+    weights, as given to ``evaluate``. ``resample_terms``, ``tuples``: as in
     :func:`bootstrap_intervals`."""
     _check(B, confidence, method)
     resample_terms = resample_terms_option(resample_terms)
     data = as_scored(scored)
     tseed = seed if tuple_seed is None else tuple_seed
-    if not family_of(data).fast_bootstrap:
+    if _redraw_tuples(data, tuples):
         return resampling_bootstrap(data, results, metrics=metrics, B=B, confidence=confidence, seed=seed,
                                     max_tuples=max_tuples, group_order_override=group_order_override,
                                     tuple_seed=tseed, keep_replicates=keep_replicates, n_jobs=n_jobs,
@@ -293,7 +302,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
                          weighting: str = "balanced", resample_terms="auto") -> BootstrapResult:
     """Cluster bootstrap over templates (and terms) by evaluating every
     resample again: the path of families without the closed form (sequence
-    labelling).
+    labelling), and of ``bootstrap(..., tuples="redraw")``.
 
     Same resampling units and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
     ``W[b, j]`` times (multinomial over the J templates, the same weights
@@ -457,40 +466,21 @@ def bootstrap_replicates(
     return pd.DataFrame(keys, columns=["attribute", "metric", "class", "group"]), reps
 
 
-def cluster_bootstrap_difference(costs, annotations, clusters, *, confidence: float = 0.95, seed: int = 0,
-                                 B: int = DEFAULT_B):
-    """Cluster-bootstrap percentile interval of mean_A(c) - mean_B(c), A the
-    rows annotated +1 and B those annotated -1, resampling ``clusters``
-    (e.g. templates) with the same multinomial scheme as :func:`bootstrap`.
-    Returns ``(low, high)`` or ``(None, None)`` when undefined in more than
-    half of the resamples. (The hook of ``benchmarks/coverage.py``.)"""
-    c = np.asarray(costs, float).ravel()
-    f = np.asarray(annotations).ravel()
-    codes, _ = pd.factorize(pd.Series(np.asarray(clusters).ravel()), sort=False)
-    J = int(codes.max()) + 1 if codes.size else 0
-    if J < 2:
-        return None, None
-    W = template_weights(J, B, np.random.default_rng(seed)).astype(float)
-    cell = np.zeros((J, 4))
-    a, b = f == 1, f == -1
-    cell[:, 0] = np.bincount(codes, weights=c * a, minlength=J)
-    cell[:, 1] = np.bincount(codes, weights=a.astype(float), minlength=J)
-    cell[:, 2] = np.bincount(codes, weights=c * b, minlength=J)
-    cell[:, 3] = np.bincount(codes, weights=b.astype(float), minlength=J)
-    S = W @ cell
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = S[:, 0] / S[:, 1] - S[:, 2] / S[:, 3]
-    d = d[np.isfinite(d)]
-    if d.size < B * (1 - MAX_UNDEFINED):
-        return None, None
-    alpha = 1.0 - confidence
-    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
-    return float(lo), float(hi)
-
-
 # --------------------------------------------------------------------------
 # setup
 # --------------------------------------------------------------------------
+def _redraw_tuples(data, tuples: str) -> bool:
+    """Whether the resamples draw their counterfactual tuples again
+    (``tuples`` of :func:`bootstrap_intervals`)."""
+    if tuples not in ("auto", "observed", "redraw"):
+        raise MetricError(f"tuples must be 'auto', 'observed' or 'redraw', got {tuples!r}")
+    closed = family_of(data).fast_bootstrap
+    if tuples == "observed" and not closed:
+        raise MetricError(f"{family_of(data).name} data has no closed-form bootstrap: its resamples are evaluated "
+                          "again and draw their tuples again (tuples='redraw' or 'auto')")
+    return tuples == "redraw" or not closed
+
+
 def _check(B, confidence, method):
     if not isinstance(B, (int, np.integer)) or B < 1:
         raise MetricError(f"B (number of bootstrap resamples) must be a positive integer, got {B!r}")
@@ -544,6 +534,13 @@ def _prepare(data, cf, attribute, group_order_override, weighting="balanced", te
                     terms.group_codes(ad.groups))
 
 
+def _from_items(spec) -> bool:
+    """Whether a metric's replicates come from weighted probability items
+    (group view: the set and AUC metrics), whose integer weights must hold
+    the template balance."""
+    return spec.view == "group" and get_score(spec.score).weighted_from == "items"
+
+
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
                 weighting="balanced", terms=None, confidence=0.95):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
@@ -560,11 +557,11 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
         prep = _prepare(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
         vals, basis = {}, {}
         fast = [s for s in specs if method != "generic" and fast_supported(s)]
-        if any(isinstance(get_score(s.score), _SET_SCORES) and s.view == "group" for s in fast):
+        if any(_from_items(s) for s in fast):
             try:
                 item_multipliers(prep.ad.row_weight, prep.ad.item_row)
             except MetricError:  # a template balance the integer closed form cannot hold: the generic path
-                fast = [s for s in fast if not (isinstance(get_score(s.score), _SET_SCORES) and s.view == "group")]
+                fast = [s for s in fast if not _from_items(s)]
         if method == "fast" and len(fast) < len(specs):
             slow = [s.name for s in specs if s not in fast]
             raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")

@@ -3,7 +3,8 @@ all resamples at once, from template weights and, where terms are
 resampled, term weights (rates from weighted count sums, counterfactual
 tuples and per-template sets from weighted copies, set metrics per chunk of
 resamples). :mod:`bias_suite.stats.bootstrap` has the method and the public
-API, :mod:`bias_suite.stats.bootstrap.sets` the shared pieces,
+API, :mod:`bias_suite.stats.bootstrap.prepared` the shared pieces,
+:mod:`bias_suite.stats.bootstrap.weighted_items` the weighted item sets,
 :mod:`bias_suite.stats.bootstrap.term_kernels` the term-weighted quantities.
 """
 from __future__ import annotations
@@ -13,10 +14,11 @@ import numpy as np
 from ...exceptions import MetricError
 from ...metrics.comparisons import get_comparison
 from ...metrics.generalized import member_values, normalizer_value, per_template_differences
-from ...metrics.scores import AucScore, MeanScore, RateScore, get_score
-from .sets import (BACKGROUND, CATS, CHUNK_ELEMENTS, ClassItems, Prepared, accumulated, class_list,
-                   per_template_columns, safe_ratio, scalar_values)
+from ...metrics.scores import get_score
+from .prepared import (BACKGROUND, CHUNK_ELEMENTS, Prepared, accumulated, class_list, per_template_columns,
+                       safe_ratio, scalar_values)
 from .term_kernels import ACROSS_TEMPLATES, TupleWeights, aeg_excess, per_template_term_values
+from .weighted_items import CATS, ClassItems
 
 
 # --------------------------------------------------------------------------
@@ -47,7 +49,7 @@ def fast_attribute(prep: Prepared, specs, W, T=None):
             if spec.view == "group":
                 if spec.generalized in ("PCM", "MCM") and ad.k < 2:
                     continue
-                if isinstance(sc, RateScore):
+                if sc.weighted_from == "counts":  # weighted count sums, all resamples at once
                     phi = _rate_phi(prep, sc, c, Wf, sums_cache, Tf)
                     _store(out, basis, spec, cls, *scalar_values(spec, ad, sc, comp, phi), B)
                 else:
@@ -303,7 +305,7 @@ def _per_template_values(spec, prep, score, comp, c, Wf):
         return None
     D = D[ok]
     cols = np.column_stack([D, D.sum(axis=1) / normalizer_value(spec.normalizer, k)])
-    signed_on = comp.name == "abs" and isinstance(score, MeanScore)
+    signed_on = comp.name == "abs" and not score.set_valued
     if signed_on:  # the signed difference of the template means beneath |mean f(a) - mean f(b)|
         cols = np.column_stack([cols, per_template_differences(spec, ad, score, get_comparison("diff"), c)[ok]])
     Wc = Wf[:, prep.complete_idx[ok]]
@@ -316,32 +318,6 @@ def _per_template_values(spec, prep, score, comp, c, Wf):
 # --------------------------------------------------------------------------
 # set metrics (W1, AEG, AUC) per chunk of resamples
 # --------------------------------------------------------------------------
-def _auc_group(items: ClassItems, score: AucScore):
-    """(Bc, k) AUC per group and the (Bc,) AUC of all examples; AUC =
-    U(positives over negatives) / (n_pos n_neg), rest-of-group sets by
-    linearity of U in each argument."""
-    pos, neg = CATS["pos"], CATS["neg"]
-    npos, nneg = items.n(pos), items.n(neg)
-    npa, nna = npos.sum(1, keepdims=True), nneg.sum(1, keepdims=True)
-    Ugg = items.u_grp(pos, neg)  # U(pos_t over neg_t)
-    Uta = items.u_over_all(pos, neg)  # U(pos_t over neg_all)
-    Utot = Uta.sum(1, keepdims=True)  # U(pos_all over neg_all)
-    side = (score.pos_from, score.neg_from)
-    if side == ("group", "group"):
-        U, nP, nN = Ugg, npos, nneg
-    elif side == ("group", "rest"):
-        U, nP, nN = Uta - Ugg, npos, nna - nneg
-    else:
-        Uat = npa * nneg - items.u_over_all(neg, pos)  # U(pos_all over neg_t) = |P||N| - U(neg_t over pos_all)
-        if side == ("rest", "group"):
-            U, nP, nN = Uat - Ugg, npa - npos, nneg
-        elif side == ("rest", "rest"):
-            U, nP, nN = Utot - Uta - Uat + Ugg, npa - npos, nna - nneg
-        else:
-            raise MetricError(f"AUC sides must be 'group' or 'rest', got {side}")
-    return safe_ratio(U, nP * nN), safe_ratio(Utot[:, 0], (npa * nna)[:, 0])
-
-
 def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
     """Set and AUC metrics of one class, in chunks of resamples (``Tx``:
     term weights, None when terms are not resampled)."""
@@ -351,15 +327,14 @@ def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
     Bc = int(np.clip(CHUNK_ELEMENTS // max(items.m, 1), 1, 256))
     Wi32 = Wx.astype(np.int32)
     Ti32 = None if Tx is None else Tx.astype(np.int32)
-    items.T_all = None if Tx is None else Tx.astype(np.float64)
     acc: dict = {}
     for s in range(0, R, Bc):
-        items.start(Wi32[s:s + Bc], None if Ti32 is None else Ti32[s:s + Bc], s)
+        items.start(Wi32[s:s + Bc], None if Ti32 is None else Ti32[s:s + Bc])
         for spec, cls in jobs:
             sc = get_score(spec.score)
             comp = get_comparison(spec.comparison)
-            if isinstance(sc, AucScore):
-                gv, overall = _auc_group(items, sc)
+            if not sc.set_valued:  # a scalar of weighted items (an AUC), then the engine's comparisons
+                gv, overall = sc.weighted(items, CATS["pos"], CATS["neg"])
                 phi = {"group": (gv, ~np.isfinite(gv))}
                 contrast = gv - overall[:, None]
                 vals, signed = scalar_values(spec, ad, sc, comp, phi, contrast=contrast)

@@ -12,7 +12,7 @@ import numpy as np
 from ...metrics.comparisons import get_comparison
 from ...metrics.engine import metric_rows
 from ...metrics.generalized import AttributeData
-from .sets import Prepared
+from .prepared import Prepared
 from .term_kernels import ACROSS_TEMPLATES, aeg_without_copy_pairs
 
 __all__ = ["resampled_attribute", "generic_attribute"]

@@ -11,9 +11,8 @@ import pandas as pd
 
 from ...metrics.generalized import GENERALIZED
 from ..evidence import MIN_EVENT_TEMPLATES
-from .quantiles import row_quantiles
 
-__all__ = ["fill", "MAX_UNDEFINED", "NOTE_FRACTION"]
+__all__ = ["fill", "row_quantiles", "MAX_UNDEFINED", "NOTE_FRACTION"]
 
 #: undefined-replicate fractions: above NOTE_FRACTION a note, above MAX_UNDEFINED no interval
 NOTE_FRACTION = 0.01
@@ -23,6 +22,19 @@ MAX_UNDEFINED = 0.5
 # --------------------------------------------------------------------------
 # percentiles into the results
 # --------------------------------------------------------------------------
+def row_quantiles(V: np.ndarray, probs, ok: np.ndarray) -> np.ndarray:
+    """(len(probs), rows) ``np.quantile`` of each row of ``V`` over its
+    entries ``ok`` (NaN for a row without any): the rows with the same
+    number of entries in one call (``np.nanquantile`` would take the rows
+    with a NaN one by one in Python)."""
+    q = np.full((len(probs), V.shape[0]), np.nan)
+    n = ok.sum(axis=1)
+    for m in np.unique(n[n > 0]):
+        rows = np.flatnonzero(n == m)
+        q[:, rows] = np.quantile(V[rows][ok[rows]].reshape(rows.size, int(m)), probs, axis=1)
+    return q
+
+
 def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
     out = results.copy()
     index = {k: i for i, k in enumerate(keys)}

@@ -8,7 +8,8 @@ template weights ``W[b, j]`` (:mod:`bias_suite.stats.bootstrap.terms` draws them
 - per-template metrics: the group sets of a template weighted by ``T``
   (:func:`per_template_term_values`: weighted means, weighted W1);
 - AEG: the pairs inside one template, weighted by ``T``, for the copy-pair
-  correction (:func:`within_terms`), and the generic path's correction
+  correction (:func:`within_terms`: one algorithm, cumulative sums over the
+  items sorted by template and score), and the generic path's correction
   (:func:`aeg_without_copy_pairs`).
 
 Everything here is used only where terms are resampled; without term
@@ -21,9 +22,9 @@ import numpy as np
 from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
-from ...metrics.scores import MeanScore, SetScore, get_score
-from .sets import (CATS, BACKGROUND, ClassItems, Prepared, accumulated, item_multipliers, per_template_columns,
-                   safe_ratio)
+from ...metrics.scores import get_score
+from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
+from .weighted_items import CATS, ClassItems, item_multipliers
 
 #: target size (resamples x cells) of one chunk here
 CHUNK_CELLS = 1_000_000
@@ -329,23 +330,22 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
     pairs = ad.pairs()
     P = len(pairs)
     x, seg, g, term = _template_items(prep, score, c)
-    if isinstance(score, SetScore):
+    # the closed form takes set scores (W1 of the weighted sets) and mean scores (d of the weighted means)
+    if score.set_valued:
         if comp.name != "W1":
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
         plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc)
-    elif isinstance(score, MeanScore):
+    else:
         S, Nn = _weighted_means(prep, x, seg, term, Jc)
         bounded = x.size == 0 or np.abs(x).max() <= 1.0
-    else:
-        raise MetricError(f"{spec.name}: per-template metrics take a set or mean score")
-    signed_on = isinstance(score, MeanScore) and comp.name == "abs"
+    signed_on = not score.set_valued and comp.name == "abs"
     N = normalizer_value(spec.normalizer, k)
     R = Wf.shape[0]
     vals = np.empty((R, 2 * P + 1 if signed_on else P + 1))
     a_idx = np.array([p[0] for p in pairs], dtype=np.int64)
     b_idx = np.array([p[1] for p in pairs], dtype=np.int64)
     for s, e in _steps(R, Jc * (2 * P + k + 1)):
-        if isinstance(score, SetScore):
+        if score.set_valued:
             D = _weighted_w1(plan, Tf[s:e], Jc)  # (P, Jc, Rc)
             ok = np.isfinite(D).all(axis=0)  # (Jc, Rc): the templates that count in each resample
             Wc = Wf[s:e, prep.complete_idx].T * ok
@@ -377,98 +377,16 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
 #: the verdict basis of an AEG row: the AEG over pairs of items of different templates
 ACROSS_TEMPLATES = "AEG across templates (pairs inside one template left out)"
 
-#: largest templates x items^2 (or templates x terms^2) for the pair kernels of :func:`within_terms`
-KERNEL_CELLS = 4_000_000
-
-
-def _pair_kernel(items: ClassItems, cats):
-    """Per template j, K[j, s, t] = U(items of term s over items of term t)
-    inside j (multipliers included, ties 1/2, an item with itself 1/2) and
-    the items of term t in template j (with multipliers), laid out so that
-    ``T @ C`` gives each group's weight in each template: then U(a over b)
-    in j is sum over s in a, t in b of T_s T_t K[j, s, t]; over the
-    templates that hold items of the selection (the third value: their
-    indices). None when too large (:data:`KERNEL_CELLS`)."""
-    p = items.positions(cats)
-    nT = items.prep.n_terms
-    present, tq = np.unique(items.tpl[p], return_inverse=True)  # the templates with items of the selection
-    J = present.size
-    sizes = np.bincount(tq, minlength=J)
-    width = int(sizes.max()) if sizes.size else 0
-    if J * max(width, nT) ** 2 > KERNEL_CELLS:
-        return None
-    order = np.argsort(tq, kind="stable")
-    q, tq = p[order], tq[order]
-    slot = np.arange(q.size) - (np.cumsum(sizes) - sizes)[tq]
-    X = np.full((J, width), np.nan)
-    X[tq, slot] = items.x[q]
-    A = np.zeros((J, width, nT))
-    A[tq, slot, items.term[q]] = 1.0 if items.r is None else items.r[q].astype(np.float64)
-    u = (X[:, :, None] > X[:, None, :]) + 0.5 * (X[:, :, None] == X[:, None, :])
-    K = A.transpose(0, 2, 1) @ u @ A  # (J, nT, nT)
-    k = items.k
-    Cg = np.zeros((nT, J, k))  # Cg[t, j, group of t] = the items of term t in template j
-    Cg[np.arange(nT), :, items.prep.term_g] = A.sum(axis=1).T
-    return np.ascontiguousarray(K.reshape(J * nT, nT).T), Cg.reshape(nT, J * k), present
-
 
 def within_terms(items: ClassItems, cats, pairs: bool):
     """The pairs inside each template in the current chunk of resamples,
     items weighted by their term weights (and multipliers):
-    ``(U, N, tpl)`` with N (Bc, Jt, k) the weight of each group in the
-    templates ``tpl`` (indices, or a slice of all) and U (Bc, Jt, k)
-    U(group over all items of the template), or with ``pairs`` U
-    (Bc, Jt, k, k) U(group a over group b) inside each template (ties count
-    1/2); templates outside ``tpl`` hold no item of the selection. By the
-    pair kernel of each template (bilinear in T) where it is small, else by
-    cumulative sums over the sorted items."""
-    kernel = items.memo(("pair_kernel", cats), lambda: _pair_kernel(items, cats))
-    if kernel is None:
-        return _within_by_sums(items, cats, pairs) + (slice(None),)
-    Kt, C, tpl = kernel
-    J, k, nT = tpl.size, items.k, items.prep.n_terms
-    onehot = items.prep.term_onehot()
-    # terms in group order: with groups of one size, group sums are sums over a trailing axis
-    perm = np.argsort(items.prep.term_g, kind="stable")
-    sizes = np.bincount(items.prep.term_g, minlength=k)
-    even = sizes.size > 0 and (sizes == sizes[0]).all()
-    if even:
-        Kt = np.ascontiguousarray(Kt.reshape(nT, J, nT)[:, :, perm].reshape(nT, J * nT))
-
-    def compute(Tf):
-        Bc = Tf.shape[0]
-        Tp = Tf[:, perm] if even else Tf
-
-        def by_group(Y):  # (Bc, J, nT) -> (Bc, J, k)
-            Y *= Tp[:, None, :]
-            if even:  # (a sum over a short trailing axis is slow in numpy: add its slices)
-                Y = Y.reshape(Bc, J, k, sizes[0])
-                out = Y[..., 0].copy()
-                for i in range(1, sizes[0]):
-                    out += Y[..., i]
-                return out
-            return Y.reshape(Bc * J, nT) @ onehot
-
-        N = (Tf @ C).reshape(Bc, J, k)
-        if not pairs:
-            return by_group((Tf @ Kt).reshape(Bc, J, nT)).reshape(Bc, J, k), N  # sum over t of K[j, s, t] T_t
-        U = np.empty((Bc, J, k, k))
-        for g in range(k):
-            U[..., g] = by_group(((Tf * onehot[:, g]) @ Kt).reshape(Bc, J, nT)).reshape(Bc, J, k)
-        return U, N
-
-    T_all = items.T_all
-    if T_all is not None and T_all.shape[0] * J * max(k, nT) * (k if pairs else 1) <= KERNEL_CELLS:
-        # every resample at once (fewer, larger products), then the rows of this chunk
-        U, N = items.memo(("within_all", cats, pairs), lambda: compute(T_all))
-        s, e = items.rows
-        return U[s:e], N[s:e], tpl
-    return items.chunk_memo(("within_terms", cats, pairs), lambda: compute(items.Tf)) + (tpl,)
-
-
-def _within_by_sums(items: ClassItems, cats, pairs: bool):
-    """:func:`within_terms` by cumulative sums over the items sorted by
-    template and score (any size)."""
+    ``(U, N)`` with N (Bc, J, k) the weight of each group in each
+    template and U (Bc, J, k) U(group over all
+    items of the template), or with ``pairs`` U (Bc, J, k, k) U(group a
+    over group b) inside each template (ties count 1/2): by cumulative sums
+    over the items sorted by template and score, each item's contribution
+    as the higher one of its pairs summed per (template, group) cell."""
     def static():
         p = items.positions(cats)
         order = np.lexsort((items.x[p], items.tpl[p]))  # by template, then score
@@ -509,7 +427,7 @@ def _within_by_sums(items: ClassItems, cats, pairs: bool):
             U[..., b] = per_cell(u_over(wt * (gq == b)))
         return U, N
 
-    return items.chunk_memo(("within_by_sums", cats, pairs), chunk)
+    return items.chunk_memo(("within_terms", cats, pairs), chunk)
 
 
 def aeg_excess(items: ClassItems, cats, spec, Q=None):
@@ -521,12 +439,10 @@ def aeg_excess(items: ClassItems, cats, spec, Q=None):
     every pair inside a template, for the AEG across templates)."""
     Q = items.within_excess() if Q is None else Q
     if spec.generalized == "PCM":
-        U, N, tpl = within_terms(items, cats, pairs=True)
-        Q = Q[:, tpl]
+        U, N = within_terms(items, cats, pairs=True)
         return {(a, b): (np.einsum("bj,bj->b", Q, U[:, :, a, b]), np.einsum("bj,bj->b", Q, N[:, :, a] * N[:, :, b]))
                 for a in range(items.k) for b in range(items.k) if a < b}
-    Ut, N, tpl = within_terms(items, cats, pairs=False)
-    Q = Q[:, tpl]
+    Ut, N = within_terms(items, cats, pairs=False)
     Nb = N.sum(axis=2, keepdims=True)
     if BACKGROUND.get(spec.background) == "rest":
         Ut, Nb = Ut - N * N / 2.0, Nb - N

@@ -1,120 +1,20 @@
-"""Shared pieces of the cluster bootstrap's closed-form path
-(:mod:`bias_suite.stats.bootstrap` has the method and the public API,
-:mod:`bias_suite.stats.bootstrap.fast` the per-attribute fast path,
-:mod:`bias_suite.stats.bootstrap.term_kernels` what the term weights add).
-
-- :class:`Prepared`: one attribute's arrays with every row's template (and
-  term, where terms are resampled);
-- :func:`scalar_values`: the engine's scalar group metrics on (R, k) arrays
-  of phi values, with the signed basis beneath |x|;
-- :class:`ClassItems`: once-sorted probability items with integer item
-  weights (template and term weights, balance multipliers) per chunk of
-  resamples, and the Mann-Whitney U and W1 sums of the set metrics;
-- :func:`fast_supported`: which metrics the closed form covers.
+"""Weighted item sets of the closed-form bootstrap's set metrics (W1, AEG,
+the AUCs): :class:`ClassItems`, the probability items of one attribute and
+class sorted once, with integer item weights (template and term weights,
+template-balance multipliers, :func:`item_multipliers`) per chunk of
+resamples, and the Mann-Whitney U and W1 sums over them.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...exceptions import MetricError
-from ...metrics.catalog import MetricSpec
-from ...metrics.comparisons import get_comparison
-from ...metrics.generalized import NEG, POS, UNLABELLED, AttributeData, normalizer_value
-from ...metrics.scores import SCORES, AucScore, GoldProbScore, MeanScore, RateScore, SetScore, get_score
+from ...metrics.generalized import NEG, POS, UNLABELLED
+from .prepared import Prepared
 
-#: target size (resamples x items) of one chunk of the set-metric computations
-CHUNK_ELEMENTS = 160_000
-
+#: the item categories of each selection of a set score
 CATS = {"all": (POS, NEG, UNLABELLED), "pos": (POS,), "neg": (NEG,)}
-BACKGROUND = {"all": "all", "S": "all", "rest": "rest", "S\\S^t": "rest"}
 
-
-@dataclass
-class Prepared:
-    """One attribute: the engine's arrays plus every row's template among all
-    of the attribute's templates (complete or not)."""
-
-    ad: AttributeData
-    tpl: np.ndarray  # (n,) all-template index per row
-    J: int
-    complete_idx: np.ndarray  # (Jc,) all-template index of each complete template
-    term: np.ndarray | None = None  # (n,) term index per row (bias_suite.stats.bootstrap.terms)
-    term_g: np.ndarray | None = None  # (n_terms,) group index (in ad.groups) of each term
-
-    @property
-    def n_terms(self) -> int:
-        return 0 if self.term_g is None else len(self.term_g)
-
-    def term_onehot(self) -> np.ndarray:
-        """(n_terms, k) 1 where a term belongs to a group: group sums of per-term sums."""
-        out = np.zeros((self.n_terms, self.ad.k))
-        out[np.arange(self.n_terms), self.term_g] = 1.0
-        return out
-
-
-def _nan_where(bad, val):
-    val = np.asarray(val, float)
-    return np.where(bad | ~np.isfinite(val), np.nan, val)
-
-
-def scalar_values(spec, ad, score, comp, phi, contrast=None):
-    """Mirror of the engine's scalar group metrics on (R, k) phi arrays.
-    Returns (values {group label: (R,)}, signed basis {label: (text, (R,))})."""
-    gen, k = spec.generalized, ad.k
-    gv, gb = phi["group"]
-    out, signed = {}, {}
-    phi_name = getattr(score, "name", "phi")
-    if gen == "PCM":
-        N = normalizer_value(spec.normalizer, k)
-        pairs = ad.pairs()
-        a = np.array([p[0] for p in pairs], dtype=np.int64)
-        b = np.array([p[1] for p in pairs], dtype=np.int64)
-        val, dbad = comp.fn(gv[:, a], gv[:, b])
-        val = np.asarray(val, float)
-        bad = gb[:, a] | gb[:, b] | np.asarray(dbad, bool)
-        pv = _nan_where(bad, val)
-        sd = _nan_where(bad, gv[:, a] - gv[:, b]) if comp.name == "abs" else None
-        for i, name in enumerate(ad.pair_names()):
-            out[name] = pv[:, i]
-            if sd is not None:
-                signed[name] = (f"{phi_name}(first) - {phi_name}(second)", sd[:, i])
-        acc = np.full(gv.shape[0], np.nan) if N == 0 else _nan_where(bad.any(1), val.sum(1) / N)
-        out[None] = acc
-        return out, signed
-    if gen in ("BCM", "VBCM"):
-        if isinstance(score, AucScore):
-            bv, bb = gv, np.zeros(gv.shape, bool)
-        else:
-            key = BACKGROUND.get(spec.background)
-            if key is None:
-                raise MetricError(f"{spec.name}: background must be 'all' or 'rest', got {spec.background!r}")
-            bv, bb = phi[key]
-        val, dbad = comp.fn(bv, gv)
-        val = np.asarray(val, float)
-        bad = gb | bb | np.asarray(dbad, bool)
-        pv = _nan_where(bad, val)
-        bg_text = "all" if BACKGROUND.get(spec.background) == "all" else "rest"
-        sd, text = None, None
-        if comp.name == "abs" and not isinstance(score, AucScore):
-            sd, text = _nan_where(bad, gv - bv), f"{phi_name}(group) - {phi_name}({bg_text})"
-        elif isinstance(score, AucScore) and contrast is not None:
-            sd, text = _nan_where(bad, contrast), "AUC(group) - AUC(all examples)"
-        for t, name in enumerate(ad.groups):
-            out[name] = pv[:, t]
-            if sd is not None:
-                signed[name] = (text, sd[:, t])
-        if gen == "BCM":
-            N = normalizer_value(spec.normalizer, k)
-            out[None] = np.full(gv.shape[0], np.nan) if N == 0 else _nan_where(bad.any(1), val.sum(1) / N)
-        return out, signed
-    if gen == "MCM":
-        if comp.kind != "multi":
-            raise MetricError(f"{spec.name}: MCM needs a multi-group comparison (std, range), got {comp.name!r}")
-        out[None] = _nan_where(gb.any(1), comp.fn(gv))
-        return out, signed
-    raise MetricError(f"unknown generalized metric {gen!r}")
 
 
 # ------------------------------------------------------------ set metrics
@@ -146,8 +46,6 @@ class ClassItems:
         else:
             self.r = np.asarray(ad.row_weight, dtype=np.float64)[ad.item_row[order]]
         self.Tc = None
-        self.T_all = None  # every resample's term weights (float), where the caller has them all
-        self.rows = (0, 0)
         self._static: dict = {}
         self._chunk: dict = {}
 
@@ -210,12 +108,10 @@ class ClassItems:
         return bstart, ends[block], at_seg_start
 
     # -- per chunk
-    def start(self, Wc: np.ndarray, Tc: np.ndarray | None = None, first: int = 0):
+    def start(self, Wc: np.ndarray, Tc: np.ndarray | None = None):
         """A new chunk of resamples: ``Wc`` (Bc, J) int32 template weights,
-        ``Tc`` (Bc, n_terms) int32 term weights (None: terms not resampled);
-        ``first``: the chunk's first resample (``rows``: its range)."""
+        ``Tc`` (Bc, n_terms) int32 term weights (None: terms not resampled)."""
         self.Wc, self.Tc = Wc, Tc
-        self.rows = (first, first + Wc.shape[0])
         self.Wf = Wc.astype(np.float64)
         self.Tf = None if Tc is None else Tc.astype(np.float64)
         wmax = (int(Wc.max()) if Wc.size else 0) * (int(self.r.max()) if self.r is not None and self.r.size else 1)
@@ -500,48 +396,3 @@ def item_multipliers(row_weight, item_row) -> np.ndarray | None:
     if L > MAX_MULTIPLE:
         raise MetricError(f"template balance needs a common multiple of {L} (above {MAX_MULTIPLE})")
     return (L // m)[item_row].astype(np.int32)
-
-
-def safe_ratio(num, den):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
-
-
-def accumulated(V, N):
-    if N == 0 or V.shape[1] == 0:
-        return np.full(V.shape[0], np.nan)
-    bad = ~np.isfinite(V).all(axis=1)
-    return np.where(bad, np.nan, np.nan_to_num(V).sum(axis=1) / N)
-
-
-def fast_supported(spec: MetricSpec) -> bool:
-    """Whether the vectorized path covers a metric (classification)."""
-    sc = get_score(spec.score)
-    comp = get_comparison(spec.comparison)
-    if isinstance(sc, RateScore) and not any(sc is s for s in SCORES.values()):
-        return False  # a user rate function may not broadcast over resamples
-    if spec.view == "group":
-        if isinstance(sc, (SetScore, GoldProbScore)):
-            return comp.name in ("W1", "AEG") and getattr(sc, "select", "all") in CATS
-        return isinstance(sc, (RateScore, AucScore))
-    if spec.per_template:
-        return (isinstance(sc, SetScore) and comp.name == "W1") or isinstance(sc, MeanScore)
-    return isinstance(sc, (GoldProbScore, SetScore, RateScore))
-
-
-def class_list(spec, ad):
-    if not spec.per_class:
-        return [(0, "all")]
-    return list(enumerate(ad.classes))
-
-
-def per_template_columns(ad, vals: np.ndarray, signed_on: bool):
-    """The (R, pairs + 1 [+ pairs]) values of a per-template metric as
-    ``({pair or None: (R,)}, {pair: (basis text, (R,))})``: a column per
-    pair, the accumulated one, then, with ``signed_on``, the signed
-    difference of the template means per pair."""
-    labels = ad.pair_names() + [None]
-    n = len(labels)
-    signed = ({lab: ("mean f(first) - mean f(second), mean over templates", vals[:, n + i])
-               for i, lab in enumerate(ad.pair_names())} if signed_on else {})
-    return {lab: vals[:, i] for i, lab in enumerate(labels)}, signed
