@@ -231,6 +231,7 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
         "beyond_terms": (_terms_resampled(scored, opts.replace(resample_terms="auto"))
                          if opts.resample_terms is False else None),
         "groups": {a: list(g) for a, g in opts.groups.items()} if opts.groups else None,
+        "sample_terms": opts.sample_terms,
         "group_orders": order,
         "invariance": bool(opts.invariance),
         "inv_threshold": opts.inv_threshold if opts.invariance else None,

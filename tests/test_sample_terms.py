@@ -45,3 +45,31 @@ def test_parallel_forms_stay_together_and_small_groups_keep_all():
 def test_bad_sample_size_names_the_option(bad):
     with pytest.raises(BiasSuiteError, match="sample-terms|sample_terms"):
         sample_terms([load_suite("templates/sentiment_religion.yaml")], bad)
+
+
+def test_run_samples_terms_and_records_it(tmp_path):
+    """``run --sample-terms 2``: each group of the mini suite keeps 2 of its names, in every template; the
+    run records the option; an examples table refuses it with one line."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from _report_data import mini_names_suite
+    from _tiny_models import make_tiny_classifier
+    from bias_suite.cli import app
+
+    model = make_tiny_classifier(tmp_path / "tiny")
+    suite = mini_names_suite(tmp_path / "s")
+    full = load_suite(suite)
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["run", str(suite), "--model", str(model), "--out", str(out), "-q", "--no-cache",
+                                 "--bootstrap", "0", "--sample-terms", "2", "--seed", "1"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    ex = pd.read_json(out / "examples.jsonl", lines=True)
+    (kept,) = sample_terms([full], 2, seed=1)
+    for g, terms in kept.identity["names"].terms.items():
+        assert sorted(set(ex.loc[ex["group"] == g, "term"])) == sorted(terms["person"]) and len(terms["person"]) == 2
+    assert ex.groupby("template")["term"].nunique().eq(4).all()
+    assert json.loads((out / "run.json").read_text())["sample_terms"] == 2
