@@ -45,6 +45,7 @@ from ..metrics.comparisons import get_comparison
 from ..metrics.generalized import AttributeData
 from ..metrics.materiality import RATIO_BAND
 from ..metrics.scores import SCORES, get_score
+from .signflip import EXACT_MAX, sign_flip_p
 
 __all__ = ["event_templates", "paired_bounds", "upper_share", "PairedBound", "MIN_EVENT_TEMPLATES", "OUTCOMES", "PARTS",
            "CHANCES"]
@@ -229,7 +230,11 @@ class PairedBound:
     ``extend``: for a rate of two kinds of template (:data:`MIXED`) whose
     templates differ enough in all but one kind, how far that kind's own
     bound reaches below and above its observed share of the difference
-    (0, 0 otherwise), and ``sparse`` names it ("0 of 45 'pos' templates")."""
+    (0, 0 otherwise), and ``sparse`` names it ("0 of 45 'pos' templates");
+    ``p``: the two-sided sign-flip p-value of the templates' contributions
+    (:mod:`bias_suite.stats.signflip`) where at most ``EXACT_MAX`` of them
+    differ (exact there), the p-value of the row's claim where the interval
+    is not the bound itself; None with more (the bootstrap's t decides)."""
 
     scale: str
     low: float
@@ -244,6 +249,7 @@ class PairedBound:
     extend: tuple = (0.0, 0.0)
     sparse: str = ""
     per: float = 1.0
+    p: float | None = None
 
     def templates_needed(self, need: float, target: float, z: float) -> float | None:
         """How many templates of :attr:`unit` would make the exact bound
@@ -433,6 +439,10 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
             per = np.where(first_end, n / np.maximum(m_num, 1), n / np.maximum(m_den, 1))
     out = {}
     for ci, i in zip(*np.nonzero(ok)):
+        differing = int(d_pos[ci, i] + d_neg[ci, i])
+        # the sign-flip test where it is exact; with more differing templates the bootstrap's t, whose
+        # spread (centred on the value) is the tighter one once an effect moves most of them one way
+        p_flip = sign_flip_p(D[ci, :, i], float(eps[ci, 0, i])) if differing <= EXACT_MAX else None
         cls = classes[ci][1]
         unit = CHANCES[score.name].format(c=cls) if per_class else "templates"
         said = "; ".join(f"{int(d_k[ci, i])} of {int(n_k[ci, i])} " + _KIND_TEXT[k].format(c=cls)
@@ -441,7 +451,7 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
                                             int(d_pos[ci, i] + d_neg[ci, i]), float(unit_c[ci, i]),
                                             float(unit_sd[ci, i]), unit, alpha,
                                             extend=(float(ext_low[ci, i]), float(ext_high[ci, i])), sparse=said,
-                                            per=float(per[ci, i]))
+                                            per=float(per[ci, i]), p=p_flip)
     return out
 
 

@@ -162,7 +162,10 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     error rate of the claims across the rows it judges.
 
     ``paired``: a rate comparison's :class:`PairedBound`; where the interval
-    is that bound (``paired.exact``) it holds b at every level: p is 1.
+    is that bound (``paired.exact``) it holds b at every level: p is 1;
+    elsewhere p is the bound's sign-flip p-value (the templates'
+    contributions to the difference, exact up to 14 of them), not the
+    bootstrap's t.
 
     Round-off: a value or interval end within ROUND_OFF of b is b, and the
     threshold comparisons allow ROUND_OFF, so an interval that ends at
@@ -219,6 +222,8 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
     se_b = toward / z if toward > 0 else se
     stat = abs(v - b) / se_b if se_b > 0 else (math.inf if v != b else 0.0)
     p = float(2 * _sf(stat, df)) if se_b > 0 else (0.0 if v != b else 1.0)
+    if paired is not None and paired.p is not None:
+        p = paired.p  # a rate comparison: the sign-flip test of its templates' contributions
     p = 1.0 if exact else min(p, 1.0)
     excludes = lo > b or hi < b
     side = None

@@ -1,0 +1,58 @@
+"""The sign-flip test of a sum of per-template contributions.
+
+A rate comparison of the group view (the group's rate minus the rest's, or
+a pair's) is a sum over templates of each template's contribution
+(:func:`bias_suite.stats.evidence.paired_bounds` computes them: 0 where the
+template treats both sides alike). Without a difference between the sides,
+a template is as likely to raise one side as the other by the same amount,
+so every pattern of signs on the contributions is as likely as the one
+observed. The two-sided p-value is the share of the 2^k sign patterns of the
+k non-zero contributions whose sum is at least as far from 0 as the
+observed one: exact for k up to :data:`EXACT_MAX`; beyond it the sum over
+the sign patterns is close to normal with variance the sum of squares, and
+the normal tail is used.
+
+Unlike a bootstrap t, the test does not estimate the sum's spread from the
+few templates that carry events: the spread is known once the magnitudes
+are. With the events of a rate in 9 templates, a t reference with 8 degrees
+of freedom asks a claim at p < 0.01 for a statistic of 3.36 (2.58 on a
+normal); the sign-flip test reads the 512 patterns themselves.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+__all__ = ["sign_flip_p", "EXACT_MAX"]
+
+#: up to this many non-zero contributions the p-value enumerates every sign pattern (2^14 = 16,384)
+EXACT_MAX = 14
+
+
+@lru_cache(maxsize=None)
+def _patterns(k: int) -> np.ndarray:
+    """The 2^k sign patterns of k contributions, (2^k, k) of ±1.0."""
+    bits = (np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1
+    return 1.0 - 2.0 * bits
+
+
+def sign_flip_p(contributions, eps: float = 0.0) -> float:
+    """Two-sided p-value of "the contributions are symmetric about 0" for
+    their sum: contributions within ``eps`` of 0 are left out (a template
+    that treats both sides alike says nothing); 1 when none is left."""
+    d = np.asarray(contributions, dtype=float)
+    d = d[np.abs(d) > eps]
+    k = d.size
+    if k == 0:
+        return 1.0
+    observed = abs(float(d.sum()))
+    scale = float(np.abs(d).sum())
+    if observed <= 1e-12 * scale:
+        return 1.0
+    if k <= EXACT_MAX:
+        sums = np.abs(_patterns(k) @ d)
+        return float(np.mean(sums >= observed - 1e-9 * scale))
+    z = observed / math.sqrt(float((d * d).sum()))
+    return float(math.erfc(z / math.sqrt(2.0)))
