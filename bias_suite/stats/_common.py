@@ -80,7 +80,7 @@ def group_order(groups: pd.Series | np.ndarray) -> list:
     return list(pd.unique(pd.Series(groups)))
 
 
-_BLAS = []  # the threadpool controller, made once: finding the loaded libraries costs about 2 ms a time
+_BLAS = []  # the threadpool controller, made once: finding the loaded libraries is not free
 
 
 def single_threaded_blas():

@@ -593,7 +593,7 @@ def load_suite(path) -> Suite:
 
 @functools.lru_cache(maxsize=1)
 def get_editor():
-    """One shared CheckList Editor (its construction loads lexicons, ~1 s)."""
+    """One shared CheckList Editor (its construction loads lexicons, so it is made once)."""
     import warnings
 
     with warnings.catch_warnings():

@@ -315,7 +315,7 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
     pair) comes from a signed twin (the same metric with d = x - y) evaluated
     on the same resamples: phi(first) - phi(second) for pairs,
     phi(group) - phi(background) for groups. Cost: B evaluations of each
-    attribute (about 0.07 s each for the bundled NER suites), spread over
+    attribute (docs/scale.md measures them), spread over
     ``n_jobs`` processes (default: ``$BIAS_SUITE_JOBS``, else one per core
     for large inputs; :mod:`bias_suite.stats.bootstrap.resamples`) with the same
     values as one process.
