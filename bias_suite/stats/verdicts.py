@@ -80,10 +80,9 @@ from .topics import SEVERITY, VERDICTS
 
 __all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
            "SIGNED_COLUMNS",
-           "DEFAULT_TOLERANCE", "DEFAULT_RATIO_TOLERANCE"]
+           "DEFAULT_TOLERANCE"]
 
 DEFAULT_TOLERANCE = 0.05
-DEFAULT_RATIO_TOLERANCE = 1.25
 MIN_N = 20
 MIN_TEMPLATES = 5
 #: a row undefined in more than this share of the template resamples is inconclusive
@@ -444,7 +443,7 @@ def check_thresholds(thresholds: Mapping[str, float] | None, metrics=None) -> di
 
 
 def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, confidence: float = 0.95,
-                 tolerance: float | None = None, ratio_tolerance: float = DEFAULT_RATIO_TOLERANCE,
+                 tolerance: float | None = None,
                  group_orders: Mapping[str, Sequence[str]] | None = None, metrics=None,
                  thresholds: Mapping[str, float] | None = None,
                  min_n: int = MIN_N, min_templates: int = MIN_TEMPLATES,
