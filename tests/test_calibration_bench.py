@@ -117,12 +117,11 @@ def test_cheap_corners_no_material_row_anywhere_on_null_data(J):
 
 def test_cheap_corners_a_3_tau_fned_is_material_at_150_templates():
     """The power the error control is built for: a true FNED of 3 tau with
-    150 templates rests on about 50 gold-negative templates. The bootstrap's
-    t gave it p of about 0.001, which Holm over every value (about 570)
-    could not claim; the sign-flip test of its templates' contributions
-    gives less than half of that (0.00016 on seed 1: nearly every differing
-    template raises the planted group), and the hierarchical default and,
-    on seed 1, Holm claim it."""
+    150 templates rests on about 50 gold-negative templates, more than 14
+    of which differ between the sides (so its p-value is the bootstrap's t,
+    not the sign-flip count), and has p below 0.001, which Holm over every
+    value (about 530) cannot claim; the hierarchical default claims the
+    planted group on the joint evidence of its rows and then FNED within it."""
     for seed in (1, 4):
         claims: list = []
         rec = cal.run_cell("FNED", 3.0, 150, seed, row_truths=False, claims=claims)
@@ -130,9 +129,9 @@ def test_cheap_corners_a_3_tau_fned_is_material_at_150_templates():
         assert rec["multiplicity"] == "hierarchical"
         (target,) = [r for r in claims if (r["metric"], r["class"], r["group"]) == ("FNED", cal.TARGET_CLASS,
                                                                                    cal.PLANTED)]
-        assert target["p"] < 0.0005
+        assert target["p"] < 0.001
     holm = cal.run_cell("FNED", 3.0, 150, 1, row_truths=False, multiplicity="holm")
-    assert holm["targets"]["FNED"]["verdict"] == "material"
+    assert holm["targets"]["FNED"]["verdict"] == "inconclusive"
 
 
 def test_replay_gives_the_verdicts_of_the_error_control_it_replays():
