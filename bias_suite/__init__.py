@@ -28,7 +28,7 @@ _FACE = {
     # run, evaluate, compare
     "run": "bias_suite.api:run",
     "RunOptions": "bias_suite.options:RunOptions",
-    "RunResult": "bias_suite.api:RunResult",
+    "RunResult": "bias_suite.pipeline:RunResult",
     "evaluate": "bias_suite.api:evaluate",
     "Results": "bias_suite.api:Results",
     "compare": "bias_suite.comparison:compare",

@@ -29,9 +29,16 @@ from .suites.loader import Suite, find_suite
 
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
-    """Everything a run produced."""
+    """Everything a run produced: ``examples``, ``scored`` (the scored
+    examples), ``results`` (``bias_suite.Results`` when the run came from
+    ``bias_suite.run``), ``suites``, ``model`` (its name), ``paths`` and
+    ``metadata`` (what ``run.json`` holds), ``failures`` (the failing INV
+    cases), ``comparison`` (with ``baseline=``) and, for a run that mixes
+    task families, ``sequence`` (the next family's part; ``parts()`` lists
+    them all). ``print()`` prints what ``bias-suite run`` prints after the
+    same run; a notebook shows the same headline."""
 
     examples: pd.DataFrame
     scored: object  # the family's validated scored data
@@ -56,6 +63,28 @@ class RunResult:
     def folder(self) -> Path | None:
         """The folder this part was written to (None when nothing was written)."""
         return Path(self.paths["metadata"]).parent if self.paths.get("metadata") else None
+
+    def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
+              quiet: bool = False) -> None:
+        """The headline of every part of the run, as ``bias-suite run``
+        prints it (options as ``bias_suite.Results.print``)."""
+        from .report.runs import print_run
+        from .report.terminal import console_for
+
+        print_run(self, console=console_for(file, width), quiet=quiet, detail=detail, lines=lines)
+
+    def _repr_html_(self):
+        from .report import runs
+
+        return "".join(runs.headline_html(p.results, title=runs.run_title([p])) if "verdict" in p.results.columns
+                       else p.results._repr_html_() for p in self.parts())
+
+    def __repr__(self) -> str:
+        from .report import runs
+
+        parts = "; ".join(f"{p.model}: {len(p.examples)} examples, {len(p.results)} result rows"
+                          + (f" in {runs.shown(p.folder)}" if p.folder is not None else "") for p in self.parts())
+        return f"<RunResult {parts}; .print() for the headline>"
 
 
 def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False, dtype=None):

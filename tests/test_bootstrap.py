@@ -14,7 +14,7 @@ import pytest
 
 from bias_suite.exceptions import MetricError
 from bias_suite.evaluation import evaluate as evaluate_full
-from bias_suite.metrics import MetricSpec, evaluate
+from bias_suite.metrics import MetricSpec, compute as evaluate
 from bias_suite.metrics.catalog import NAMED_METRICS, PUBLISHED_METRICS
 from bias_suite.metrics.engine import metric_input_kind
 from bias_suite.metrics.scores import AucScore, rate_score
@@ -331,7 +331,7 @@ def test_every_interval_holds_its_value():
     assert "AvgGF-TC" in set(moved["metric"])
     assert (moved["ci_low"] == moved["value"]).any()
     # the bootstrap alone: the same, and the signed basis holds its observed value
-    from bias_suite.metrics import evaluate as metric_values
+    from bias_suite.metrics import compute as metric_values
     from bias_suite.stats.bootstrap import bootstrap
 
     out = bootstrap(data, metric_values(data), B=200, seed=0)

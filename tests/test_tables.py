@@ -202,7 +202,7 @@ def test_duplicate_ids_unknown_format_and_a_suite_given_as_jsonl(tmp_path):
 # ------------------------------------------------------------------ runs
 def _python_path(df: pd.DataFrame, predictor):
     """What a user does by hand: build the examples, predict, evaluate, test."""
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
     from bias_suite.pipeline import predict_examples
     from bias_suite.stats import significance_tests
 

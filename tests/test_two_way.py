@@ -15,7 +15,7 @@ import pytest
 
 from bias_suite.exceptions import MetricError
 from bias_suite.families import scored_from_arrays
-from bias_suite.metrics import evaluate
+from bias_suite.metrics import compute as evaluate
 from bias_suite.metrics.catalog import NAMED_METRICS, get_metric
 from bias_suite.stats.bootstrap import term_kernels as _bootstrap_terms
 from bias_suite.stats import bootstrap as bsm
