@@ -119,3 +119,45 @@ def test_counterfactual_view_tuples_follow_the_protocol():
             else:
                 assert len(mine) == np.prod([len(x) for x in lists]) <= 10
     assert sampled >= 5
+
+
+SUITE_WITH_ORDER = """\
+suite: partial_order
+task: classification
+classes: [negative, positive]
+identity_terms: [religion.yaml]
+group_order:
+  religion: {order}
+templates:
+  - {{id: t1, text: "The {{identity_adj}} neighbour was kind.", label: positive}}
+  - {{id: t2, text: "The {{identity_adj}} neighbour was rude.", label: negative}}
+"""
+
+
+def test_a_suite_takes_a_partial_order(tmp_path):
+    """As the README says and --group-order does: a suite's group_order may
+    name some groups; they come first, the others follow in the identity-term
+    file's order."""
+    import bias_suite as bs
+
+    path = tmp_path / "partial.yaml"
+    path.write_text(SUITE_WITH_ORDER.format(order="[muslim, jewish]"))
+    suite = bs.load_suite(path)
+    groups = suite.identity["religion"].groups
+    assert groups == ["muslim", "jewish", "christian", "hindu", "buddhist", "sikh", "atheist"]
+    ex = bs.expand(suite)
+    assert list(pd.unique(ex["group"])) == groups  # the examples follow the order (the metrics' order)
+    # the same order as the one --group-order gives the scored examples
+    assert group_order(ex, "religion", {"religion": ["muslim", "jewish"]}) == groups
+
+
+@pytest.mark.parametrize("order, msg", [("[muslim, sikhs]", r"does not have: \['sikhs'\].*did you mean 'sikh'"),
+                                        ("[muslim, muslim]", r"names \['muslim'\] more than once")])
+def test_a_suite_order_naming_an_unknown_or_repeated_group_is_an_error(tmp_path, order, msg):
+    import bias_suite as bs
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(SUITE_WITH_ORDER.format(order=order))
+    with pytest.raises(bs.exceptions.SuiteError, match=msg) as e:
+        bs.load_suite(path)
+    assert e.value.field == "group_order.religion" and e.value.line == 6
