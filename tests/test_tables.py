@@ -142,6 +142,28 @@ def test_missing_column_lists_the_columns_found(tmp_path):
     assert e.field == "Feeling" and "label" in str(e)
 
 
+def test_a_missing_column_names_its_flag_and_the_nearest_column(tmp_path):
+    """A new user's table: its sentences under 'sentence', the run given
+    --text-column Sentence. The error names the flag (the Python keyword from
+    Python) and the column meant."""
+    df = eec_like().rename(columns={"Sentence": "sentence", "Gender": "gender"})
+    df.to_csv(tmp_path / "eec.csv", index=False)
+    e = _err(read_examples, tmp_path / "eec.csv", text="Sentence", attribute_columns=["gender"])
+    assert e.field == "Sentence" and "did you mean 'sentence'?" in str(e) and "text=" in str(e)
+    assert "--text-column" not in str(e)  # Python is told its keyword
+    e = _err(read_examples, tmp_path / "eec.csv", attribute_columns=["gender"])  # no 'text' column at all
+    assert "name the column with text=" in str(e)
+    r = runner.invoke(app, ["run", str(tmp_path / "eec.csv"), "--text-column", "Sentence", "--attribute-column",
+                            "gender", "--model", "default-sentiment", "--out", str(tmp_path / "o")])
+    assert r.exit_code != 0
+    out = " ".join(r.output.split())
+    assert "no column 'Sentence'" in out and "did you mean 'sentence'?" in out and "--text-column" in out, r.output
+    r = runner.invoke(app, ["run", str(tmp_path / "eec.csv"), "--attribute-column", "Gendr",
+                            "--text-column", "sentence", "--model", "default-sentiment", "--out", str(tmp_path / "o")])
+    out = " ".join(r.output.split())
+    assert "no column 'Gendr'" in out and "did you mean 'gender'?" in out and "--attribute-column" in out, r.output
+
+
 def test_empty_group_names_the_row(tmp_path):
     df = pd.DataFrame({"text": ["a", "b", "c"], "group": ["x", " ", "y"], "template": ["t", "t", "t"]})
     df.to_csv(tmp_path / "g.csv", index=False)
