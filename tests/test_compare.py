@@ -89,6 +89,57 @@ def test_a_model_compared_with_itself_changes_nothing(planted):
     assert comp.details.models == ["m (baseline)", "m (candidate)"]  # a name given twice is told apart
 
 
+def _shown(text: str) -> float:
+    return float(text.replace("−", "-"))
+
+
+def test_a_change_line_shows_values_that_subtract_to_its_change(planted):
+    """An AEG's change is of its AEG across templates (as its verdict), not
+    of the value shown: where the values shown do not subtract to the
+    change, the line names the scale and shows both distances from no bias,
+    and those do, to the printed digits."""
+    import io
+
+    from bias_suite.report.compare import on_scale
+
+    _, _, comp = planted
+    row = {"metric": "AccuracyDiff", "value_baseline": -0.040, "value_candidate": 0.020, "change_value": -0.020,
+           "scale": "|value|", "distance_baseline": 0.040, "distance_candidate": 0.020}
+    assert on_scale(row) == "|value| 0.040 → 0.020"
+    assert on_scale({**row, "value_baseline": 0.040}) == ""  # the values themselves subtract to the change
+    aeg = comp[comp["metric"].str.endswith("AEG") & comp["change_value"].notna()]
+    assert len(aeg)
+    d = aeg["distance_candidate"] - aeg["distance_baseline"]
+    assert np.allclose(d, aeg["change_value"], atol=1e-12)  # the columns: d(candidate) − d(baseline)
+    checked = 0
+    for r in aeg.to_dict("records"):
+        values = float(f"{r['value_candidate']:.3f}") - float(f"{r['value_baseline']:.3f}")
+        note = on_scale(r)
+        if not note:  # the values shown subtract to the change
+            assert abs(values - r["change_value"]) < 2e-3, r
+            continue
+        m = re.fullmatch(r"\|AEG across templates\| (\S+) → (\S+)", note)
+        assert m, note
+        assert abs((_shown(m.group(2)) - _shown(m.group(1))) - float(f"{r['change_value']:.3f}")) < 1.5e-3, (note, r)
+        checked += 1
+    assert checked, "the planted data have AEG rows whose values do not subtract to their change"
+    # the printed screen and a notebook show the same lines
+    buf = io.StringIO()
+    comp.print(file=buf, width=200, lines=200)
+    text = buf.getvalue()
+    assert text.startswith("Comparison: biased → debiased") and "Materially better" in text
+    from bias_suite.report.compare import comparison_renderables
+    from bias_suite.report.headline import render_text
+
+    every = render_text(comparison_renderables(comp, top=1000), 300)  # every change line, not the top five
+    shown = [ln for ln in every.splitlines() if "|AEG across templates|" in ln]
+    assert shown and all(re.search(r"change [−-]?\d", ln) for ln in shown), shown
+    html = comp._repr_html_()
+    assert "Comparison: biased → debiased" in html and "<pre>" in html
+    sub = comp[comp["change"] == "improved"]  # a frame made from it is a table
+    assert "<pre>" not in sub._repr_html_() and "<table" in sub._repr_html_()
+
+
 def _two_class_data(J=40, shift=0.0, seed=0):
     """Two classes, four groups of two terms; ``shift`` adds to the positive
     probability of every g0 example (no clipping: probabilities stay in [0.1, 0.85])."""

@@ -100,23 +100,23 @@ def _who(comp, r) -> str:
 
 def on_scale(r) -> str:
     """What the change of row ``r`` is measured on, when its two values as
-    shown do not subtract to it (docs/compare.md, "What changes"): for
-    |value| and |log ratio| both models' distances from no bias
-    (``"|value| 0.040 → 0.020"``: these subtract to the change), else the
-    scale's name (``"of |AUC(group) − AUC(all)|"``); ``""`` when the values
+    shown do not subtract to it (docs/compare.md, "What changes"): the
+    scale and both models' distances from no bias on it, which do
+    (``"|signed difference| 0.040 → 0.020"``); ``""`` when the values
     themselves subtract to the change."""
     vb, vc, d = r.get("value_baseline"), r.get("value_candidate"), r.get("change_value")
-    if is_null(vb) or is_null(vc) or is_null(d):
+    if is_null(d):
         return ""
-    vb, vc, d = float(vb), float(vc), float(d)
-    if abs((vc - vb) - d) <= 1e-9 * max(1.0, abs(d)):
+    d = float(d)
+    if not (is_null(vb) or is_null(vc)) and abs((float(vc) - float(vb)) - d) <= 1e-9 * max(1.0, abs(d)):
         return ""
     scale = r.get("scale")
-    if scale == change.SCALES["abs"]:
-        return f"{scale} {num(abs(vb))} → {num(abs(vc))}"
-    if scale == change.SCALES["log"] and vb > 0 and vc > 0:
-        return f"{scale} {num(abs(np.log(vb)))} → {num(abs(np.log(vc)))}"
-    return f"of {scale}" if isinstance(scale, str) and scale else ""
+    db, dc = r.get("distance_baseline"), r.get("distance_candidate")
+    if is_null(db) or is_null(dc):
+        return f"change of {scale}" if isinstance(scale, str) and scale else ""
+    if scale == change.SCALES["basis"] and str(r.get("metric", "")).endswith("AEG"):
+        scale = "|AEG across templates|"  # an AEG's verdict (and so its change) is decided across templates
+    return f"{scale} {num(db)} → {num(dc)}"
 
 
 def _change_lines(comp, fd: pd.DataFrame, marks=None):
