@@ -147,7 +147,7 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
     from .stats.bootstrap.terms import resample_terms_option
 
     opts = opts.replace(resample_terms=resample_terms_option(opts.resample_terms))
-    table = _examples_table(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)
+    table = examples_table_of(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
         raise BiasSuiteError("no suites given")
@@ -343,7 +343,7 @@ def _present(order: dict, examples: pd.DataFrame) -> dict:
     return out
 
 
-def _examples_table(suites, attributes):
+def examples_table_of(suites, attributes):
     """The :class:`~bias_suite.suites.tables.ExamplesTable` when ``suites`` is
     one (or a DataFrame of examples, or one path to a table file), else None."""
     from .suites.tables import ExamplesTable, is_examples_table, read_examples

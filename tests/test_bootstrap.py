@@ -120,7 +120,7 @@ def test_all_ones_weights_reproduce_evaluate():
     res = evaluate(data, max_tuples=5, seed=0)
     cfs = counterfactual_view(data.frame, max_tuples=5, seed=0)
     for a in ("attr", "two"):
-        prep = bsm._prepare(data, cfs[a], a, None)
+        prep = bsm.prepare_attribute(data, cfs[a], a, None)
         W = np.ones((2, prep.J), dtype=np.int64)
         vals, _ = bsm.fast_attribute(prep, classification_metrics(data), W)
         sub = res[(res["attribute"] == a) & res["value"].notna()]
@@ -136,7 +136,7 @@ def test_generic_path_is_resample_then_evaluate():
     data = small_table(n_templates=6, terms=1, two=False)
     w = np.array([2, 0, 1, 3, 0, 0], dtype=np.int64)
     cfs = counterfactual_view(data.frame, max_tuples=None)
-    prep = bsm._prepare(data, cfs["attr"], "attr", None)
+    prep = bsm.prepare_attribute(data, cfs["attr"], "attr", None)
     adb = bsm.resampled_attribute(prep, w)
     from bias_suite.metrics.engine import metric_rows
     rows = [r for spec in classification_metrics(data) for r in metric_rows(spec, adb)]

@@ -69,14 +69,14 @@ def _draw_by_draw(lists, max_tuples, rng):
     ([2 ** 33, 3], 50), ([7], 6), ([4, 4, 4], 63), ([255, 256, 65536, 2 ** 32 - 1, 2 ** 32], 40),
 ])
 def test_batched_sampler_makes_the_draws_of_the_protocol(sizes, max_tuples):
-    from bias_suite.suites.views import _sample_tuples
+    from bias_suite.suites.views import sample_tuples
 
     offsets = np.cumsum([0] + sizes)
     lists = [np.arange(a, a + s, dtype=np.int64) if s < 10 ** 6 else _Lazy(a, s) for a, s in zip(offsets, sizes)]
     for seed in range(5):
         r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
         want = _draw_by_draw(lists, max_tuples, r1)
-        got = _sample_tuples(lists, max_tuples, r2)
+        got = sample_tuples(lists, max_tuples, r2)
         assert np.array_equal(got, want)
         assert r1.integers(2 ** 40) == r2.integers(2 ** 40)  # the generator is left where the protocol leaves it
 

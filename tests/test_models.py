@@ -293,7 +293,7 @@ def test_vader_data(vader_sdist_path):
     assert all(r.text for r in rows) and all(-4 <= r.rating <= 4 for r in rows)
     merged, n = vd.merge_duplicates(rows)
     assert n == 148 and len(merged) == 23_555
-    assert len({vd._normalise(r.text) for r in merged}) == len(merged)
+    assert len({vd.normalise_text(r.text) for r in merged}) == len(merged)
 
 
 def test_default_sentiment_build_reduced(tmp_path, vader_sdist_path, monkeypatch):

@@ -147,7 +147,7 @@ from .terms import draw_term_weights, resample_terms_option
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
-    "template_weights", "cluster_bootstrap_difference", "DEFAULT_B", "resampled_attribute",
+    "template_weights", "cluster_bootstrap_difference", "DEFAULT_B", "resampled_attribute", "prepare_attribute",
 ]
 
 #: template resamples everywhere unless a caller says otherwise (evaluate, run, compare and the CLI too)
@@ -529,7 +529,7 @@ def _draw_weights(data, B: int, seed: int) -> dict:
     return out
 
 
-def _prepare(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
+def prepare_attribute(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
     """One attribute's arrays; ``terms`` (:class:`~bias_suite.stats.bootstrap.terms.AttributeTerms`):
     every row's term, where terms are resampled."""
     groups = group_order(data.frame, attribute, group_order_override)
@@ -558,7 +558,7 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     for a in attributes:
         W = weights[a]
         at, T = (terms or {}).get(a, (None, None))
-        prep = _prepare(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
+        prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
         vals, basis = {}, {}
         fast = [s for s in specs if method != "generic" and fast_supported(s)]
         if any(isinstance(get_score(s.score), _SET_SCORES) and s.view == "group" for s in fast):
