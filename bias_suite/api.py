@@ -4,7 +4,7 @@ The pipeline (:mod:`bias_suite.pipeline`, :mod:`bias_suite.evaluation`)
 computes and judges; this module, above the report layer, gives what it
 returns the headline: :class:`Results` (a pandas DataFrame with
 ``.summary()``, ``.findings()``, ``.counts()``, ``.print()`` and a
-notebook view) and :class:`RunResult` (whose ``.print()`` is what
+notebook view); :class:`RunResult` is the pipeline's (its ``.print()`` is what
 ``bias-suite run`` prints after the same run).
 
 >>> import bias_suite as bs

@@ -33,6 +33,10 @@ from bias_suite.models import CallablePredictor
 from bias_suite.pipeline import predict_examples
 from bias_suite.families import expand_suite, load_suite
 
+# Runs CheckList test suites on models: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 CLASSES = ["negative", "neutral", "positive"]
 
 # p(positive) by (template id, term); neutral is 0. See test_fail_rate_equals_hand_count.

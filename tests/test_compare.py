@@ -27,6 +27,10 @@ from bias_suite.cli import app  # noqa: E402
 from bias_suite.comparison import PairingError, compare  # noqa: E402
 from _tiny_models import lexicon_model  # noqa: E402
 
+# Compares models on 200 paired resamples: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 CLASSES = ["negative", "neutral", "positive"]
 
 

@@ -15,6 +15,10 @@ from bias_suite.cli import app
 from bias_suite.exceptions import ModelError, SuiteError
 from bias_suite.models import vader as vd
 
+# Reads the real-text suite (27k sentences) and tags it with spaCy: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 runner = CliRunner()
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

@@ -203,7 +203,7 @@ def bootstrap_intervals(scored, results: pd.DataFrame, **options) -> pd.DataFram
 
     Parameters
     ----------
-    scored : scored examples (anything :func:`bias_suite.metrics.evaluate` takes).
+    scored : scored examples (anything :func:`bias_suite.metrics.compute` takes).
     results : tidy results of ``evaluate`` on the same data.
     metrics : names or :class:`MetricSpec` objects to bootstrap (default: every
         metric of ``results`` found in the registry; pass user-defined specs
