@@ -31,7 +31,7 @@ _FACE = {
     "RunResult": "bias_suite.pipeline:RunResult",
     "evaluate": "bias_suite.api:evaluate",
     "Results": "bias_suite.api:Results",
-    "compare": "bias_suite.comparison:compare",
+    "compare": "bias_suite.api:compare",
     "Comparison": "bias_suite.comparison:Comparison",
     "load_results": "bias_suite.api:load_results",
     "write_report": "bias_suite.api:write_report",

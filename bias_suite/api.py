@@ -20,13 +20,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import comparison as _comparison
 from . import pipeline as _pipeline
+from .comparison import Comparison
 from .evaluation import evaluate as _evaluate
 from .exceptions import BiasSuiteError
 from .report import runs as _runs
 from .report import summary as _summary
 
-__all__ = ["Results", "RunResult", "run", "evaluate", "expand", "score", "load_suite", "load_results",
+__all__ = ["Results", "RunResult", "run", "evaluate", "compare", "expand", "score", "load_suite", "load_results",
            "write_report"]
 
 
@@ -142,16 +144,55 @@ class _Headline:
                             console=console, quiet=quiet, detail=detail, lines=lines)
 
 
-#: the result of :func:`run` (one class: the pipeline's, whose ``print()`` is the command line's headline)
+#: the result of :func:`run` (one class: the pipeline's; :func:`run` gives it the command line's headline)
 RunResult = _pipeline.RunResult
 
 
+class _RunView:
+    """How a :class:`RunResult` of :func:`run` prints and shows in a notebook."""
+
+    @staticmethod
+    def print(result, *, detail, lines, file, width, quiet):
+        _runs.print_run(result, console=_console(file, width), quiet=quiet, detail=detail, lines=lines)
+
+    @staticmethod
+    def html(result) -> str:
+        return "".join(p.results._repr_html_() for p in result.parts())
+
+
+class _ComparisonView:
+    """How a :class:`Comparison` of :func:`compare` prints and shows in a notebook."""
+
+    @staticmethod
+    def print(comp, *, lines, file, width):
+        from .report.compare import print_comparison
+
+        print_comparison(comp, console=_console(file, width), max_lines=lines)
+
+    @staticmethod
+    def html(comp) -> str:
+        from .report.compare import comparison_html
+
+        return comparison_html(comp)
+
+
 def _with_headlines(result: RunResult) -> RunResult:
-    """``result`` with each part's results as :class:`Results` that print
-    that part's headline."""
+    """``result`` that prints its headline, with each part's results as
+    :class:`Results` that print that part's (and a comparison with its
+    baseline that prints itself)."""
     for part in result.parts():
+        part._view = _RunView
         part.results = _as_results(part.results, _Headline(part=part))
+        if part.comparison is not None:
+            part.comparison._view = _ComparisonView
     return result
+
+
+@functools.wraps(_comparison.compare)
+def compare(baseline, candidate, *more, **options) -> Comparison:
+    comp = _comparison.compare(baseline, candidate, *more, **options)
+    comp._view = _ComparisonView
+    return comp
 
 
 def run(suites, model, out_dir=None, options=None, **overrides) -> RunResult:

@@ -291,9 +291,11 @@ class Comparison(pd.DataFrame):
 
     _metadata = ["details"]
     details = None  # a ComparisonInfo; None for rows read back from comparison.jsonl
-    _internal_names = pd.DataFrame._internal_names + ["_whole"]
+    _internal_names = pd.DataFrame._internal_names + ["_view"]
     _internal_names_set = set(_internal_names)
-    _whole = False  # the comparison compare() returned (a frame made from it is a table)
+    # How the comparison shows itself (print, a notebook's view): set by ``bias_suite.compare``
+    # (bias_suite.api, above the report layer); a frame made from it (a filter, some columns) is a table
+    _view = None
 
     @property
     def _constructor(self):
@@ -326,17 +328,15 @@ class Comparison(pd.DataFrame):
         lines : at most this many lines (``--lines``).
         file, width : print to this stream at this width (default: stdout).
         """
-        from .report.compare import print_comparison
-        from .report.terminal import console_for
-
-        print_comparison(self, console=console_for(file, width), max_lines=lines)
+        if self._view is None:
+            raise BiasSuiteError("print() shows the comparison bias_suite.compare returned; a frame made from it "
+                                 "is a table (print(frame))")
+        self._view.print(self, lines=lines, file=file, width=width)
 
     def _repr_html_(self):
-        if not self._whole or getattr(self, "details", None) is None:
-            return super()._repr_html_()  # a frame made from it (a filter, some columns) is a table
-        from .report.compare import comparison_html
-
-        return comparison_html(self)
+        if self._view is None or getattr(self, "details", None) is None:
+            return super()._repr_html_()
+        return self._view.html(self)
 
     def summary(self) -> pd.DataFrame:
         """One row per candidate, attribute and topic (topics in
@@ -518,7 +518,6 @@ def compare(baseline, candidate, *more, inner: bool = False, bootstrap: int = 20
             family[f"{m.name}|{task}"] = fam
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
     out = Comparison(rows[COLUMNS])
-    out._whole = True
     out.details = ComparisonInfo(models=[m.name for m in models], results=results, scored=scored, settings=settings,
                               dropped=dropped, family=family, sources={m.name: m.source for m in models}, labels=labels)
     return out

@@ -64,26 +64,24 @@ class RunResult:
         """The folder this part was written to (None when nothing was written)."""
         return Path(self.paths["metadata"]).parent if self.paths.get("metadata") else None
 
+    # How the run shows itself (print, a notebook's view): set by ``bias_suite.run``
+    # (bias_suite.api, above the report layer); None for a run made here directly.
+    _view = None
+
     def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
               quiet: bool = False) -> None:
         """The headline of every part of the run, as ``bias-suite run``
         prints it (options as ``bias_suite.Results.print``)."""
-        from .report.runs import print_run
-        from .report.terminal import console_for
-
-        print_run(self, console=console_for(file, width), quiet=quiet, detail=detail, lines=lines)
+        if self._view is None:
+            raise BiasSuiteError("this run has no headline to print: bias_suite.run gives runs that print")
+        self._view.print(self, detail=detail, lines=lines, file=file, width=width, quiet=quiet)
 
     def _repr_html_(self):
-        from .report import runs
-
-        return "".join(runs.headline_html(p.results, title=runs.run_title([p])) if "verdict" in p.results.columns
-                       else p.results._repr_html_() for p in self.parts())
+        return None if self._view is None else self._view.html(self)
 
     def __repr__(self) -> str:
-        from .report import runs
-
         parts = "; ".join(f"{p.model}: {len(p.examples)} examples, {len(p.results)} result rows"
-                          + (f" in {runs.shown(p.folder)}" if p.folder is not None else "") for p in self.parts())
+                          + (f" in {p.folder}" if p.folder is not None else "") for p in self.parts())
         return f"<RunResult {parts}; .print() for the headline>"
 
 
