@@ -216,6 +216,7 @@ templates:
 """
 
 
+@pytest.mark.slow
 def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
     from typer.testing import CliRunner
 
