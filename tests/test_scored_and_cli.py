@@ -131,6 +131,7 @@ templates:
 """
 
 
+@pytest.mark.slow  # builds a tiny model and runs it
 def test_run_cli_end_to_end_with_tiny_model(tmp_path):
     model = make_tiny_classifier(tmp_path / "tiny")
     suite = tmp_path / "suites" / "tiny.yaml"
