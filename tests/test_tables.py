@@ -185,6 +185,7 @@ def test_a_group_under_two_attributes_in_a_template(tmp_path):
     assert len(read_examples(tmp_path / "a.csv").frame) == 4
 
 
+@pytest.mark.slow  # loads a model for its classes
 def test_labels_outside_the_model_classes_give_the_mapping_hint(tmp_path):
     eec_like().to_csv(tmp_path / "eec.csv", index=False)
     t = read_examples(tmp_path / "eec.csv", columns=EEC_COLUMNS, label_map={"anger": "negative"})
