@@ -395,6 +395,7 @@ def test_an_interrupted_table_run_resumes_from_the_cache(tmp_path):
     assert p["cached"] == 3 * chunk and p["computed"] == p["distinct"] - 3 * chunk > 0
 
 
+@pytest.mark.slow  # expands and runs a bundled suite
 def test_cli_runs_what_expand_writes_without_flags(tmp_path):
     from _tiny_models import make_tiny_classifier
 
