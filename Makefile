@@ -1,6 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   - venv, install, run the bundled suites (default models built on first use)
 #   make test   - venv, install, run the tests
+#   make test-fast - the unit-level tests only (pytest -m "not slow"), a few minutes on 2 cores
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,7 +10,7 @@ PIP := $(PY) -m pip
 OUT ?= results/demo
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test install venv clean-venv models constraints
+.PHONY: demo test test-fast install venv clean-venv models constraints
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -98,6 +99,12 @@ test: $(STAMP)
 		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver) || \
 		echo "chromium could not be installed: the browser test will be skipped"
 	$(PY) -m pytest -q
+
+# The unit-level tests: every test not marked slow (tests that build or run models,
+# notebooks, documentation blocks, a browser or whole suites with resamples are;
+# setup.cfg registers the marker). make test stays the whole suite.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 clean-venv:
 	rm -rf $(VENV)

@@ -54,7 +54,7 @@ def best_of(fn, repeat):
 
 
 def measure(templates, groups, terms, B, repeat, seed=0):
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
     from bias_suite.stats.bootstrap import bootstrap
 
     data = make_paper_scored(templates, groups, terms, seed=seed)

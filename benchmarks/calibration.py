@@ -223,7 +223,7 @@ def truth_table(shift: float, *, templates: int = TRUTH_TEMPLATES, metrics=None,
     a shift of g0's negative logit: the package's values on ``templates``
     templates (same max_tuples as a default run), signed bases from the
     bootstrap's observed basis (its B matters not for the observed value)."""
-    from bias_suite.metrics import evaluate as metric_values
+    from bias_suite.metrics import compute as metric_values
     from bias_suite.stats.bernstein import bernstein_rows
     from bias_suite.stats.bootstrap import bootstrap
     from bias_suite.stats.verdicts import no_bias_reference

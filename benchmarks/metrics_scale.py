@@ -171,7 +171,7 @@ def reference_loop(records, classes, max_tuples=100, seed=0):
 
 
 def paper_main(repeat: int):
-    from bias_suite.metrics import NAMED_METRICS, evaluate
+    from bias_suite.metrics import NAMED_METRICS, compute as evaluate
     from bias_suite.stats.significance import significance_tests
 
     data = make_paper_scored()
@@ -219,7 +219,7 @@ def main():
     if args.paper:
         return paper_main(args.repeat)
 
-    from bias_suite.metrics import NAMED_METRICS, evaluate
+    from bias_suite.metrics import NAMED_METRICS, compute as evaluate
     from bias_suite.families import check_scored
 
     frame, P, classes, build = make_scored(args.rows, args.groups, args.templates)

@@ -90,7 +90,7 @@ def synthetic_scored(seed=0, templates=24, terms=8):
 
 
 def compare(data, metric, B, seed):
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
     from bias_suite.stats.bootstrap import bootstrap
 
     res = evaluate(data, metrics=[metric])

@@ -3,8 +3,8 @@
 The pipeline (:mod:`bias_suite.pipeline`, :mod:`bias_suite.evaluation`)
 computes and judges; this module, above the report layer, gives what it
 returns the headline: :class:`Results` (a pandas DataFrame with
-``.summary()``, ``.findings()``, ``.verdict_counts()``, ``.print()`` and a
-notebook view) and :class:`RunResult` (whose ``.print()`` is what
+``.summary()``, ``.findings()``, ``.counts()``, ``.print()`` and a
+notebook view); :class:`RunResult` is the pipeline's (its ``.print()`` is what
 ``bias-suite run`` prints after the same run).
 
 >>> import bias_suite as bs
@@ -14,30 +14,29 @@ notebook view) and :class:`RunResult` (whose ``.print()`` is what
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
 import pandas as pd
 
+from . import comparison as _comparison
 from . import pipeline as _pipeline
+from .comparison import Comparison
 from .evaluation import evaluate as _evaluate
 from .exceptions import BiasSuiteError
 from .report import runs as _runs
 from .report import summary as _summary
 
-__all__ = ["Results", "RunResult", "run", "evaluate", "expand", "score", "load_suite", "load_results",
+__all__ = ["Results", "RunResult", "run", "evaluate", "compare", "expand", "score", "load_suite", "load_results",
            "write_report"]
 
 
 def _console(file=None, width: int | None = None):
     """The console to print on: stdout as the command line sees it, or ``file``."""
-    from .report.terminal import make_console
+    from .report.terminal import console_for
 
-    if file is None and width is None:
-        return make_console()
-    from rich.console import Console
-
-    return Console(file=file, width=width or make_console().width, force_jupyter=False)
+    return console_for(file, width)
 
 
 class Results(pd.DataFrame):
@@ -46,7 +45,7 @@ class Results(pd.DataFrame):
 
     ``summary()`` is the overview (worst verdict and largest effect per
     attribute and topic), ``findings()`` the judged values ranked material,
-    small, inconclusive, ``verdict_counts()`` the count of each verdict and
+    small, inconclusive, ``counts()`` the count of each verdict and
     ``print()`` the one-screen headline the command line prints. In a
     notebook the results of :func:`run`, :func:`evaluate` and
     :func:`load_results` show the overview and the top findings; frames
@@ -72,9 +71,17 @@ class Results(pd.DataFrame):
         kind or a list of kinds; ``top``: the first rows only)."""
         return _summary.findings(self, verdict=verdict, top=top)
 
-    def verdict_counts(self) -> dict:
-        """``{verdict: number of values}`` for the five verdicts."""
+    def counts(self) -> dict:
+        """``{verdict: number of values}`` for the five verdicts (as
+        :meth:`bias_suite.Comparison.counts` counts the changes)."""
         return _summary.verdict_counts(self)
+
+    def verdict_counts(self) -> dict:
+        """Deprecated: :meth:`counts`."""
+        import warnings
+
+        warnings.warn("Results.verdict_counts() is now Results.counts()", DeprecationWarning, stacklevel=2)
+        return self.counts()
 
     def by_group(self) -> pd.DataFrame:
         """The per-group answer: per attribute, one row per group, worst off
@@ -137,36 +144,55 @@ class _Headline:
                             console=console, quiet=quiet, detail=detail, lines=lines)
 
 
-@dataclasses.dataclass(repr=False)
-class RunResult(_pipeline.RunResult):
-    """Everything a run produced: ``examples``, ``scored`` (the scored
-    examples), ``results`` (:class:`Results`), ``suites``, ``model`` (its
-    name), ``paths`` and ``metadata`` (what ``run.json`` holds), ``failures``
-    (the failing INV cases) and, for a run that mixes task families,
-    ``sequence`` (the next family's part; ``parts()`` lists them all).
-    ``print()`` prints what ``bias-suite run`` prints after the same run."""
-
-    def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
-              quiet: bool = False) -> None:
-        """The headline of every part of the run (see :meth:`Results.print`)."""
-        _runs.print_run(self, console=_console(file, width), quiet=quiet, detail=detail, lines=lines)
-
-    def _repr_html_(self):
-        return "".join(p.results._repr_html_() for p in self.parts())
-
-    def __repr__(self) -> str:
-        parts = "; ".join(f"{p.model}: {len(p.examples)} examples, {len(p.results)} result rows"
-                          + (f" in {_runs.shown(p.folder)}" if p.folder is not None else "") for p in self.parts())
-        return f"<RunResult {parts}; .print() for the headline>"
+#: the result of :func:`run` (one class: the pipeline's; :func:`run` gives it the command line's headline)
+RunResult = _pipeline.RunResult
 
 
-def _wrap(p: _pipeline.RunResult) -> RunResult:
-    """The pipeline's result as a :class:`RunResult` whose parts' results
-    are :class:`Results` that print their part's headline."""
-    nxt = _wrap(p.sequence) if p.sequence is not None else None
-    out = RunResult(**{f.name: getattr(p, f.name) for f in dataclasses.fields(p)} | {"sequence": nxt})
-    out.results = _as_results(p.results, _Headline(part=out))
-    return out
+class _RunView:
+    """How a :class:`RunResult` of :func:`run` prints and shows in a notebook."""
+
+    @staticmethod
+    def print(result, *, detail, lines, file, width, quiet):
+        _runs.print_run(result, console=_console(file, width), quiet=quiet, detail=detail, lines=lines)
+
+    @staticmethod
+    def html(result) -> str:
+        return "".join(p.results._repr_html_() for p in result.parts())
+
+
+class _ComparisonView:
+    """How a :class:`Comparison` of :func:`compare` prints and shows in a notebook."""
+
+    @staticmethod
+    def print(comp, *, lines, file, width):
+        from .report.compare import print_comparison
+
+        print_comparison(comp, console=_console(file, width), max_lines=lines)
+
+    @staticmethod
+    def html(comp) -> str:
+        from .report.compare import comparison_html
+
+        return comparison_html(comp)
+
+
+def _with_headlines(result: RunResult) -> RunResult:
+    """``result`` that prints its headline, with each part's results as
+    :class:`Results` that print that part's (and a comparison with its
+    baseline that prints itself)."""
+    for part in result.parts():
+        part._view = _RunView
+        part.results = _as_results(part.results, _Headline(part=part))
+        if part.comparison is not None:
+            part.comparison._view = _ComparisonView
+    return result
+
+
+@functools.wraps(_comparison.compare)
+def compare(baseline, candidate, *more, **options) -> Comparison:
+    comp = _comparison.compare(baseline, candidate, *more, **options)
+    comp._view = _ComparisonView
+    return comp
 
 
 def run(suites, model, out_dir=None, options=None, **overrides) -> RunResult:
@@ -183,7 +209,7 @@ def run(suites, model, out_dir=None, options=None, **overrides) -> RunResult:
     options : a :class:`~bias_suite.options.RunOptions`; keyword
         ``overrides`` replace single options (``bootstrap=50``).
     """
-    return _wrap(_pipeline.run(suites, model, out_dir, options, **overrides))
+    return _with_headlines(_pipeline.run(suites, model, out_dir, options, **overrides))
 
 
 def evaluate(scored, options=None, **keywords) -> Results:

@@ -34,7 +34,7 @@ import pandas as pd
 from . import __version__
 from .evaluation import evaluate_with_replicates
 from .stats.bootstrap.terms import common_selection
-from .exceptions import BiasSuiteError
+from .exceptions import BiasSuiteError, PairingError
 from .options import INHERIT, EvaluationOptions, recorded_options
 from .families import as_scored, family_of, read_scored
 from .io import atomic_path, atomic_write_text
@@ -53,11 +53,6 @@ COMPARISON_JSON = "comparison.json"
 EXIT_WORSENED = 3
 #: the columns of a comparison, in order: who is compared, then :data:`bias_suite.stats.change.CHANGE_COLUMNS`
 COLUMNS = ["baseline", "candidate", "task"] + CHANGE_COLUMNS + ["source"]
-
-
-class PairingError(BiasSuiteError, ValueError):
-    """The models' scored examples do not pair up (ids missing on one side,
-    or the same id with another text, attribute, group or template)."""
 
 
 # --------------------------------------------------------------------------
@@ -290,12 +285,18 @@ def _label(attribute, task, labels) -> str:
 class Comparison(pd.DataFrame):
     """The rows of a comparison (a pandas DataFrame, columns :data:`COLUMNS`)
     with the headline at hand: :meth:`findings`, :meth:`summary`,
-    :meth:`counts`, and for several models :meth:`models` and :meth:`ranking`.
-    ``details`` holds each model's results and scored examples on the paired
-    examples and the settings."""
+    :meth:`counts`, :meth:`print` (what ``bias-suite compare`` prints), and
+    for several models :meth:`models` and :meth:`ranking`; a notebook shows
+    the same screen. ``details`` holds each model's results and scored
+    examples on the paired examples and the settings."""
 
     _metadata = ["details"]
     details = None  # a ComparisonInfo; None for rows read back from comparison.jsonl
+    _internal_names = pd.DataFrame._internal_names + ["_view"]
+    _internal_names_set = set(_internal_names)
+    # How the comparison shows itself (print, a notebook's view): set by ``bias_suite.compare``
+    # (bias_suite.api, above the report layer); a frame made from it (a filter, some columns) is a table
+    _view = None
 
     @property
     def _constructor(self):
@@ -319,6 +320,24 @@ class Comparison(pd.DataFrame):
         out = {w: int(((c["change"] == w) & paired).sum()) for w in CHANGES}
         out["not resampled"] = int((~paired).sum())
         return out
+
+    def print(self, *, lines: int = 60, file=None, width: int | None = None) -> None:
+        """Print the comparison as ``bias-suite compare`` prints it: the
+        grid of changes, what got materially worse and better with both
+        models' values, the pair whose gap changed most, the counts.
+
+        lines : at most this many lines (``--lines``).
+        file, width : print to this stream at this width (default: stdout).
+        """
+        if self._view is None:
+            raise BiasSuiteError("print() shows the comparison bias_suite.compare returned; a frame made from it "
+                                 "is a table (print(frame))")
+        self._view.print(self, lines=lines, file=file, width=width)
+
+    def _repr_html_(self):
+        if self._view is None or getattr(self, "details", None) is None:
+            return super()._repr_html_()
+        return self._view.html(self)
 
     def summary(self) -> pd.DataFrame:
         """One row per candidate, attribute and topic (topics in

@@ -8,9 +8,12 @@ from __future__ import annotations
 import difflib
 import re
 
+# The error and warning classes (``bs.exceptions``); the helpers below
+# (option, cli_message, did_you_mean) are the package's own.
 __all__ = [
-    "BiasSuiteError", "SuiteError", "ScoredFormatError", "MetricError", "ModelError", "OutputError",
-    "ExamplesFormatError", "ProbabilityWarning", "SuiteWarning", "option", "cli_message", "did_you_mean",
+    "BiasSuiteError", "SuiteError", "ScoredFormatError", "ExamplesFormatError", "MetricError", "ModelError",
+    "OutputError", "ThresholdError", "PairingError",
+    "SuiteWarning", "ProbabilityWarning", "CacheWarning", "DillWarning",
 ]
 
 # An option named in both of its forms inside a message: "\ue000python\ue001cli\ue000".
@@ -135,6 +138,12 @@ class ExamplesFormatError(ScoredFormatError):
 
 class ThresholdError(BiasSuiteError, ValueError):
     """A threshold rule is malformed (unknown key, bad number, bad operator)."""
+
+
+class PairingError(BiasSuiteError, ValueError):
+    """The models of a comparison (``bias_suite.compare``) do not pair up:
+    ids missing on one side, or the same id with another text, attribute,
+    group or template."""
 
 
 class DillWarning(UserWarning):

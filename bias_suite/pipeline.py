@@ -29,9 +29,16 @@ from .suites.loader import Suite, find_suite
 
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
-    """Everything a run produced."""
+    """Everything a run produced: ``examples``, ``scored`` (the scored
+    examples), ``results`` (``bias_suite.Results`` when the run came from
+    ``bias_suite.run``), ``suites``, ``model`` (its name), ``paths`` and
+    ``metadata`` (what ``run.json`` holds), ``failures`` (the failing INV
+    cases), ``comparison`` (with ``baseline=``) and, for a run that mixes
+    task families, ``sequence`` (the next family's part; ``parts()`` lists
+    them all). ``print()`` prints what ``bias-suite run`` prints after the
+    same run; a notebook shows the same headline."""
 
     examples: pd.DataFrame
     scored: object  # the family's validated scored data
@@ -56,6 +63,26 @@ class RunResult:
     def folder(self) -> Path | None:
         """The folder this part was written to (None when nothing was written)."""
         return Path(self.paths["metadata"]).parent if self.paths.get("metadata") else None
+
+    # How the run shows itself (print, a notebook's view): set by ``bias_suite.run``
+    # (bias_suite.api, above the report layer); None for a run made here directly.
+    _view = None
+
+    def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
+              quiet: bool = False) -> None:
+        """The headline of every part of the run, as ``bias-suite run``
+        prints it (options as ``bias_suite.Results.print``)."""
+        if self._view is None:
+            raise BiasSuiteError("this run has no headline to print: bias_suite.run gives runs that print")
+        self._view.print(self, detail=detail, lines=lines, file=file, width=width, quiet=quiet)
+
+    def _repr_html_(self):
+        return None if self._view is None else self._view.html(self)
+
+    def __repr__(self) -> str:
+        parts = "; ".join(f"{p.model}: {len(p.examples)} examples, {len(p.results)} result rows"
+                          + (f" in {p.folder}" if p.folder is not None else "") for p in self.parts())
+        return f"<RunResult {parts}; .print() for the headline>"
 
 
 def load_predictor(model, *, device="auto", batch_size=64, progress=True, trust_remote_code=False, dtype=None):
@@ -118,7 +145,7 @@ def run(suites: Iterable, model, out_dir=None, options: RunOptions | None = None
     from .stats.bootstrap.terms import resample_terms_option
 
     opts = opts.replace(resample_terms=resample_terms_option(opts.resample_terms))
-    table = _examples_table(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)
+    table = examples_table_of(suites, opts.attributes)  # an examples table instead of suites (bias_suite.suites.tables)
     loaded = [] if table is not None else [s if isinstance(s, Suite) else load_suite(find_suite(s)) for s in suites]
     if not loaded and table is None:
         raise BiasSuiteError("no suites given")
@@ -322,7 +349,7 @@ def _present(order: dict, examples: pd.DataFrame) -> dict:
     return out
 
 
-def _examples_table(suites, attributes):
+def examples_table_of(suites, attributes):
     """The :class:`~bias_suite.suites.tables.ExamplesTable` when ``suites`` is
     one (or a DataFrame of examples, or one path to a table file), else None."""
     from .suites.tables import ExamplesTable, is_examples_table, read_examples

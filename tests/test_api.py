@@ -42,6 +42,52 @@ def test_the_face_is_small_and_every_name_resolves():
         bs.not_a_name  # noqa: B018
 
 
+#: the most names the face may have: the top-level names and every namespace's together
+FACE_CAP = 85
+
+
+def _documented_namespaces() -> dict:
+    """namespace -> the names its row of docs/api.md lists (in backticks after the colon)."""
+    out = {}
+    for line in (ROOT / "docs" / "api.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| `bs\.(metrics|checklist|families|exceptions)` \|[^:]*:(.*)\|\s*$", line)
+        if m:
+            out[m.group(1)] = [n.split("(")[0] for n in re.findall(r"`([^`]+)`", m.group(2))]
+    return out
+
+
+def test_every_namespace_holds_what_its_docs_list():
+    """Each namespace's ``__all__`` (and its ``dir()``) is the list docs/api.md
+    gives it, and the whole face stays under FACE_CAP names."""
+    documented = _documented_namespaces()
+    assert set(documented) == {"metrics", "checklist", "families", "exceptions"}
+    total = len(bs.__all__)
+    for ns, names in documented.items():
+        mod = getattr(bs, ns)
+        own = list(mod.__all__) + (["list"] if ns == "metrics" else [])  # list: not starred over the builtin
+        assert sorted(own) == sorted(names), (ns, set(own) ^ set(names))
+        assert len(set(own)) == len(own), ns
+        for n in own:
+            assert getattr(mod, n) is not None, (ns, n)
+        total += len(own)
+    assert sorted(dir(bs.metrics)) == sorted(documented["metrics"])
+    assert total <= FACE_CAP, total
+    # distinct names for distinct things
+    assert bs.metrics.Distance is not bs.Comparison and bs.exceptions.PairingError.__name__ == "PairingError"
+    assert not {"read_table", "write_jsonl", "write_parquet", "write_scored", "load_suite"} & set(bs.families.__all__)
+    assert bs.RunResult.__module__ == "bias_suite.pipeline"  # one RunResult: bs.run returns the pipeline's
+
+
+def test_renamed_names_warn_and_still_work():
+    with pytest.warns(DeprecationWarning, match="bias_suite.metrics.compute"):
+        old = bs.metrics.evaluate
+    assert old is bs.metrics.compute
+    with pytest.warns(DeprecationWarning, match="bias_suite.metrics.Distance"):
+        assert bs.metrics.Comparison is bs.metrics.Distance
+    with pytest.raises(AttributeError):
+        bs.metrics.not_a_name  # noqa: B018
+
+
 def test_import_loads_no_library():
     """``import bias_suite`` imports neither a library nor another module of
     the package, and takes well under 0.3 s once the interpreter runs."""
@@ -119,7 +165,7 @@ def test_run_prints_what_the_command_line_prints(tiny, suite, tmp_path, monkeypa
     assert _same(mine) == _same(r.stdout)  # (the progress bars go to stderr)
     assert "Top findings" in mine and "full tables: --detail · out/results.csv · bias-suite report out" in mine
     # the counts the headline prints are the table's
-    counts = res.results.verdict_counts()
+    counts = res.results.counts()
     assert f"{counts['material']} material" in mine and sum(counts.values()) == res.results["verdict"].notna().sum()
     # quiet: one line after the prediction counts
     buf3 = io.StringIO()
@@ -138,7 +184,9 @@ def test_results_summarise_themselves(tiny, suite, tmp_path):
     ov = res.summary()
     assert list(ov["attribute"].unique()) == ["names"] and "verdict" in ov.columns
     fd = res.findings("material")
-    assert len(fd) == res.verdict_counts()["material"] and (fd["verdict"] == "material").all()
+    assert len(fd) == res.counts()["material"] and (fd["verdict"] == "material").all()
+    with pytest.warns(DeprecationWarning, match="counts"):
+        assert res.verdict_counts() == res.counts()
     html = res._repr_html_()
     top = res.findings(top=1).iloc[0]
     assert "<table" in html and "Top findings" in html and "material" in html
@@ -251,6 +299,23 @@ def test_readme_and_docs_use_the_face_only():
     assert any(b.doc == "README.md" for b in blocks) and any(b.doc == "docs/api.md" for b in blocks)
     bad = {b.id: face_violations(b.text) for b in blocks}
     assert not {k: v for k, v in bad.items() if v}
+
+
+#: the notebooks' own set-up (is the default model built? else a stand-in), not a use of the API
+NOTEBOOK_SETUP = {"from bias_suite.models.default import is_built", "from bias_suite.paths import model_dir"}
+
+
+def test_notebooks_use_the_face_only():
+    import json as _json
+
+    bad = {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = _json.loads(path.read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        found = [v for v in face_violations(text) if v not in NOTEBOOK_SETUP]
+        if found:
+            bad[path.name] = found
+    assert not bad
 
 
 def test_api_md_lists_every_public_name():

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parent.parent / "bias_suite"
 
 # strongly connected components of the import graph, as sets of module names
@@ -134,6 +136,7 @@ def test_the_package_root_imports_no_module():
     assert import_graph()[""] == set()
 
 
+@pytest.mark.slow  # imports every module of the face
 def test_the_public_face_points_at_modules_that_exist():
     import importlib.util
 

@@ -17,7 +17,7 @@ import pytest
 
 from bias_suite.exceptions import MetricError
 from bias_suite.evaluation import evaluate as evaluate_full
-from bias_suite.metrics import MetricSpec, evaluate
+from bias_suite.metrics import MetricSpec, compute as evaluate
 from bias_suite.metrics.catalog import NAMED_METRICS, PUBLISHED_METRICS
 from bias_suite.metrics.engine import metric_input_kind
 from bias_suite.metrics.scores import AucScore, rate_score
@@ -123,7 +123,7 @@ def test_all_ones_weights_reproduce_evaluate():
     res = evaluate(data, max_tuples=5, seed=0)
     cfs = counterfactual_view(data.frame, max_tuples=5, seed=0)
     for a in ("attr", "two"):
-        prep = bsm._prepare(data, cfs[a], a, None)
+        prep = bsm.prepare_attribute(data, cfs[a], a, None)
         W = np.ones((2, prep.J), dtype=np.int64)
         vals, _ = bsm.fast_attribute(prep, classification_metrics(data), W)
         sub = res[(res["attribute"] == a) & res["value"].notna()]
@@ -139,7 +139,7 @@ def test_generic_path_is_resample_then_evaluate():
     data = small_table(n_templates=6, terms=1, two=False)
     w = np.array([2, 0, 1, 3, 0, 0], dtype=np.int64)
     cfs = counterfactual_view(data.frame, max_tuples=None)
-    prep = bsm._prepare(data, cfs["attr"], "attr", None)
+    prep = bsm.prepare_attribute(data, cfs["attr"], "attr", None)
     adb = bsm.resampled_attribute(prep, w)
     from bias_suite.metrics.engine import metric_rows
     rows = [r for spec in classification_metrics(data) for r in metric_rows(spec, adb)]
@@ -338,7 +338,7 @@ def test_every_interval_holds_its_value():
     assert "AvgGF-TC" in set(moved["metric"])
     assert (moved["ci_low"] == moved["value"]).any()
     # the bootstrap alone: the same, and the signed basis holds its observed value
-    from bias_suite.metrics import evaluate as metric_values
+    from bias_suite.metrics import compute as metric_values
     from bias_suite.stats.bootstrap import bootstrap
 
     out = bootstrap(data, metric_values(data), B=200, seed=0)

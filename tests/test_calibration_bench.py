@@ -18,6 +18,10 @@ import calibration as cal  # noqa: E402
 from bias_suite.families import as_scored  # noqa: E402
 
 
+# Runs the calibration benchmark (many evaluations with resamples): left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(cal, "CACHE", tmp_path / "cache.json")

@@ -28,10 +28,14 @@ from bias_suite.interop.checklist import (
     invariance_tests, load_testsuite, run_checklist, run_testsuite, save_testsuite, scored_from_testsuite,
     suite_from_templates, to_testsuite, write_predictions,
 )
-from bias_suite.metrics import evaluate
+from bias_suite.metrics import compute as evaluate
 from bias_suite.models import CallablePredictor
 from bias_suite.pipeline import predict_examples
 from bias_suite.families import expand_suite, load_suite
+
+# Runs CheckList test suites on models: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
 
 CLASSES = ["negative", "neutral", "positive"]
 

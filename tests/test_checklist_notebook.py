@@ -3,6 +3,10 @@ from pathlib import Path
 
 import pytest
 
+# Runs a notebook in a kernel: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "checklist_interop.ipynb"
 
 

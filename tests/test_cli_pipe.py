@@ -23,6 +23,7 @@ def test_broken_pipe_inside_a_command_is_quiet(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow  # a command line in a subprocess
 def test_closed_pipe_on_a_long_output_is_quiet():
     exe = Path(sys.executable).parent / "bias-suite"
     proc = subprocess.Popen([str(exe), "expand", "sentiment_generic", "--sample", "5000"], stdout=subprocess.PIPE,

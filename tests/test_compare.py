@@ -27,6 +27,10 @@ from bias_suite.cli import app  # noqa: E402
 from bias_suite.comparison import PairingError, compare  # noqa: E402
 from _tiny_models import lexicon_model  # noqa: E402
 
+# Compares models on 200 paired resamples: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 CLASSES = ["negative", "neutral", "positive"]
 
 
@@ -42,9 +46,11 @@ def planted():
     data without it (the same noise: every other group is unchanged)."""
     from calibration import generate
 
+    import bias_suite as bs
+
     base = generate(100, seed=3, planted_group="g0", shift=-1.5)
     cand = generate(100, seed=3, planted_group="g0", shift=0.0)
-    return base, cand, compare(base, cand, names=["biased", "debiased"])
+    return base, cand, bs.compare(base, cand, names=["biased", "debiased"])  # the public one: it prints itself
 
 
 def test_removing_a_planted_bias_improves_that_groups_rows(planted):
@@ -87,6 +93,57 @@ def test_a_model_compared_with_itself_changes_nothing(planted):
     assert (comp.loc[comp["ci_low"].notna(), ["ci_low", "ci_high"]] == 0).all().all()
     assert (comp["verdict_baseline"] == comp["verdict_candidate"]).all()
     assert comp.details.models == ["m (baseline)", "m (candidate)"]  # a name given twice is told apart
+
+
+def _shown(text: str) -> float:
+    return float(text.replace("−", "-"))
+
+
+def test_a_change_line_shows_values_that_subtract_to_its_change(planted):
+    """An AEG's change is of its AEG across templates (as its verdict), not
+    of the value shown: where the values shown do not subtract to the
+    change, the line names the scale and shows both distances from no bias,
+    and those do, to the printed digits."""
+    import io
+
+    from bias_suite.report.compare import on_scale
+
+    _, _, comp = planted
+    row = {"metric": "AccuracyDiff", "value_baseline": -0.040, "value_candidate": 0.020, "change_value": -0.020,
+           "scale": "|value|", "distance_baseline": 0.040, "distance_candidate": 0.020}
+    assert on_scale(row) == "|value| 0.040 → 0.020"
+    assert on_scale({**row, "value_baseline": 0.040}) == ""  # the values themselves subtract to the change
+    aeg = comp[comp["metric"].str.endswith("AEG") & comp["change_value"].notna()]
+    assert len(aeg)
+    d = aeg["distance_candidate"] - aeg["distance_baseline"]
+    assert np.allclose(d, aeg["change_value"], atol=1e-12)  # the columns: d(candidate) − d(baseline)
+    checked = 0
+    for r in aeg.to_dict("records"):
+        values = float(f"{r['value_candidate']:.3f}") - float(f"{r['value_baseline']:.3f}")
+        note = on_scale(r)
+        if not note:  # the values shown subtract to the change
+            assert abs(values - r["change_value"]) < 2e-3, r
+            continue
+        m = re.fullmatch(r"\|AEG across templates\| (\S+) → (\S+)", note)
+        assert m, note
+        assert abs((_shown(m.group(2)) - _shown(m.group(1))) - float(f"{r['change_value']:.3f}")) < 1.5e-3, (note, r)
+        checked += 1
+    assert checked, "the planted data have AEG rows whose values do not subtract to their change"
+    # the printed screen and a notebook show the same lines
+    buf = io.StringIO()
+    comp.print(file=buf, width=200, lines=200)
+    text = buf.getvalue()
+    assert text.startswith("Comparison: biased → debiased") and "Materially better" in text
+    from bias_suite.report.compare import comparison_renderables
+    from bias_suite.report.headline import render_text
+
+    every = render_text(comparison_renderables(comp, top=1000), 300)  # every change line, not the top five
+    shown = [ln for ln in every.splitlines() if "|AEG across templates|" in ln]
+    assert shown and all(re.search(r"change [−-]?\d", ln) for ln in shown), shown
+    html = comp._repr_html_()
+    assert "Comparison: biased → debiased" in html and "<pre>" in html
+    sub = comp[comp["change"] == "improved"]  # a frame made from it is a table
+    assert "<pre>" not in sub._repr_html_() and "<table" in sub._repr_html_()
 
 
 def _two_class_data(J=40, shift=0.0, seed=0):

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from bias_suite.exceptions import MetricError
-from bias_suite.metrics import MetricSpec, evaluate, get_metric, rate_score, register, unregister
+from bias_suite.metrics import MetricSpec, compute as evaluate, get_metric, rate_score, register, unregister
 
 
 def table():

@@ -26,6 +26,10 @@ import pytest
 
 from _doc_blocks import ROOT, collect, relative_links
 
+# Runs the README's and docs' code blocks (the default models, whole suites): left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 BLOCKS = collect()
 RUN = [b for b in BLOCKS if b.kind or b.file]
 TIMEOUT = 1200  # (a block that builds the default tagger and runs the NER suites takes minutes)

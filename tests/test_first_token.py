@@ -14,6 +14,10 @@ import pytest
 
 from _tiny_models import make_tiny_classifier
 
+# Builds and runs encoders: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 torch = pytest.importorskip("torch")
 
 

@@ -60,6 +60,7 @@ def user_module(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------- 1. Python models from the CLI
+@pytest.mark.slow
 def test_cli_runs_a_python_predict_function_named_by_its_fingerprint(user_module, tmp_path):
     out = tmp_path / "out"
     r = runner.invoke(app, ["run", "sentiment_gender", "--model", f"{user_module}:predict", "--classes",
@@ -478,6 +479,7 @@ def test_editor_munch_output_in_and_munch_out(editor, tmp_path):
     assert isinstance(info, munch.Munch) and info.attribute == "attr" and info.groups == ["female", "male"]
 
 
+@pytest.mark.slow
 def test_munch_test_meta_and_saved_suites_are_accepted(editor):
     import munch
 

@@ -148,6 +148,7 @@ def run_dir(tmp_path_factory):
     return make_results(base / "res", suites=["sentiment_gender"])
 
 
+@pytest.mark.slow  # runs sentiment_gender (the module's run_dir)
 def test_cli_run_exits_3_with_violations(run_dir, tmp_path):
     model = run_dir.parent / f"{run_dir.name}_model"
     suite = mini_names_suite(tmp_path / "s", "thresholds:\n  - {metric: BPSN, min: 0.99}\n")
@@ -174,6 +175,7 @@ def test_cli_run_exits_3_with_violations(run_dir, tmp_path):
     assert r.exit_code == 2 and "cannot read 'BPSN<<1'" in r.output and "METRIC[filters]" in r.output
 
 
+@pytest.mark.slow  # runs sentiment_gender (the module's run_dir)
 def test_cli_check(run_dir, tmp_path):
     runner = CliRunner()
     r = runner.invoke(app, ["check", str(run_dir), "--fail-if", "FNED[scope=accumulated]>0.0"])
@@ -184,6 +186,7 @@ def test_cli_check(run_dir, tmp_path):
     assert r.exit_code == 2 and "no rules" in r.output
 
 
+@pytest.mark.slow  # runs sentiment_gender (the module's run_dir)
 def test_pytest_helper_on_a_run(run_dir, tmp_path):
     from bias_suite.pipeline import run
 
@@ -203,6 +206,7 @@ def test_pytest_helper_on_a_run(run_dir, tmp_path):
     assert sorted(got["value"]) == pytest.approx(sorted(below["value"]))
 
 
+@pytest.mark.slow  # runs sentiment_gender (the module's run_dir)
 def test_suite_materiality_sets_tau(run_dir, tmp_path):
     """tau per metric or topic in the suite file; the command line's/caller's value wins; a key that is
     neither a metric nor a topic is one error naming the file, line and field."""

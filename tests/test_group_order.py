@@ -69,14 +69,14 @@ def _draw_by_draw(lists, max_tuples, rng):
     ([2 ** 33, 3], 50), ([7], 6), ([4, 4, 4], 63), ([255, 256, 65536, 2 ** 32 - 1, 2 ** 32], 40),
 ])
 def test_batched_sampler_makes_the_draws_of_the_protocol(sizes, max_tuples):
-    from bias_suite.suites.views import _sample_tuples
+    from bias_suite.suites.views import sample_tuples
 
     offsets = np.cumsum([0] + sizes)
     lists = [np.arange(a, a + s, dtype=np.int64) if s < 10 ** 6 else _Lazy(a, s) for a, s in zip(offsets, sizes)]
     for seed in range(5):
         r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
         want = _draw_by_draw(lists, max_tuples, r1)
-        got = _sample_tuples(lists, max_tuples, r2)
+        got = sample_tuples(lists, max_tuples, r2)
         assert np.array_equal(got, want)
         assert r1.integers(2 ** 40) == r2.integers(2 ** 40)  # the generator is left where the protocol leaves it
 
@@ -119,3 +119,45 @@ def test_counterfactual_view_tuples_follow_the_protocol():
             else:
                 assert len(mine) == np.prod([len(x) for x in lists]) <= 10
     assert sampled >= 5
+
+
+SUITE_WITH_ORDER = """\
+suite: partial_order
+task: classification
+classes: [negative, positive]
+identity_terms: [religion.yaml]
+group_order:
+  religion: {order}
+templates:
+  - {{id: t1, text: "The {{identity_adj}} neighbour was kind.", label: positive}}
+  - {{id: t2, text: "The {{identity_adj}} neighbour was rude.", label: negative}}
+"""
+
+
+def test_a_suite_takes_a_partial_order(tmp_path):
+    """As the README says and --group-order does: a suite's group_order may
+    name some groups; they come first, the others follow in the identity-term
+    file's order."""
+    import bias_suite as bs
+
+    path = tmp_path / "partial.yaml"
+    path.write_text(SUITE_WITH_ORDER.format(order="[muslim, jewish]"))
+    suite = bs.load_suite(path)
+    groups = suite.identity["religion"].groups
+    assert groups == ["muslim", "jewish", "christian", "hindu", "buddhist", "sikh", "atheist"]
+    ex = bs.expand(suite)
+    assert list(pd.unique(ex["group"])) == groups  # the examples follow the order (the metrics' order)
+    # the same order as the one --group-order gives the scored examples
+    assert group_order(ex, "religion", {"religion": ["muslim", "jewish"]}) == groups
+
+
+@pytest.mark.parametrize("order, msg", [("[muslim, sikhs]", r"does not have: \['sikhs'\].*did you mean 'sikh'"),
+                                        ("[muslim, muslim]", r"names \['muslim'\] more than once")])
+def test_a_suite_order_naming_an_unknown_or_repeated_group_is_an_error(tmp_path, order, msg):
+    import bias_suite as bs
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(SUITE_WITH_ORDER.format(order=order))
+    with pytest.raises(bs.exceptions.SuiteError, match=msg) as e:
+        bs.load_suite(path)
+    assert e.value.field == "group_order.religion" and e.value.line == 6

@@ -161,6 +161,7 @@ def test_headline_shows_the_largest_pair_of_the_top_findings_attribute():
     assert "p=0.900" in out and "t1: the a0 person" in out and "t1: the c0 person" in out
 
 
+@pytest.mark.slow  # 15 random headlines, each a whole evaluation
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_attr=st.integers(1, 30), n_groups=st.integers(2, 9), width=st.sampled_from([60, 80, 120]),
        seed=st.integers(0, 10))
@@ -170,6 +171,7 @@ def test_never_more_than_the_line_budget(n_attr, n_groups, width, seed):
     assert n == len(out.splitlines()) <= 40
 
 
+@pytest.mark.slow
 def test_run_and_evaluate_print_one_screen(tmp_path):
     """`run` with the tiny classifier: the default output fits 60 lines at 80
     columns, --detail adds the per-group tables, -q prints one line."""

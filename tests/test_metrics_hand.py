@@ -65,7 +65,7 @@ def get(res: pd.DataFrame, metric: str, cls: str, group=None, attribute=None) ->
 
 
 def engine_evaluate(df, **kw):
-    from bias_suite.metrics import evaluate  # imported lazily: the engine may not exist yet
+    from bias_suite.metrics import compute as evaluate  # imported lazily: the engine may not exist yet
 
     return evaluate(df, **{"weighting": "pooled", **kw})  # the published, pooled definitions
 
@@ -954,7 +954,7 @@ def _unbalanced():
 
 
 def test_balanced_weighting_counts_each_template_once_per_group():
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
 
     def fpr_ratio(**kw):
         r = evaluate(_unbalanced(), metrics=["FPR-Ratio", "FPED"], **kw)
@@ -971,7 +971,7 @@ def test_balanced_weighting_counts_each_template_once_per_group():
 
 
 def test_balanced_equals_pooled_on_a_balanced_design():
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
 
     rows = [r for r in _unbalanced() if r["id"] != "t1a1"]  # one term per group and template
     a, b = evaluate(rows), evaluate(rows, weighting="pooled")
@@ -980,7 +980,7 @@ def test_balanced_equals_pooled_on_a_balanced_design():
 
 def test_unknown_weighting_is_one_clear_error():
     from bias_suite.exceptions import MetricError
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
 
     with pytest.raises(MetricError, match="weighting must be one of"):
         evaluate(_unbalanced(), weighting="per-term")

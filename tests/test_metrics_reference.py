@@ -58,7 +58,7 @@ def _isnull(v) -> bool:
 
 
 def engine_evaluate(df, **kw):
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
 
     return evaluate(df, **{"weighting": "pooled", **kw})  # the published, pooled definitions
 

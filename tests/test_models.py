@@ -46,6 +46,7 @@ def tiny(tiny_dir):
 
 
 # ------------------------------------------------------------------ HFClassifier
+@pytest.mark.slow
 def test_loads_class_names_from_id2label(tmp_path):
     d = make_tiny_classifier(tmp_path / "m", class_names=("toxic", "ok"), seed=1)
     clf = HFClassifier(d, device="cpu", progress=False)
@@ -293,9 +294,10 @@ def test_vader_data(vader_sdist_path):
     assert all(r.text for r in rows) and all(-4 <= r.rating <= 4 for r in rows)
     merged, n = vd.merge_duplicates(rows)
     assert n == 148 and len(merged) == 23_555
-    assert len({vd._normalise(r.text) for r in merged}) == len(merged)
+    assert len({vd.normalise_text(r.text) for r in merged}) == len(merged)
 
 
+@pytest.mark.slow
 def test_default_sentiment_build_reduced(tmp_path, vader_sdist_path, monkeypatch):
     """Real path: VADER data, MiniLM encoder, a few training steps."""
     monkeypatch.setenv("BIAS_SUITE_CACHE", str(tmp_path / "cache"))

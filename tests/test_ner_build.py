@@ -16,6 +16,10 @@ from bias_suite.models.crf import TransformerCrfTagger
 from bias_suite.suites.bilou import allowed_transition
 
 
+# Builds the default NER model: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 def test_silver_labels_and_mapping():
     pytest.importorskip("spacy")
     from bias_suite.models.default_ner import SPACY_TO_CONLL, silver_label

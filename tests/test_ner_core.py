@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from bias_suite.exceptions import ScoredFormatError, SuiteError
-from bias_suite.metrics import evaluate
+from bias_suite.metrics import compute as evaluate
 from bias_suite.families.sequence.metric_input import data_token_items, identity_position_scores, token_items
 from bias_suite.suites.bilou import (allowed_transition, bio_to_bilou, expand_unit, match_spans, spans,
                                       spans_to_bilou, to_bilou)

@@ -53,7 +53,7 @@ def test_crf_matches_brute_force_and_pytorch_crf():
     tags = torch.randint(0, T, (B, L))
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
     with torch.no_grad():
-        s, tr, e = crf._scores()
+        s, tr, e = crf.transition_scores()
         nll = crf(em, tags, mask, reduction="none")
         M = crf.marginals(em, mask)
         paths = crf.decode(em, mask)
@@ -216,6 +216,7 @@ templates:
 """
 
 
+@pytest.mark.slow
 def test_cli_end_to_end_with_tiny_tagger(tmp_path, crf_dir):
     from typer.testing import CliRunner
 
@@ -448,7 +449,7 @@ def test_bootstrap_process_count(monkeypatch):
     from bias_suite.stats.bootstrap import resamples as rs
 
     monkeypatch.delenv("BIAS_SUITE_JOBS", raising=False)
-    monkeypatch.setattr(rs, "_can_fork", lambda: True)
+    monkeypatch.setattr(rs, "can_fork", lambda: True)
     assert rs.resample_jobs(None, rs.MIN_PARALLEL_WORK - 1, 200) == 1          # small: one process
     monkeypatch.setattr(rs.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
     assert rs.resample_jobs(None, rs.MIN_PARALLEL_WORK, 200) == rs.MAX_AUTO_JOBS
@@ -458,7 +459,7 @@ def test_bootstrap_process_count(monkeypatch):
     monkeypatch.setenv("BIAS_SUITE_JOBS", "many")
     assert rs.resample_jobs(None, 10 ** 9, 200) == 1
     monkeypatch.setenv("BIAS_SUITE_JOBS", "2")
-    monkeypatch.setattr(rs, "_can_fork", lambda: False)
+    monkeypatch.setattr(rs, "can_fork", lambda: False)
     assert rs.resample_jobs(None, 10 ** 9, 200) == 1
 
 
@@ -471,8 +472,8 @@ def test_no_fork_beside_a_connected_ray_driver(monkeypatch):
     if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():
         pytest.skip("workers are forked on Linux only")
     monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(is_initialized=lambda: False))
-    assert rs._can_fork()
+    assert rs.can_fork()
     monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(is_initialized=lambda: True))
-    assert not rs._can_fork()
+    assert not rs.can_fork()
     monkeypatch.setenv("BIAS_SUITE_JOBS", "2")
     assert rs.resample_jobs(None, 10 ** 6, 200) == 1

@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+# Runs every notebook in a kernel: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 # what a successful run prints (the notebooks end with their own checks)
 EXPECT = {

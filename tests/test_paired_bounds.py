@@ -149,8 +149,8 @@ def test_a_rate_of_two_kinds_of_template_bounds_the_kind_that_rests_on_few():
     tnr = paired_bounds(get_metric("TNR-Gap"), attribute_data(y, yhat, g), tpl, 10)[("pos", "a|b")]
     assert tnr.extend == (0.0, 0.0) and tnr.sparse == ""
     # the interval stage moves the bootstrap's interval out by it (an absolute value never below 0)
-    assert intervals._extend(0.3, 0.6, pos.extend) == pytest.approx((0.3 - m, 0.6 + m))
-    assert intervals._extend(0.1, 0.6, pos.extend, absolute=True) == pytest.approx((0.0, 0.6 + m))
+    assert intervals.extend_by(0.3, 0.6, pos.extend) == pytest.approx((0.3 - m, 0.6 + m))
+    assert intervals.extend_by(0.1, 0.6, pos.extend, absolute=True) == pytest.approx((0.0, 0.6 + m))
 
 
 def test_templates_needed_under_the_exact_bound():

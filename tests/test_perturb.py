@@ -367,6 +367,7 @@ def tiny(tmp_path_factory):
     return make_tiny_classifier(tmp_path_factory.mktemp("tiny") / "model")
 
 
+@pytest.mark.slow  # builds a tiny model and runs it
 def test_perturb_then_run_with_no_column_options(tmp_path, tiny):
     from bias_suite.cli import app
 

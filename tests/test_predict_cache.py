@@ -224,6 +224,7 @@ def tiny_dir(tmp_path_factory):
     return make_tiny_classifier(tmp_path_factory.mktemp("m") / "tiny")
 
 
+@pytest.mark.slow  # builds a tiny Hugging Face model
 def test_hf_cached_rerun_never_loads_weights(tiny_dir, tmp_path):
     words = "the movie was good bad awful great nice".split()
     texts = [" ".join(words[: 1 + i % 8]) + f" {'a' * (i % 5)}" for i in range(50)]

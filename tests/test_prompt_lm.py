@@ -10,6 +10,10 @@ import re
 import numpy as np
 import pytest
 
+# Builds and runs language models: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 torch = pytest.importorskip("torch")
 
 from _tiny_lms import make_tiny_bert_mlm, make_tiny_gpt2  # noqa: E402

@@ -19,6 +19,10 @@ from _tiny_models import make_tiny_classifier
 from _tiny_ner import make_tiny_crf_tagger, make_tiny_token_classifier
 from bias_suite.exceptions import ModelError
 
+# Exports ONNX models and quantizes them: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 TEXTS = ["I liked that gay writer.", "the movie was not good", "She is a nurse.", "zebra",
          "they hated the food and the service was awful , really awful !"]
 TOKENS = [["Emma", "lives", "in", "Paris", "."], ["the", "nurse", "is", "here"], ["zebra"]]

@@ -11,6 +11,10 @@ import sys
 import numpy as np
 import pytest
 
+# Starts Ray: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 torch = pytest.importorskip("torch")

@@ -15,6 +15,10 @@ from bias_suite.cli import app
 from bias_suite.exceptions import ModelError, SuiteError
 from bias_suite.models import vader as vd
 
+# Reads the real-text suite (27k sentences) and tags it with spaCy: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 runner = CliRunner()
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -180,10 +184,10 @@ def test_run_options_that_do_not_apply(tmp_path, tiny):
 
 def test_python_run_reads_the_suite_by_name(suite):
     """bs.run("sentiment_vader_people", ...) reads it as its examples table."""
-    from bias_suite.pipeline import _examples_table
+    from bias_suite.pipeline import examples_table_of
 
     frame, report = suite
-    table = _examples_table("sentiment_vader_people", None)
+    table = examples_table_of("sentiment_vader_people", None)
     assert table.source == "sentiment_vader_people" and table.format == "bundled real-text suite"
     assert len(table.frame) == len(frame) and table.read_rows == report.rows
     assert set(table.frame["attribute"]) == {"gender", "names", "religion"}

@@ -21,6 +21,10 @@ from _report_data import enrich, make_results
 
 from bias_suite.report.html import read_results_table, write_html_report
 
+# Drives headless Chromium: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(os.environ.get("BIAS_SUITE_TEST_ARTIFACTS", ROOT / "results" / "test-artifacts"))
 FLAGS = (

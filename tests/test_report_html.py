@@ -25,6 +25,10 @@ from bias_suite.report.html import (
 from bias_suite.families import as_scored
 
 
+# Runs suites to render their reports: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory):
     return make_results(tmp_path_factory.mktemp("report") / "res")

@@ -12,6 +12,10 @@ from bias_suite.cli import app
 pytest.importorskip("matplotlib")
 
 
+# Runs a suite and draws every figure: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory):
     d = make_results(tmp_path_factory.mktemp("plots") / "res")

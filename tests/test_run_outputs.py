@@ -60,6 +60,7 @@ def _stable_run_json(path: Path) -> dict:
     return meta
 
 
+@pytest.mark.slow  # runs a suite in subprocesses under several hash seeds
 def test_run_is_a_function_of_inputs_and_seed_whatever_the_hash_seed(tiny_dir, suite, tmp_path):
     """Runs in fresh interpreters with different PYTHONHASHSEED, with a cold
     cache, a warm cache and no cache, write the same bytes: predictions,
@@ -102,6 +103,7 @@ def test_run_is_a_function_of_inputs_and_seed_whatever_the_hash_seed(tiny_dir, s
 
 
 # ---------------------------------------------------------------- file modes
+@pytest.mark.slow
 @pytest.mark.parametrize("mask, want", [(0o022, 0o644), (0o077, 0o600)])
 def test_outputs_respect_the_umask(tiny_dir, suite, tmp_path, mask, want):
     old = os.umask(mask)

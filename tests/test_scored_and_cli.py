@@ -15,7 +15,7 @@ from _tiny_models import make_tiny_classifier
 from bias_suite.cli import app
 from bias_suite.exceptions import ScoredFormatError
 from bias_suite.metrics import RESULT_COLUMNS
-from bias_suite.metrics import evaluate
+from bias_suite.metrics import compute as evaluate
 from bias_suite.families import read_scored, write_jsonl, write_parquet
 
 runner = CliRunner()
@@ -131,6 +131,7 @@ templates:
 """
 
 
+@pytest.mark.slow  # builds a tiny model and runs it
 def test_run_cli_end_to_end_with_tiny_model(tmp_path):
     model = make_tiny_classifier(tmp_path / "tiny")
     suite = tmp_path / "suites" / "tiny.yaml"

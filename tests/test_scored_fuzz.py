@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bias_suite.exceptions import BiasSuiteError
-from bias_suite.metrics import evaluate
+from bias_suite.metrics import compute as evaluate
 from bias_suite.families import as_scored, read_scored
 
 N = int(os.environ.get("BIAS_SUITE_FUZZ_EXAMPLES", "200"))

@@ -21,7 +21,7 @@ from bias_suite.stats import (
     bernstein_t, block_test, min_detectable_bias, sample_size,
     significance_from_block_scores, significance_tests, template_group_scores,
 )
-from bias_suite.stats._common import RESULT_COLUMNS
+from bias_suite.io.results import RESULT_COLUMNS
 
 L95 = math.log(40.0)  # -log((1 - 0.95) / 2)
 
@@ -287,10 +287,30 @@ def test_unlabelled_rows_used_and_empty_input():
     assert list(empty.columns) == RESULT_COLUMNS and empty.empty
 
 
-def test_significance_deterministic():
+def _numbers(df: pd.DataFrame, cols=("value", "ci_low", "ci_high", "n")) -> np.ndarray:
+    return np.column_stack([pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) for c in cols])
+
+
+def test_significance_of_a_random_table_is_scipys_and_ignores_row_order():
+    """A random 12 x 3 table: the Friedman statistic and p of both classes are
+    scipy's on the table (for the second class, 1 - the table), and shuffled
+    rows with another attribute beside them give the same rows."""
     rng = np.random.default_rng(1)
-    df = frame_from_blocks(rng.uniform(size=(12, 3)).tolist(), ["a", "b", "c"])
-    pd.testing.assert_frame_equal(significance_tests(df), significance_tests(df))
+    table = rng.uniform(size=(12, 3))
+    df = frame_from_blocks(table.tolist(), ["a", "b", "c"])
+    out = significance_tests(df)
+    for cls, t in (("pos", table), ("neg", 1.0 - table)):
+        ref = sps.friedmanchisquare(*t.T)
+        assert get(out, "Friedman", **{"class": cls})["value"] == pytest.approx(ref.statistic, rel=1e-12)
+        assert get(out, "Friedman-p", **{"class": cls})["value"] == pytest.approx(ref.pvalue, rel=1e-9)
+    other = frame_from_blocks(rng.uniform(size=(12, 2)).tolist(), ["x", "y"], attribute="other")
+    mixed = pd.concat([other, df], ignore_index=True).sample(frac=1, random_state=3).reset_index(drop=True)
+    both = significance_tests(mixed)
+    mine = both[both["attribute"] == "attr"]
+    key = ["metric", "class"]
+    a, b = (f.sort_values(key, kind="stable").reset_index(drop=True) for f in (out, mine))
+    assert a[key].equals(b[key])
+    np.testing.assert_allclose(_numbers(a), _numbers(b), rtol=1e-12, equal_nan=True)
 
 
 # --------------------------------------------------------------------------
@@ -540,6 +560,21 @@ def test_bernstein_rows_undefined():
     assert empty.empty and list(empty.columns) == RESULT_COLUMNS
 
 
-def test_bernstein_rows_deterministic():
+def test_bernstein_rows_of_the_other_group_and_row_order():
+    """Group m's demographic parity by hand (the mirror of f's), and the same
+    rows from shuffled examples with another attribute beside them."""
     df = _scored_classification()
-    pd.testing.assert_frame_equal(bernstein_rows(df), bernstein_rows(df))
+    out = bernstein_rows(df)
+    # yhat_m = 0,1,0,1 -> cost 1-yhat = 1,0,1,0 (mean .5); rest f: 0,0,1,0 (mean .25)
+    dp = get(out, "Bernstein-DemographicParity", attribute="gender", group="m", **{"class": "pos"})
+    assert dp["n"] == 8 and dp["value"] == pytest.approx(0.5 - 0.25)
+    ref = bernstein_interval([1, 0, 1, 0, 0, 0, 1, 0], [1, 1, 1, 1, -1, -1, -1, -1])
+    assert dp["ci_low"] == pytest.approx(ref[1]) and dp["ci_high"] == pytest.approx(ref[2])
+    other = df.assign(attribute="age", group=df["group"].map({"f": "old", "m": "young"}), id="age-" + df["id"])
+    mixed = pd.concat([other, df], ignore_index=True).sample(frac=1, random_state=3).reset_index(drop=True)
+    both = bernstein_rows(mixed)
+    mine = both[both["attribute"] == "gender"]
+    key = ["metric", "class", "group"]
+    a, b = (f.sort_values(key, kind="stable").reset_index(drop=True) for f in (out, mine))
+    assert a[key].equals(b[key]) and len(a) == len(out)
+    np.testing.assert_allclose(_numbers(a), _numbers(b), rtol=1e-12, equal_nan=True)

@@ -45,6 +45,7 @@ ONE = '  - id: t1\n    text: "The {identity_np} left."\n    label: positive\n'
 
 
 # ------------------------------------------------------------------ determinism
+@pytest.mark.slow  # expands in subprocesses
 def test_expansion_bytes_do_not_depend_on_hash_seed(tmp_path):
     lex = "".join(f"  {k}: [{', '.join(f'{k}{i}' for i in range(10))}]\n" for k in ("adj", "noun", "verb"))
     p = suite(tmp_path, '  - id: t1\n    text: "The {identity_np} {verb} the {adj} {noun}."\n    label: positive\n',

@@ -142,6 +142,28 @@ def test_missing_column_lists_the_columns_found(tmp_path):
     assert e.field == "Feeling" and "label" in str(e)
 
 
+def test_a_missing_column_names_its_flag_and_the_nearest_column(tmp_path):
+    """A new user's table: its sentences under 'sentence', the run given
+    --text-column Sentence. The error names the flag (the Python keyword from
+    Python) and the column meant."""
+    df = eec_like().rename(columns={"Sentence": "sentence", "Gender": "gender"})
+    df.to_csv(tmp_path / "eec.csv", index=False)
+    e = _err(read_examples, tmp_path / "eec.csv", text="Sentence", attribute_columns=["gender"])
+    assert e.field == "Sentence" and "did you mean 'sentence'?" in str(e) and "text=" in str(e)
+    assert "--text-column" not in str(e)  # Python is told its keyword
+    e = _err(read_examples, tmp_path / "eec.csv", attribute_columns=["gender"])  # no 'text' column at all
+    assert "name the column with text=" in str(e)
+    r = runner.invoke(app, ["run", str(tmp_path / "eec.csv"), "--text-column", "Sentence", "--attribute-column",
+                            "gender", "--model", "default-sentiment", "--out", str(tmp_path / "o")])
+    assert r.exit_code != 0
+    out = " ".join(r.output.split())
+    assert "no column 'Sentence'" in out and "did you mean 'sentence'?" in out and "--text-column" in out, r.output
+    r = runner.invoke(app, ["run", str(tmp_path / "eec.csv"), "--attribute-column", "Gendr",
+                            "--text-column", "sentence", "--model", "default-sentiment", "--out", str(tmp_path / "o")])
+    out = " ".join(r.output.split())
+    assert "no column 'Gendr'" in out and "did you mean 'gender'?" in out and "--attribute-column" in out, r.output
+
+
 def test_empty_group_names_the_row(tmp_path):
     df = pd.DataFrame({"text": ["a", "b", "c"], "group": ["x", " ", "y"], "template": ["t", "t", "t"]})
     df.to_csv(tmp_path / "g.csv", index=False)
@@ -163,6 +185,7 @@ def test_a_group_under_two_attributes_in_a_template(tmp_path):
     assert len(read_examples(tmp_path / "a.csv").frame) == 4
 
 
+@pytest.mark.slow  # loads a model for its classes
 def test_labels_outside_the_model_classes_give_the_mapping_hint(tmp_path):
     eec_like().to_csv(tmp_path / "eec.csv", index=False)
     t = read_examples(tmp_path / "eec.csv", columns=EEC_COLUMNS, label_map={"anger": "negative"})
@@ -202,7 +225,7 @@ def test_duplicate_ids_unknown_format_and_a_suite_given_as_jsonl(tmp_path):
 # ------------------------------------------------------------------ runs
 def _python_path(df: pd.DataFrame, predictor):
     """What a user does by hand: build the examples, predict, evaluate, test."""
-    from bias_suite.metrics import evaluate
+    from bias_suite.metrics import compute as evaluate
     from bias_suite.pipeline import predict_examples
     from bias_suite.stats import significance_tests
 
@@ -372,6 +395,7 @@ def test_an_interrupted_table_run_resumes_from_the_cache(tmp_path):
     assert p["cached"] == 3 * chunk and p["computed"] == p["distinct"] - 3 * chunk > 0
 
 
+@pytest.mark.slow  # expands and runs a bundled suite
 def test_cli_runs_what_expand_writes_without_flags(tmp_path):
     from _tiny_models import make_tiny_classifier
 

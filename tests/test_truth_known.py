@@ -11,6 +11,10 @@ import numpy as np
 import pytest
 from _tiny_models import lexicon_model
 
+# Runs every bundled sentiment suite: left out of make test-fast (pytest -m 'not slow')
+pytestmark = pytest.mark.slow
+
+
 SENTIMENT = {"threats": -2, "bullied": -2, "refuse": -1.5, "harassed": -2, "assaulted": -2.5, "stealing": -2,
              "ugly": -1.5, "fired": -1.5, "dangerous": -2, "dishonest": -2, "backward": -1.5, "kind": 1.5,
              "generous": 2, "peaceful": 1.5, "great": 2, "love": 2, "wonderful": 2.5, "won": 1.5, "thanked": 1.5,

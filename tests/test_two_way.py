@@ -15,7 +15,7 @@ import pytest
 
 from bias_suite.exceptions import MetricError
 from bias_suite.families import scored_from_arrays
-from bias_suite.metrics import evaluate
+from bias_suite.metrics import compute as evaluate
 from bias_suite.metrics.catalog import NAMED_METRICS, get_metric
 from bias_suite.stats import bootstrap as bsm
 from bias_suite.stats.bootstrap import bootstrap, bootstrap_replicates, resampling_bootstrap
@@ -115,7 +115,7 @@ def _two_by_two():
 def test_hand_checked_two_templates_by_two_terms():
     data = _two_by_two()
     cf = counterfactual_view(data.frame, max_tuples=None)
-    prep = bsm._prepare(data, cf["A"], "A", None, "balanced", attribute_terms(data.frame, "A"))
+    prep = bsm.prepare_attribute(data, cf["A"], "A", None, "balanced", attribute_terms(data.frame, "A"))
     # resample 1: t0 once, t1 twice; a1 twice, a2 never; resample 2: each template once, b1 twice
     W = np.array([[1, 2], [1, 1]])
     T = np.array([[2, 0, 1, 1], [1, 1, 2, 0]])

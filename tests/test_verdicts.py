@@ -292,19 +292,19 @@ def test_calibration_small_planted_effect_is_not_material():
 
 def test_direction_follows_the_argument_order_of_d():
     from bias_suite.metrics import MetricSpec
-    from bias_suite.stats.verdicts import _direction
+    from bias_suite.stats.verdicts import direction_of
 
     # d(background, group) = background - group: a positive value means the group is lower
     bg_diff = MetricSpec("TPR-bgdiff", "VBCM", "group", "TPR", "diff", background="rest")
-    assert _direction(bg_diff, "signed", "f", "pos", [])[0] == "TPR lower for 'f' than the rest"
+    assert direction_of(bg_diff, "signed", "f", "pos", [])[0] == "TPR lower for 'f' than the rest"
     # AEG(first, second) > 0: the second group's scores are higher
     aeg_pairs = MetricSpec("AEG-pairs", "PCM", "group", "prob", "AEG", "pairs")
-    assert _direction(aeg_pairs, "signed", "a|b", "pos", [])[0] == "probability of 'pos' lower for 'a' than 'b'"
+    assert direction_of(aeg_pairs, "signed", "a|b", "pos", [])[0] == "probability of 'pos' lower for 'a' than 'b'"
     # named metrics: phi(group) / phi(rest), AEG(rest, group), first - second
     from bias_suite.metrics.catalog import get_metric
-    assert _direction(get_metric("FNR-Ratio"), "ratio", "f", "pos", [])[0] == "FNR higher for 'f' than the rest"
-    assert _direction(get_metric("PosAEG"), "signed", "f", "pos", [])[0] == "probability of 'pos' higher for 'f' than the rest"
-    assert _direction(get_metric("TPR-Diff"), "signed", "a|b", "pos", [])[0] == "TPR higher for 'a' than 'b'"
+    assert direction_of(get_metric("FNR-Ratio"), "ratio", "f", "pos", [])[0] == "FNR higher for 'f' than the rest"
+    assert direction_of(get_metric("PosAEG"), "signed", "f", "pos", [])[0] == "probability of 'pos' higher for 'f' than the rest"
+    assert direction_of(get_metric("TPR-Diff"), "signed", "a|b", "pos", [])[0] == "TPR higher for 'a' than 'b'"
 
 
 def test_evaluate_returns_results_with_summary_and_findings():
@@ -630,11 +630,11 @@ def test_a_widened_interval_is_the_hull_and_keeps_an_absolute_value_non_negative
     from bias_suite.stats.evidence import PairedBound
 
     pb = PairedBound("abs", -0.05, 0.07, 40, 1, 1.0, 0.1, "'pos' templates", 0.05)
-    assert intervals._hull(0.01, 0.03, pb) == pytest.approx((-0.05, 0.07))
-    assert intervals._hull(0.01, 0.03, pb, absolute=True) == pytest.approx((0.0, 0.07))
-    assert intervals._hull(-0.2, 0.3, pb) == pytest.approx((-0.2, 0.3))  # already wider
+    assert intervals.hull(0.01, 0.03, pb) == pytest.approx((-0.05, 0.07))
+    assert intervals.hull(0.01, 0.03, pb, absolute=True) == pytest.approx((0.0, 0.07))
+    assert intervals.hull(-0.2, 0.3, pb) == pytest.approx((-0.2, 0.3))  # already wider
     ratio = PairedBound("log", 0.8, 1.3, 80, 0, 0.5, 0.0, "'pos' templates", 0.05)
-    assert intervals._hull(1.0, 1.0, ratio) == pytest.approx((0.8, 1.3))
+    assert intervals.hull(1.0, 1.0, ratio) == pytest.approx((0.8, 1.3))
 
 
 def test_a_ratio_is_tested_by_the_difference_of_the_same_rates():

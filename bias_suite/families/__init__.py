@@ -29,12 +29,10 @@ from .classification.scored import ScoredData, check_scored, scored_from_arrays
 from .sequence import FAMILY as SEQUENCE_LABELLING
 from .sequence.scored import SequenceData, check_sequence_scored
 
-__all__ = [
-    "TaskFamily", "FAMILIES", "register_family", "get_family", "family_of", "families_of",
-    "load_suite", "expand_suites", "expand_suite", "validate_suite",
-    "as_scored", "read_scored", "ScoredData", "SequenceData", "check_scored", "check_sequence_scored",
-    "scored_from_arrays", "read_table", "write_jsonl", "write_parquet", "write_scored", "PROB_TOLERANCE",
-]
+# The names of ``bs.families``: what adding a family needs (docs/architecture.md).
+# The helpers below (load_suite, expand_suites, as_scored, read_scored, ...) are
+# the package's own; the Python API's are bs.load_suite, bs.expand, bs.read_scored.
+__all__ = ["TaskFamily", "FAMILIES", "register_family", "get_family", "family_of", "ScoredData", "SequenceData"]
 
 # name -> family; the first is the default for scored tables no family claims
 FAMILIES: dict[str, TaskFamily] = {f.name: f for f in (CLASSIFICATION, SEQUENCE_LABELLING)}

@@ -45,8 +45,11 @@ def _difference(x, y):
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """A comparison d.
+class Distance:
+    """A comparison function d of a generalized metric (how phi of a group
+    is compared with phi of the background: ``abs``, ``diff``, ``ratio``,
+    ``W1``, ``AEG``, ``std``, ...). Named ``Distance`` so that it is not
+    mistaken for :class:`bias_suite.Comparison`, the comparison of models.
 
     kind : "scalar" (two arrays -> array), "set" (two score sets -> number),
         "multi" (array (..., k) -> array (...)).
@@ -107,29 +110,29 @@ def _range(v):
     return np.where(equal_within_round_off(hi, lo), 0.0, hi - lo)
 
 
-COMPARISONS: dict[str, Comparison] = {
+COMPARISONS: dict[str, Distance] = {
     c.name: c
     for c in [
-        Comparison("abs", "scalar", _abs, False, "|x - y|"),
-        Comparison("diff", "scalar", _diff, True, "x - y"),
-        Comparison("ratio", "scalar", _ratio, True, "x / y"),
-        Comparison("ratio_to_background", "scalar", _ratio_to_background, True, "phi(group) / phi(background)"),
-        Comparison("value", "scalar", _value, False, "phi(group) (phi compares group and background itself)"),
-        Comparison("W1", "set", None, False, "1-Wasserstein distance between score sets"),
-        Comparison("AEG", "set", None, True, "1/2 - P(b > g), b ~ background, g ~ group, ties 1/2"),
-        Comparison("std", "multi", _std, False, "population standard deviation (ddof=0)"),
-        Comparison("range", "multi", _range, False, "max - min"),
+        Distance("abs", "scalar", _abs, False, "|x - y|"),
+        Distance("diff", "scalar", _diff, True, "x - y"),
+        Distance("ratio", "scalar", _ratio, True, "x / y"),
+        Distance("ratio_to_background", "scalar", _ratio_to_background, True, "phi(group) / phi(background)"),
+        Distance("value", "scalar", _value, False, "phi(group) (phi compares group and background itself)"),
+        Distance("W1", "set", None, False, "1-Wasserstein distance between score sets"),
+        Distance("AEG", "set", None, True, "1/2 - P(b > g), b ~ background, g ~ group, ties 1/2"),
+        Distance("std", "multi", _std, False, "population standard deviation (ddof=0)"),
+        Distance("range", "multi", _range, False, "max - min"),
     ]
 }
 
 
-def get_comparison(d) -> Comparison:
+def get_comparison(d) -> Distance:
     """Look up a comparison by name, or wrap a user's callable.
 
     A user callable ``d(x, y)`` on two numbers/arrays becomes a scalar
     comparison (vectorized with ``np.vectorize`` if it is not already).
     """
-    if isinstance(d, Comparison):
+    if isinstance(d, Distance):
         return d
     if isinstance(d, str):
         try:
@@ -144,5 +147,6 @@ def get_comparison(d) -> Comparison:
             out = vec(x, y)
             return out, ~np.isfinite(out)
 
-        return Comparison(getattr(d, "__name__", "custom"), "scalar", fn, True, "user-defined")
+        return Distance(getattr(d, "__name__", "custom"), "scalar", fn, True, "user-defined")
     raise MetricError(f"comparison must be a name or a callable, got {d!r}")
+

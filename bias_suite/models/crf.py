@@ -106,7 +106,7 @@ def _crf_class():
             self.register_buffer("allowed_end", e)
 
         # effective (masked) scores
-        def _scores(self, forbidden: float = FORBIDDEN):
+        def transition_scores(self, forbidden: float = FORBIDDEN):
             f = torch.tensor(forbidden, dtype=self.transitions.dtype, device=self.transitions.device)
             return (
                 torch.where(self.allowed_start, self.start_transitions, f),
@@ -126,7 +126,7 @@ def _crf_class():
 
         def score(self, emissions, tags, mask):
             """Unnormalised score of each tag sequence, (B,)."""
-            start, trans, end = self._scores()
+            start, trans, end = self.transition_scores()
             B, L, _ = emissions.shape
             m = mask.to(emissions.dtype)
             em = emissions.gather(2, tags.unsqueeze(2)).squeeze(2)  # (B, L)
@@ -139,7 +139,7 @@ def _crf_class():
             return s
 
         def _forward_alphas(self, emissions, mask):
-            start, trans, end = self._scores()
+            start, trans, end = self.transition_scores()
             B, L, T = emissions.shape
             alpha = start + emissions[:, 0]  # (B, T)
             alphas = [alpha]
@@ -157,7 +157,7 @@ def _crf_class():
         def marginals(self, emissions, mask):
             """P(tag_i = t | x) by forward-backward, (B, L, T); rows past a
             sentence's end are zeros."""
-            start, trans, end = self._scores()
+            start, trans, end = self.transition_scores()
             B, L, T = emissions.shape
             alphas, _ = self._forward_alphas(emissions, mask)
             beta = end.unsqueeze(0).expand(B, T)
@@ -181,7 +181,7 @@ def _crf_class():
         def decode(self, emissions, mask) -> list:
             """Batched Viterbi on the emissions' device; list of tag-index lists.
             Forbidden transitions score -inf here, so they are never taken."""
-            start, trans, end = self._scores(float("-inf"))
+            start, trans, end = self.transition_scores(float("-inf"))
             B, L, T = emissions.shape
             score = start + emissions[:, 0]
             history = []

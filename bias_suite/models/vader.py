@@ -29,7 +29,7 @@ from bias_suite.exceptions import ModelError
 
 __all__ = ["VADER_COUNTS", "CLASS_NAMES", "HOLD_OUT", "PERSON_ATTRIBUTES", "RatedSentence", "vader_sdist",
            "load_vader_sentences", "merge_duplicates", "label_of", "person_mentions", "vader_split",
-           "minilm_encoder_dir"]
+           "minilm_encoder_dir", "normalise_text"]
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ def load_vader_sentences(sdist: str | os.PathLike) -> list[RatedSentence]:
     return rows
 
 
-def _normalise(text: str) -> str:
+def normalise_text(text: str) -> str:
     """The text as the uncased encoder sees it: lower-cased, accents and
     repeated whitespace removed."""
     t = unicodedata.normalize("NFD", text.lower())
@@ -206,7 +206,7 @@ def merge_duplicates(rows: list[RatedSentence]) -> tuple[list[RatedSentence], in
     """
     groups: dict[str, list[RatedSentence]] = {}
     for r in rows:
-        groups.setdefault(_normalise(r.text), []).append(r)
+        groups.setdefault(normalise_text(r.text), []).append(r)
     out = []
     for g in groups.values():
         first = g[0]

@@ -41,7 +41,7 @@ from .headline import num, render_text
 from .summary import grid_cells
 
 __all__ = ["comparison_renderables", "print_comparison", "render_comparison", "write_comparison_report",
-           "changed_pair", "CHANGE_STYLES", "CHANGE_SHORT", "MAX_LINES"]
+           "comparison_html", "on_scale", "changed_pair", "CHANGE_STYLES", "CHANGE_SHORT", "MAX_LINES"]
 
 MAX_LINES = 60
 CHANGE_STYLES = {"worsened": f"bold {theme.WORSE_INK}", "improved": f"bold {theme.BETTER_INK}",
@@ -98,6 +98,27 @@ def _who(comp, r) -> str:
     return f"{_label(comp, r['attribute'], r['task'])}: {g}" + (f" · {c}" if not is_null(c) and c != "all" else "")
 
 
+def on_scale(r) -> str:
+    """What the change of row ``r`` is measured on, when its two values as
+    shown do not subtract to it (docs/compare.md, "What changes"): the
+    scale and both models' distances from no bias on it, which do
+    (``"|signed difference| 0.040 → 0.020"``); ``""`` when the values
+    themselves subtract to the change."""
+    vb, vc, d = r.get("value_baseline"), r.get("value_candidate"), r.get("change_value")
+    if is_null(d):
+        return ""
+    d = float(d)
+    if not (is_null(vb) or is_null(vc)) and abs((float(vc) - float(vb)) - d) <= 1e-9 * max(1.0, abs(d)):
+        return ""
+    scale = r.get("scale")
+    db, dc = r.get("distance_baseline"), r.get("distance_candidate")
+    if is_null(db) or is_null(dc):
+        return f"change of {scale}" if isinstance(scale, str) and scale else ""
+    if scale == change.SCALES["basis"] and str(r.get("metric", "")).endswith("AEG"):
+        scale = "|AEG across templates|"  # an AEG's verdict (and so its change) is decided across templates
+    return f"{scale} {num(db)} → {num(dc)}"
+
+
 def _change_lines(comp, fd: pd.DataFrame, marks=None):
     """Two lines per change: rank, size ×τ, change, metric, who; then both
     values with their verdicts, the change [interval], τ and the reason."""
@@ -118,6 +139,9 @@ def _change_lines(comp, fd: pd.DataFrame, marks=None):
         body.append("\n")
         body.append(f"{num(r['value_baseline'])} ({r['verdict_baseline']}) → {num(r['value_candidate'])} "
                     f"({r['verdict_candidate']})")
+        scale = on_scale(r)
+        if scale:
+            body.append(f"  {scale}", style=theme.MUTED)
         body.append(f"  change {num(r['change_value'])} [{num(r['ci_low'])}, {num(r['ci_high'])}]",
                     style=CHANGE_STYLES.get(r["change"], ""))
         body.append(f"  τ = {float(r['threshold']):.3g}" if not is_null(r["threshold"]) else "", style=theme.MUTED)
@@ -419,6 +443,17 @@ def print_comparison(comp, *, console=None, max_lines: int = MAX_LINES, files=()
     return text.count("\n") + 1
 
 
+def comparison_html(comp, *, width: int = 110, max_lines: int = MAX_LINES) -> str:
+    """The comparison for a notebook: the screen :func:`print_comparison`
+    prints, as preformatted text, and how to get the rows."""
+    from .htmlfmt import esc
+
+    text = "\n".join(line.rstrip() for line in render_text(fit_comparison(comp, width, max_lines), width).splitlines())
+    return (f'<div class="bias-suite-comparison"><pre>{esc(text)}</pre><p><small>{len(comp)} rows × '
+            f"{len(comp.columns)} columns: <code>.findings()</code>, <code>.summary()</code>, <code>.counts()</code>, "
+            "<code>pd.DataFrame(comparison)</code> for the table</small></p></div>")
+
+
 # ----------------------------------------------------------------- HTML
 def _esc(x) -> str:
     from .htmlfmt import esc
@@ -439,7 +474,7 @@ def _html_changes(comp, fd: pd.DataFrame) -> str:
             f'<span class="verdict v-{_esc(r["verdict_baseline"])}">{_esc(r["verdict_baseline"])}</span></td>'
             f'<td class="num">{_esc(num(r["value_candidate"]))} <span class="verdict v-{_esc(r["verdict_candidate"])}">'
             f'{_esc(r["verdict_candidate"])}</span></td><td class="num">{_esc(num(r["change_value"]))} '
-            f'[{_esc(num(r["ci_low"]))}, {_esc(num(r["ci_high"]))}]</td><td class="num">{_esc(num(r["threshold"]))}</td>'
+            f'[{_esc(num(r["ci_low"]))}, {_esc(num(r["ci_high"]))}]{_esc((" " + on_scale(r)) if on_scale(r) else "")}</td><td class="num">{_esc(num(r["threshold"]))}</td>'
             f'<td class="reason">{_esc(r["reason"])}</td></tr>')
     return (f'<div class="scroll"><table class="findings"><thead><tr>{"".join(f"<th>{h}</th>" for h in heads)}</tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table></div>')

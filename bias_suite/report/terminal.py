@@ -262,6 +262,16 @@ def make_console(stderr: bool = False):
     return Console(stderr=stderr, width=None if tty else cols or 200)
 
 
+def console_for(file=None, width: int | None = None):
+    """The console a ``print()`` of the Python API prints on: stdout as the
+    command line sees it (:func:`make_console`), or ``file`` at ``width``."""
+    if file is None and width is None:
+        return make_console()
+    from rich.console import Console
+
+    return Console(file=file, width=width or make_console().width, force_jupyter=False)
+
+
 def print_summary(results: pd.DataFrame, scored=None, *, classes=None, console=None, attributes=None) -> None:
     """Print the per-attribute summary tables of one task family's results
     (``scored``: its scored data, for the summary columns and classes)."""

@@ -13,7 +13,8 @@ the no-bias value b on the scale its verdict is decided on
   the signed difference underneath; Subgroup AUC, BPSN, BNSP: AUC(group) −
   AUC(all)): d = |basis|;
 - ratios: d = |log value|, against tau = log 1.25;
-- other signed values (PosAEG, AccuracyDiff, ...): d = |value|;
+- the AEGs (PosAEG, NegAEG) with a basis: d = |the AEG across templates|, as their verdict;
+- other signed values (AccuracyDiff, ...): d = |value|;
 - distances in the group view (AvgGF, judged one-sided): d = value;
 - distances in the counterfactual view (AvgIF, PertSD, PertSR): d = value,
   but such a change can claim nothing (noise alone moves a distance);
@@ -21,6 +22,7 @@ the no-bias value b on the scale its verdict is decided on
   the sum, and the change is decided by its parts.
 
 the change is :math:`\Delta = d_\text{candidate} - d_\text{baseline}`
+(both distances are columns: ``distance_baseline``, ``distance_candidate``)
 (negative: closer to no bias), per resample :math:`\Delta_b` from the paired
 replicates, and its percentile interval. :func:`bias_suite.stats.verdicts.decide`
 judges it as a signed value with no-bias value 0 and the row's tau, and the
@@ -67,7 +69,8 @@ CHANGES = ("worsened", "improved", "inconclusive", "unchanged")
 #: the columns that identify a row (as in the results)
 KEY_COLUMNS = ["metric", "family", "view", "attribute", "class", "group"]
 CHANGE_COLUMNS = KEY_COLUMNS + ["value_baseline", "value_candidate", "delta", "verdict_baseline", "verdict_candidate",
-                                "threshold", "scale", "change_value", "ci_low", "ci_high", "change", "reason"]
+                                "threshold", "scale", "distance_baseline", "distance_candidate", "change_value",
+                                "ci_low", "ci_high", "change", "reason"]
 #: what the distance from the no-bias value is, per scale
 SCALES = {
     "basis": "|signed difference|", "auc": "|AUC(group) − AUC(all)|", "log": "|log ratio|", "abs": "|value|",
@@ -241,7 +244,9 @@ def paired_changes(base: pd.DataFrame, cand: pd.DataFrame, base_bs, cand_bs, *, 
         **{k: col[k] for k in ("metric", "family", "view", "attribute", "class")},
         "group": [g or None for g in col["_g"]], "value_baseline": vb, "value_candidate": vc, "delta": vc - vb,
         "verdict_baseline": m["verdict_b"].to_numpy(object), "verdict_candidate": m["verdict_c"].to_numpy(object),
-        "threshold": tau, "scale": [SCALES[p] for p in plan], "change_value": d,
+        "threshold": tau, "scale": [SCALES[p] for p in plan],
+        "distance_baseline": np.where(np.isfinite(d), obs["_b"], np.nan),
+        "distance_candidate": np.where(np.isfinite(d), obs["_c"], np.nan), "change_value": d,
         "ci_low": np.where(interval, lo, np.nan), "ci_high": np.where(interval, hi, np.nan),
         "change": list(words), "reason": list(reasons)}, columns=CHANGE_COLUMNS)
     out["group"] = out["group"].astype(object).where(out["group"].notna(), None)

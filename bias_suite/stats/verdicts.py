@@ -78,7 +78,7 @@ from .defaults import DEFAULT_MULTIPLICITY  # the default error control (evaluat
 from ..metrics.materiality import RATIO_BAND, TOPICS
 from .topics import SEVERITY, VERDICTS
 
-__all__ = ["add_verdicts", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
+__all__ = ["add_verdicts", "direction_of", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
            "SIGNED_COLUMNS",
            "DEFAULT_TOLERANCE"]
 
@@ -342,7 +342,7 @@ def _num(v):
     return None if _isnull(v) else float(v)
 
 
-def _direction(spec, kind, group, cls, pair_names):
+def direction_of(spec, kind, group, cls, pair_names):
     """(higher text, lower text) for the quantity that decides (a value
     above / below the no-bias value)."""
     d = _direction_texts(spec, kind, group, cls, pair_names)
@@ -624,7 +624,7 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
         if N:  # an accumulated sum of N-normalised parts: tau per part
             tau_row = tau * len(siblings) / N
     pair_names = [x for x in siblings if "|" in x]
-    direction = _direction(spec, kind, g, r["class"], pair_names)
+    direction = direction_of(spec, kind, g, r["class"], pair_names)
     bv, blo, bhi = _num(b.get("basis_value")), _num(b.get("basis_low")), _num(b.get("basis_high"))
     has_basis = blo is not None and bhi is not None and np.isfinite(blo) and np.isfinite(bhi) and bv is not None
     lo, hi = _num(r.get("ci_low")), _num(r.get("ci_high"))

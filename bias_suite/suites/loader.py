@@ -513,12 +513,17 @@ def load_suite(path) -> Suite:
             if a not in identity:
                 raise SuiteError(f"unknown attribute {a!r} (the suite has {list(identity)}){did_you_mean(a, identity)}",
                                  file=path, line=gl, field=f"group_order.{a}")
-            if sorted(order) != sorted(identity[a].groups):
-                odd = [g for g in order if g not in identity[a].groups]
-                raise SuiteError(f"must list exactly the groups {identity[a].groups}"
-                                 + (did_you_mean(odd[0], identity[a].groups) if odd else ""),
+            # the groups named come first, in this order; the attribute's others follow in their own
+            # (as --group-order and bias_suite.suites.views.group_order)
+            have = identity[a].groups
+            odd = [g for g in order if g not in have]
+            if odd:
+                raise SuiteError(f"the attribute does not have: {odd}; its groups are {have}{did_you_mean(odd[0], have)}",
                                  file=path, line=gl, field=f"group_order.{a}")
-            identity[a] = identity[a].restrict(order)
+            twice = sorted({g for g in order if order.count(g) > 1})
+            if twice:
+                raise SuiteError(f"names {twice} more than once", file=path, line=gl, field=f"group_order.{a}")
+            identity[a] = identity[a].restrict(list(order) + [g for g in have if g not in order])
     for name, values in m.lexicons.items():
         ll = _line_for(lines, ("lexicons", name))
         if not re.match(r"^[a-z][a-z0-9_]*[a-z_]$|^[a-z]$", name):

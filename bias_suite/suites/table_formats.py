@@ -22,6 +22,14 @@ _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", "
 CHUNK_ROWS = 100_000
 
 
+#: a field of :class:`Columns` -> how to name its column (read_examples' keyword, the command line's flag)
+_OPTIONS = {"text": ("text=", "--text-column"), "group": ("group=", "--group-column"),
+            "attribute_name": ("attribute_name=", "--attribute-name-column"),
+            "attribute_columns": ("attribute_columns=[...]", "--attribute-column"),
+            "template": ("template=", "--template-column"), "term": ("term=", "--term-column"),
+            "label": ("label=", "--label-column"), "id": ("id=", "--id-column")}
+
+
 @dataclass
 class Columns:
     """Which column holds what. ``None`` means the default name, used when the
@@ -44,38 +52,40 @@ class Columns:
         columns found."""
         found = list(found)
 
-        def need(name, role):
+        def need(name, role, key):
             if name not in found:
-                raise ExamplesFormatError(f"no column {name!r} for the {role}; the file has {found}",
-                                          file=source, row=row, field=name)
+                python, cli = _OPTIONS[key]
+                raise ExamplesFormatError(f"no column {name!r} for the {role}; the file has {found}"
+                                          f"{did_you_mean(name, found)} (name the column with "
+                                          f"{option(python, cli)})", file=source, row=row, field=name)
             return name
 
-        def opt(name, default, role):
+        def opt(name, default, role, key):
             if name is not None:
-                return need(name, role)
+                return need(name, role, key)
             return default if default in found else None
 
-        out = {"text": need(self.text or "text", "text")}
+        out = {"text": need(self.text or "text", "text", "text")}
         if self.attribute_columns:
             both = [n for n in (self.group, self.attribute_name) if n is not None]
             if both:
                 raise ExamplesFormatError(f"give either attribute columns {list(self.attribute_columns)} or a group "
                                           f"column (with an attribute-name column), not both (also given: {both})",
                                           file=source, field=both[0])
-            out["attribute_columns"] = [need(c, "attribute") for c in self.attribute_columns]
+            out["attribute_columns"] = [need(c, "attribute", "attribute_columns") for c in self.attribute_columns]
             out["group"] = None
             out["attribute_name"] = None
         else:
             out["attribute_columns"] = []
-            out["group"] = need(self.group or "group", "group (or give attribute columns)")
-            out["attribute_name"] = (opt(self.attribute_name, "attribute", "attribute") if self.attribute is None
-                                     else self.attribute_name and need(self.attribute_name, "attribute"))
+            out["group"] = need(self.group or "group", "group (or give attribute columns)", "group")
+            out["attribute_name"] = (opt(self.attribute_name, "attribute", "attribute", "attribute_name") if self.attribute is None
+                                     else self.attribute_name and need(self.attribute_name, "attribute", "attribute_name"))
         out["attribute"] = self.attribute
         tpl = [self.template] if isinstance(self.template, str) else list(self.template or [])
-        out["template"] = [need(c, "template id") for c in tpl] if tpl else (["template"] if "template" in found else [])
-        out["term"] = opt(self.term, "term", "term")
-        out["label"] = opt(self.label, "label", "label")
-        out["id"] = opt(self.id, "id", "id")
+        out["template"] = [need(c, "template id", "template") for c in tpl] if tpl else (["template"] if "template" in found else [])
+        out["term"] = opt(self.term, "term", "term", "term")
+        out["label"] = opt(self.label, "label", "label", "label")
+        out["id"] = opt(self.id, "id", "id", "id")
         return out
 
 

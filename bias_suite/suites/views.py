@@ -111,7 +111,7 @@ class CounterfactualView:
         return pd.DataFrame(data)
 
 
-def _sample_tuples(lists, max_tuples, rng):
+def sample_tuples(lists, max_tuples, rng):
     """``max_tuples`` distinct tuples of positions, drawn as the module doc
     says: attempt after attempt, one ``rng.integers(len(S_j^t))`` per group
     in group order, a tuple already drawn rejected.
@@ -204,7 +204,7 @@ def _counterfactual_view(table, *, max_tuples, seed, group_order_override) -> di
             members[t] = lists
             total = prod(len(x) for x in lists)
             if max_tuples is not None and total > max_tuples:
-                tup = _sample_tuples(lists, max_tuples, rng)
+                tup = sample_tuples(lists, max_tuples, rng)
                 sampled.append(t)
             else:
                 grids = np.meshgrid(*lists, indexing="ij")

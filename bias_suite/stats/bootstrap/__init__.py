@@ -149,7 +149,7 @@ from ..defaults import DEFAULT_B  # the one default of B (evaluate, run, compare
 
 __all__ = [
     "BootstrapResult", "bootstrap", "resampling_bootstrap", "bootstrap_intervals", "bootstrap_replicates",
-    "template_weights", "DEFAULT_B", "resampled_attribute",
+    "template_weights", "DEFAULT_B", "resampled_attribute", "prepare_attribute",
 ]
 
 
@@ -203,7 +203,7 @@ def bootstrap_intervals(scored, results: pd.DataFrame, **options) -> pd.DataFram
 
     Parameters
     ----------
-    scored : scored examples (anything :func:`bias_suite.metrics.evaluate` takes).
+    scored : scored examples (anything :func:`bias_suite.metrics.compute` takes).
     results : tidy results of ``evaluate`` on the same data.
     metrics : names or :class:`MetricSpec` objects to bootstrap (default: every
         metric of ``results`` found in the registry; pass user-defined specs
@@ -518,7 +518,7 @@ def _draw_weights(data, B: int, seed: int) -> dict:
     return out
 
 
-def _prepare(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
+def prepare_attribute(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
     """One attribute's arrays; ``terms`` (:class:`~bias_suite.stats.bootstrap.terms.AttributeTerms`):
     every row's term, where terms are resampled."""
     groups = group_order(data.frame, attribute, group_order_override)
@@ -554,7 +554,7 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     for a in attributes:
         W = weights[a]
         at, T = (terms or {}).get(a, (None, None))
-        prep = _prepare(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
+        prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
         vals, basis = {}, {}
         fast = [s for s in specs if method != "generic" and fast_supported(s)]
         if any(_from_items(s) for s in fast):

@@ -12,7 +12,7 @@ import pandas as pd
 from ...metrics.generalized import GENERALIZED
 from ..evidence import MIN_EVENT_TEMPLATES
 
-__all__ = ["fill", "row_quantiles", "MAX_UNDEFINED", "NOTE_FRACTION"]
+__all__ = ["fill", "row_quantiles", "hull", "extend_by", "MAX_UNDEFINED", "NOTE_FRACTION"]
 
 #: undefined-replicate fractions: above NOTE_FRACTION a note, above MAX_UNDEFINED no interval
 NOTE_FRACTION = 0.01
@@ -95,10 +95,10 @@ def fill(results: pd.DataFrame, keys, reps, extra, confidence: float, B: int):
         lo_, hi_ = bq[n] if basis_on else (lows[p], highs[p])
         absolute = not basis_on and pb.scale == "abs"
         if exact:
-            widened = _hull(lo_, hi_, pb, absolute=absolute)
+            widened = hull(lo_, hi_, pb, absolute=absolute)
             paired[n] = dataclasses.replace(pb, exact=True)
         else:  # one kind of template rests on a few: its own bound added to what the bootstrap held fixed
-            widened = _extend(lo_, hi_, pb.extend, absolute=absolute)
+            widened = extend_by(lo_, hi_, pb.extend, absolute=absolute)
         if basis_on:
             bq[n] = widened
             a, b = abs(widened[0]), abs(widened[1])
@@ -154,7 +154,7 @@ def _hold_values(rows, vals, lows, highs, notes) -> None:
         _add_note(notes, r, f"interval extended to its value (the percentile interval lay {side} it)")
 
 
-def _hull(low: float, high: float, pb, absolute: bool = False) -> tuple[float, float]:
+def hull(low: float, high: float, pb, absolute: bool = False) -> tuple[float, float]:
     """The hull of [low, high] and the exact paired bound ``pb``
     (:class:`bias_suite.stats.evidence.PairedBound`), which bounds the signed
     difference or the ratio a row is decided on; ``absolute``: the row is
@@ -166,7 +166,7 @@ def _hull(low: float, high: float, pb, absolute: bool = False) -> tuple[float, f
     return (float(min(low, a)), float(max(high, b)))
 
 
-def _extend(low: float, high: float, by: tuple, absolute: bool = False) -> tuple[float, float]:
+def extend_by(low: float, high: float, by: tuple, absolute: bool = False) -> tuple[float, float]:
     """[low, high] moved out by ``by`` = (below ≤ 0, above ≥ 0): a part of
     the difference that the bootstrap held fixed, bounded exactly
     (:attr:`bias_suite.stats.evidence.PairedBound.extend`); ``absolute``: an

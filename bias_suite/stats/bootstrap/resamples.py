@@ -75,12 +75,12 @@ def resample_jobs(n_jobs: int | None, work: int, B: int) -> int:
             cores = os.cpu_count() or 1
         n_jobs = min(cores, MAX_AUTO_JOBS)
     n_jobs = max(1, min(int(n_jobs), B))
-    if n_jobs > 1 and not _can_fork():
+    if n_jobs > 1 and not can_fork():
         return 1
     return n_jobs
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
     import multiprocessing as mp
 
     if not sys.platform.startswith("linux") or "fork" not in mp.get_all_start_methods():

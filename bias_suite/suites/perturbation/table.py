@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...exceptions import ExamplesFormatError, SuiteError, option
+from ...exceptions import ExamplesFormatError, SuiteError, did_you_mean, option
 from ..table_formats import CHUNK_ROWS, as_strings, detect_format, read_chunks
 from .engine import Found, Guards, find, find_insertion, variants
 from .lexicon import Lexicon, bundled_attributes, load_lexicon
@@ -101,12 +101,15 @@ def read_sentences(path, *, format=None, text_column=None, label_column=None, id
         found = list(found)
         for role, given, default in (("text", text_column, "text"), ("label", label_column, "label"),
                                      ("id", id_column, "id")):
+            flag = option(f"{role}_column=", f"--{role}-column")
             if given is not None and given not in found:
-                raise ExamplesFormatError(f"no column {given!r} for the {role}; the file has {found}", file=path,
+                raise ExamplesFormatError(f"no column {given!r} for the {role}; the file has {found}"
+                                          f"{did_you_mean(given, found)} (name the column with {flag})", file=path,
                                           row=1, field=given)
             if role == "text" and given is None and default not in found:
-                raise ExamplesFormatError(f"no column 'text' for the sentences; the file has {found} "
-                                          f"(name another with {option('text_column=', '--text-column')})", file=path, row=1, field="text")
+                raise ExamplesFormatError(f"no column 'text' for the sentences; the file has {found}"
+                                          f"{did_you_mean('text', found)} (name another with {flag})", file=path,
+                                          row=1, field="text")
             names[role] = given if given is not None else (default if default in found else None)
         return [c for c in dict.fromkeys(names.values()) if c]
 
@@ -385,11 +388,14 @@ def _from_frame(df: pd.DataFrame, text_column, label_column, id_column):
     path = Path("<DataFrame>")
     t = text_column or "text"
     if t not in df.columns:
-        raise ExamplesFormatError(f"no column {t!r} for the sentences; the frame has {list(df.columns)}", file=path,
+        raise ExamplesFormatError(f"no column {t!r} for the sentences; the frame has {list(df.columns)}"
+                                  f"{did_you_mean(t, df.columns)} (name another with text_column=)", file=path,
                                   field=t)
-    for given in (label_column, id_column):
+    for given, kw in ((label_column, "label_column="), (id_column, "id_column=")):
         if given is not None and given not in df.columns:
-            raise ExamplesFormatError(f"no column {given!r}; the frame has {list(df.columns)}", file=path, field=given)
+            raise ExamplesFormatError(f"no column {given!r}; the frame has {list(df.columns)}"
+                                      f"{did_you_mean(given, df.columns)} (name another with {kw})", file=path,
+                                      field=given)
     lab = label_column or ("label" if "label" in df.columns else None)
     idc = id_column or ("id" if "id" in df.columns else None)
     texts = list(as_strings(df[t]))
