@@ -1,6 +1,6 @@
 """``evaluate``: scored examples in, a judged results table out.
 
-The metric values (:func:`bias_suite.metrics.evaluate`), cluster-bootstrap
+The metric values (:func:`bias_suite.metrics.compute`), cluster-bootstrap
 intervals over templates (:mod:`bias_suite.stats.bootstrap`), the
 Wilcoxon/Friedman tests (:mod:`bias_suite.stats.significance`) and the
 Bernstein rows (:mod:`bias_suite.stats.bernstein`), all judged in one verdict
@@ -80,7 +80,7 @@ def evaluate(
     (``verdict, threshold, baseline, effect, reason``) whenever something
     was judged; one verdict stage judges every row, so the error control
     covers them all. ``bootstrap=0, significance=False`` gives the values
-    alone (as :func:`bias_suite.metrics.evaluate`). ``bias_suite.evaluate``
+    alone (as :func:`bias_suite.metrics.compute`). ``bias_suite.evaluate``
     returns the same table as a ``bias_suite.Results``, whose
     ``.summary()``, ``.findings()`` and ``.print()`` give the headline.
     """

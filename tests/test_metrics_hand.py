@@ -4,7 +4,7 @@ Every expected value below was computed by hand (arithmetic in the comments,
 exact fractions where possible).  Each case is checked twice:
 
 * test_reference_*  -> tests/reference_metrics.py (independent reference)
-* test_engine_*     -> bias_suite.metrics.evaluate (the engine)
+* test_engine_*     -> bias_suite.metrics.compute (the engine)
 
 Run only the reference part with:  pytest tests/test_metrics_hand.py -k "not engine"
 

@@ -1,4 +1,4 @@
-"""Randomised cross-checks: engine (bias_suite.metrics.evaluate) vs the
+"""Randomised cross-checks: engine (bias_suite.metrics.compute) vs the
 independent reference (tests/reference_metrics.py), plus hypothesis property
 tests.  Tests whose name does not contain "engine" exercise only the reference and
 run without the engine:  pytest tests/test_metrics_reference.py -k "not engine"

@@ -12,7 +12,7 @@
 
 The terminal headline and the HTML report render these
 (:mod:`bias_suite.report.headline`); ``bias_suite.Results`` gives them as
-methods (``.findings()``, ``.summary()``, ``.verdict_counts()``).
+methods (``.findings()``, ``.summary()``, ``.counts()``).
 """
 from __future__ import annotations
 
