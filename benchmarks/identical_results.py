@@ -105,11 +105,6 @@ def cases() -> dict:
     return out
 
 
-def _frame(res) -> pd.DataFrame:
-    df = pd.DataFrame(res).reset_index(drop=True)
-    return df
-
-
 def _store(df: pd.DataFrame, path: Path) -> None:
     # object columns may mix types (None, str, float): store each cell as JSON
     # so that the comparison sees exactly what the evaluation returned
@@ -174,7 +169,7 @@ def main(argv=None) -> int:
     failed = 0
     for name, fn in todo.items():
         t0 = time.perf_counter()
-        df = _frame(fn())
+        df = pd.DataFrame(fn()).reset_index(drop=True)
         wall = time.perf_counter() - t0
         path = folder / f"{name}.json"
         if args.save:

@@ -125,16 +125,13 @@ def _sample_group(kinds: Mapping[str, Sequence[str]], n: int, seed: int, attribu
     import zlib
 
     rng = np.random.default_rng([seed, zlib.crc32(attribute.encode()), zlib.crc32(group.encode())])
+
+    def keep(size: int):
+        return sorted(rng.choice(size, n, replace=False)) if size > n else range(size)
+
     sizes = {len(v) for v in kinds.values()}
-    if len(sizes) == 1:  # parallel forms: one sample of positions for every kind
-        size = sizes.pop()
-        keep = sorted(rng.choice(size, n, replace=False)) if size > n else range(size)
-        return {k: [v[i] for i in keep] for k, v in kinds.items()}
-    out = {}
-    for k, v in kinds.items():
-        keep = sorted(rng.choice(len(v), n, replace=False)) if len(v) > n else range(len(v))
-        out[k] = [v[i] for i in keep]
-    return out
+    shared = keep(sizes.pop()) if len(sizes) == 1 else None  # parallel forms: one sample of positions
+    return {k: [v[i] for i in (shared if shared is not None else keep(len(v)))] for k, v in kinds.items()}
 
 
 def frame_groups(frame: pd.DataFrame) -> dict:
