@@ -984,3 +984,33 @@ def test_unknown_weighting_is_one_clear_error():
 
     with pytest.raises(MetricError, match="weighting must be one of"):
         evaluate(_unbalanced(), weighting="per-term")
+
+
+# ---------------------------------------------------------------- round-off
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_MAGS = st.sampled_from([1e-3, 0.5, 1.0, 3.0, 1e3, 1e6])
+_GAPS = st.sampled_from([0.0, 1e-12, 1e-10, 5e-10, 1e-9, 2e-9, 1e-8, 1e-3])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**31 - 1), _MAGS, _GAPS, st.sampled_from([10, 9000]), st.booleans())
+def test_round_off_equality_matches_its_definition(seed, mag, gap, size, broadcast):
+    """|x - y| <= 1e-9 max(1, |x|, |y|), read element by element, whatever
+    the path (few values: the scale everywhere; many: only near ties where
+    a value passes 1), with NaN, infinities and broadcasting."""
+    from bias_suite.metrics.comparisons import ROUND_OFF, equal_within_round_off
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=size) * mag
+    y = x + rng.choice([-1.0, 1.0], size=size) * gap * np.maximum(np.abs(x), 1.0) * rng.random(size) * 2
+    x[rng.random(size) < 0.05] = np.nan
+    y[rng.random(size) < 0.02] = np.inf
+    if broadcast:
+        x = x.reshape(-1, 1)[:3]
+    got = equal_within_round_off(x, y)
+    xx, yy = np.broadcast_arrays(x, y)
+    with np.errstate(invalid="ignore"):
+        want = np.array([abs(a - b) <= ROUND_OFF * max(1.0, abs(a), abs(b)) for a, b in zip(xx.ravel(), yy.ravel())])
+    assert got.shape == xx.shape
+    np.testing.assert_array_equal(got.ravel(), want)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bias_suite.metrics.catalog import get_metric
 from bias_suite.stats.evidence import paired_bounds
-from bias_suite.stats.signflip import EXACT_MAX, sign_flip_p
+from bias_suite.stats.signflip import EXACT_MAX, sign_flip_p, sign_flip_ps
 from bias_suite.stats.verdicts import decide
 
 from test_paired_bounds import attribute_data
@@ -86,3 +86,23 @@ def test_a_rate_row_reads_the_sign_flip_p_of_its_templates():
     exact = decide(8 / 12, 0.0, 0.9, kind="signed", tau=0.05, df=7, paired=pb.__class__(**{**pb.__dict__,
                                                                                               "exact": True}))
     assert exact["p"] == 1.0
+
+
+def test_the_batched_p_values_are_those_of_one_row_at_a_time():
+    """Rows of every number of contributions (none, ties only, up to past
+    EXACT_MAX), each with its own eps: the same p as one row at a time."""
+    rng = np.random.default_rng(3)
+    rows, eps = [], []
+    for k in list(range(0, EXACT_MAX + 3)) * 3:
+        d = np.zeros(20)
+        on = rng.choice(20, size=k, replace=False)
+        d[on] = rng.normal(0.3, 1.0, size=k) * rng.choice([1e-2, 1.0])
+        d[rng.choice(20, size=2)] += 1e-15  # below eps: left out
+        rows.append(d)
+        eps.append(1e-12)
+    rows.append(np.r_[np.full(4, 0.2), np.full(4, -0.2), np.zeros(12)])  # sums to 0: p = 1
+    eps.append(0.0)
+    got = sign_flip_ps(np.array(rows), np.array(eps))
+    want = [sign_flip_p(r, e) for r, e in zip(rows, eps)]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert got[-1] == 1.0 and got[0] == 1.0

@@ -32,16 +32,44 @@ def equal_within_round_off(x, y) -> np.ndarray:
     return _difference(x, y)[1]
 
 
+#: below this many values :func:`_difference` computes the scale everywhere (fewer calls); above it only
+#: near ties (fewer passes over large arrays)
+SMALL = 8192
+
+
 def _difference(x, y):
     """``x - y`` and where the two are equal up to :data:`ROUND_OFF`, with
     as few temporary arrays as possible (the bootstrap calls this on
     arrays of every resample)."""
     with np.errstate(invalid="ignore"):
-        scale = np.asarray(np.maximum(np.abs(x), np.abs(y)))
-        np.maximum(scale, 1.0, out=scale)
-        scale *= ROUND_OFF
         d = np.asarray(np.subtract(x, y))
-        return d, np.abs(d) <= scale
+        if d.size < SMALL:  # few values: the scale itself, in fewer calls
+            scale = np.asarray(np.maximum(np.abs(x), np.abs(y)))
+            np.maximum(scale, 1.0, out=scale)
+            scale *= ROUND_OFF
+            return d, np.abs(d) <= scale
+        ad = np.abs(d)
+        same = np.asarray(ad <= ROUND_OFF)  # the scale max(1, |x|, |y|) is 1 for probabilities and rates
+        big = max(_abs_max(x), _abs_max(y))
+        if big > 1.0:  # where |x| or |y| passes 1 the scale is that value: only the near-ties can change
+            ad, same = np.atleast_1d(ad), np.atleast_1d(same)
+            near = np.flatnonzero((ad > ROUND_OFF) & (ad <= ROUND_OFF * big))
+            if near.size:
+                xs, ys = (np.broadcast_to(np.asarray(v, float), d.shape).ravel()[near] for v in (x, y))
+                scale = np.maximum(np.maximum(np.abs(xs), np.abs(ys)), 1.0) * ROUND_OFF
+                flat = same.reshape(-1)
+                flat[near] = ad.reshape(-1)[near] <= scale
+            same = same.reshape(d.shape)
+        return d, same
+
+
+def _abs_max(x) -> float:
+    """The largest |x| (NaN left out; 0 where there is none)."""
+    x = np.asarray(x, float)
+    if x.size == 0:
+        return 0.0
+    m = max(abs(float(np.fmax.reduce(x, axis=None))), abs(float(np.fmin.reduce(x, axis=None))))
+    return 0.0 if np.isnan(m) else m
 
 
 @dataclass(frozen=True)

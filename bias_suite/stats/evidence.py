@@ -45,7 +45,7 @@ from ..metrics.comparisons import get_comparison
 from ..metrics.generalized import AttributeData
 from ..metrics.materiality import RATIO_BAND
 from ..metrics.scores import SCORES, get_score
-from .signflip import EXACT_MAX, sign_flip_p
+from .signflip import EXACT_MAX, sign_flip_ps
 
 __all__ = ["event_templates", "paired_bounds", "upper_share", "PairedBound", "MIN_EVENT_TEMPLATES", "OUTCOMES", "PARTS",
            "CHANCES"]
@@ -290,11 +290,11 @@ class PairedBound:
 def upper_share(k, n, alpha: float) -> np.ndarray:
     """U(k, n): the one-sided 1 − alpha Clopper-Pearson upper bound on a
     proportion with k of n (arrays; 1 where k = n, 1 − alpha^(1/n) at k = 0)."""
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # the beta distribution's quantile (scipy.stats.beta.ppf) without its checks
 
     k, n = np.asarray(k, float), np.asarray(n, float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        u = beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1e-300))
+        u = betaincinv(k + 1, np.maximum(n - k, 1e-300), 1.0 - alpha)
     return np.where(k >= n, 1.0, u)
 
 
@@ -438,11 +438,13 @@ def _bounds(score, scale, sign, pcm, background, per_class, ad, tpl, J, confiden
             unit_c = np.where(first_end, c_num, c_den)
             per = np.where(first_end, n / np.maximum(m_num, 1), n / np.maximum(m_den, 1))
     out = {}
+    # the sign-flip test where it is exact; with more differing templates the bootstrap's t, whose
+    # spread (centred on the value) is the tighter one once an effect moves most of them one way
+    cis, iis = np.nonzero(ok & (d_pos + d_neg <= EXACT_MAX))
+    flips = dict(zip(zip(cis.tolist(), iis.tolist()),
+                     sign_flip_ps(np.moveaxis(D, 1, 2)[cis, iis], eps[cis, 0, iis]).tolist()))
     for ci, i in zip(*np.nonzero(ok)):
-        differing = int(d_pos[ci, i] + d_neg[ci, i])
-        # the sign-flip test where it is exact; with more differing templates the bootstrap's t, whose
-        # spread (centred on the value) is the tighter one once an effect moves most of them one way
-        p_flip = sign_flip_p(D[ci, :, i], float(eps[ci, 0, i])) if differing <= EXACT_MAX else None
+        p_flip = flips.get((int(ci), int(i)))
         cls = classes[ci][1]
         unit = CHANCES[score.name].format(c=cls) if per_class else "templates"
         said = "; ".join(f"{int(d_k[ci, i])} of {int(n_k[ci, i])} " + _KIND_TEXT[k].format(c=cls)

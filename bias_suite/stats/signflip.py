@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["sign_flip_p", "EXACT_MAX"]
+__all__ = ["sign_flip_p", "sign_flip_ps", "EXACT_MAX"]
 
 #: up to this many non-zero contributions the p-value enumerates every sign pattern (2^14 = 16,384)
 EXACT_MAX = 14
@@ -56,3 +56,30 @@ def sign_flip_p(contributions, eps: float = 0.0) -> float:
         return float(np.mean(sums >= observed - 1e-9 * scale))
     z = observed / math.sqrt(float((d * d).sum()))
     return float(math.erfc(z / math.sqrt(2.0)))
+
+
+def sign_flip_ps(rows, eps) -> np.ndarray:
+    """:func:`sign_flip_p` of every row of ``rows`` (n, m) with its own
+    ``eps`` (n,): the rows with the same number k of contributions left
+    enumerate their 2^k patterns in one product. The same p-values as one
+    row at a time (up to the order in which a pattern's sum is added)."""
+    rows = np.asarray(rows, dtype=float)
+    eps = np.broadcast_to(np.asarray(eps, dtype=float), rows.shape[:1])
+    out = np.ones(rows.shape[0])
+    if rows.size == 0:
+        return out
+    keep = np.abs(rows) > eps[:, None]
+    ks = keep.sum(axis=1)
+    observed = np.abs(np.where(keep, rows, 0.0).sum(axis=1))
+    scale = np.where(keep, np.abs(rows), 0.0).sum(axis=1)
+    live = (ks > 0) & ~(observed <= 1e-12 * scale)
+    for k in np.unique(ks[live]):
+        idx = np.flatnonzero(live & (ks == k))
+        if k > EXACT_MAX:
+            for i in idx:
+                out[i] = sign_flip_p(rows[i], float(eps[i]))
+            continue
+        d = rows[idx][keep[idx]].reshape(idx.size, int(k))  # each row's contributions, in their order
+        sums = np.abs(_patterns(int(k)) @ d.T)  # (2^k, rows)
+        out[idx] = np.mean(sums >= (observed[idx] - 1e-9 * scale[idx])[None, :], axis=0)
+    return out
