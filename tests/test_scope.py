@@ -186,3 +186,22 @@ def test_results_by_group_is_the_same_table(one_term_shifted):
     assert {"attribute", "group", "status", "effect"} <= set(bg.columns)
     assert bg.set_index("group").loc["a", "status"] == "worse off"
     assert math.isfinite(bg.set_index("group").loc["a", "effect"])
+
+
+def test_keeping_one_term_keeps_the_attribute_group_order():
+    """Group a appears first only through a1's first row: kept to a0, the
+    data's first appearance would put b first and read the pair b|a. The
+    breakdown keeps the attribute's order, so both of a's terms have a value
+    on the row a|b (before, a0's was missing)."""
+    data = shifted_table(shift={"a0": -0.2})
+    fr = data.frame
+    first = np.flatnonzero((fr["group"] == "a").to_numpy() & (fr["term"] == "a1").to_numpy())[:1]
+    others = np.flatnonzero((fr["group"] != "a").to_numpy())
+    rest = np.setdiff1d(np.arange(len(fr)), np.r_[first, others])
+    data = data.take(np.r_[first, others, rest])
+    res = bs.evaluate(data, metrics=["CFGap"], bootstrap=200)
+    r = _row(res, "CFGap", "positive", "a|b")
+    assert r["verdict"] == "material"
+    parts = dict(p.rsplit(" ", 1) for p in r["term_effects"].replace("−", "-").split("; "))
+    assert float(parts["a0"]) == pytest.approx(-0.2, abs=0.02) and abs(float(parts["a1"])) < 0.02
+    assert r["terms_agree"].startswith("a: 1 of 2")

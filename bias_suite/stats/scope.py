@@ -33,7 +33,8 @@ import pandas as pd
 
 from ..exceptions import MetricError
 from ..metrics.catalog import get_metric
-from ..metrics.engine import metric_values
+from ..metrics.engine import metric_row_dicts
+from ..suites.views import group_order
 from ..metrics.materiality import RATIO_BAND
 
 __all__ = ["term_breakdown", "beyond_listed_terms", "SCOPE_COLUMNS", "CLAIMS"]
@@ -126,15 +127,8 @@ def term_breakdown(results: pd.DataFrame, data, *, metrics=None, max_tuples: int
         rows[idx] = (sspec, terms)
         for g, t in terms:
             wanted.setdefault((r["attribute"], g, t), {})[sspec.name] = sspec
-    values: dict = {}
-    for (a, g, t), sp in wanted.items():
-        keep = (attr == a) & ~((grp == g) & (term != t))
-        sub = data.take(np.flatnonzero(keep))
-        got = metric_values(sub, metrics=list(sp.values()), attributes=[a], max_tuples=max_tuples, seed=seed,
-                            group_order_override=group_order_override, weighting=weighting)
-        for m, c, gg, v in zip(got["metric"], got["class"], got["group"], got["value"]):
-            if isinstance(gg, str):
-                values[(a, g, t, m, c, gg)] = None if v is None or pd.isna(v) else float(v)
+    values = _term_values(data, wanted, attr, grp, term, max_tuples=max_tuples, seed=seed,
+                          group_order_override=group_order_override, weighting=weighting)
     for idx, (sspec, terms) in rows.items():
         r = out.loc[idx]
         ratio = _is_ratio(sspec)
@@ -160,6 +154,28 @@ def term_breakdown(results: pd.DataFrame, data, *, metrics=None, max_tuples: int
         out.at[idx, "terms_agree"] = "; ".join(said) if said else None
         out.at[idx, "term_effects"] = "; ".join(parts).replace("-", "−")
     return out
+
+
+def _term_values(data, wanted: dict, attr, grp, term, *, max_tuples, seed, group_order_override, weighting) -> dict:
+    """{(attribute, group, term, metric, class, row group): value} of the
+    metrics ``wanted`` {(attribute, group, term): {name: spec}}, each on
+    the attribute's examples with ``group`` kept to ``term``, in the
+    attribute's own group order (keeping one term can change which group
+    appears first, and with it how a pair is labelled and oriented)."""
+    values: dict = {}
+    orders: dict = {}
+    for (a, g, t), sp in wanted.items():
+        if a not in orders:
+            orders[a] = group_order(data.frame, a, group_order_override)
+        sub = data.take(np.flatnonzero((attr == a) & ~((grp == g) & (term != t))))
+        got = metric_row_dicts(sub, metrics=list(sp.values()), attributes=[a], max_tuples=max_tuples, seed=seed,
+                               group_order_override={**(group_order_override or {}), a: orders[a]},
+                               weighting=weighting)
+        for r in got:
+            v = r["value"]
+            if isinstance(r["group"], str):
+                values[(a, g, t, r["metric"], r["class"], r["group"])] = None if v is None or pd.isna(v) else float(v)
+    return values
 
 
 def _is_auc(spec) -> bool:
