@@ -190,9 +190,10 @@ class OrtFunction:
             so.inter_op_num_threads = 1
             so.log_severity_level = 3
             checking = mode == ONNX_INT8 and margin is not None and recheck > 0
-            if checking:
-                # two sessions take turns: a pool spinning after its turn would hold the cores the
-                # other needs (docs/scale.md: the re-checked int8 path with and without spinning)
+            if checking or os.environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE":
+                # two sessions take turns (or another process shares the cores, as OMP_WAIT_POLICY=PASSIVE
+                # says): a pool spinning after its turn would hold the cores the other needs (docs/scale.md:
+                # the re-checked int8 path with and without spinning)
                 so.add_session_config_entry("session.intra_op.allow_spinning", "0")
 
             def session(path):  # reads the file now; the temporary folder can go afterwards
