@@ -205,3 +205,27 @@ def test_keeping_one_term_keeps_the_attribute_group_order():
     parts = dict(p.rsplit(" ", 1) for p in r["term_effects"].replace("−", "-").split("; "))
     assert float(parts["a0"]) == pytest.approx(-0.2, abs=0.02) and abs(float(parts["a1"])) < 0.02
     assert r["terms_agree"].startswith("a: 1 of 2")
+
+
+def test_a_finding_says_how_far_it_reaches(one_term_shifted):
+    """The finding about a|b rests on a0 alone: the terminal finding and
+    the HTML findings table say so; a claim every term shares, and a row
+    that claims nothing, say nothing."""
+    from rich.console import Console
+
+    from bias_suite.report.findings import reach_text
+    from bias_suite.report.headline import findings_table
+
+    r = _row(one_term_shifted, "CFGap", "positive", "a|b")
+    text = reach_text(r.to_dict())
+    assert text == "terms a: 1 of 2; b: 2 of 2; not shown beyond the listed terms"
+    con = Console(record=True, width=200)
+    con.print(findings_table(one_term_shifted[one_term_shifted.index == r.name]))
+    assert "not shown beyond the listed terms" in con.export_text()
+    assert reach_text({**r.to_dict(), "terms_agree": "a: 2 of 2; b: 2 of 2", "beyond": "holds"}) == ""
+    assert reach_text({**r.to_dict(), "verdict": "negligible"}) == ""
+    from bias_suite.report.data import ReportData
+    from bias_suite.report.html import render_report
+
+    html = render_report(ReportData(results=one_term_shifted))
+    assert "reach (listed terms)" in html and "terms a: 1 of 2; b: 2 of 2; not shown beyond the listed terms" in html

@@ -35,13 +35,14 @@ identity span"), which :func:`who` then shows in place of the class.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 
 from .data import isnull as _isnull, metric_spec
 
-__all__ = ["JUDGED", "Prepared", "select_findings", "spill_over", "consistency_text", "who", "collapse", "Selection",
+__all__ = ["JUDGED", "Prepared", "select_findings", "spill_over", "consistency_text", "reach_text", "who", "collapse", "Selection",
            "with_scope"]
 
 JUDGED = ("material", "small", "inconclusive")  # verdicts worth a finding line, in rank order
@@ -70,6 +71,24 @@ def consistency_text(v) -> str:
     if not math.isfinite(x):
         return ""
     return f"in {min(max(x, 0.0), 1.0):.0%} of templates"
+
+
+def reach_text(r) -> str:
+    """How far a claim reaches beyond the rows it was judged on, where that
+    matters: 'terms 1 of 2' (or 'terms a: 1 of 2; b: 2 of 2') where not
+    every listed term of its groups shares the claim's sign, and 'not shown
+    beyond the listed terms' where the two-way reading does not hold it
+    (:mod:`bias_suite.stats.scope`); '' for a claim that holds on every
+    term and beyond them, and for rows that claim nothing."""
+    if r.get("verdict") not in ("material", "small"):
+        return ""
+    parts = []
+    ta = r.get("terms_agree")
+    if not _isnull(ta) and any(int(k) < int(n) for k, n in re.findall(r"(\d+) of (\d+)", str(ta))):
+        parts.append(f"terms {ta}")
+    if r.get("beyond") == "not shown":
+        parts.append("not shown beyond the listed terms")
+    return "; ".join(parts)
 
 
 def who(r) -> str:

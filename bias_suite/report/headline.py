@@ -48,7 +48,7 @@ import pandas as pd
 from ..io.values import is_null
 from . import theme
 from .data import metric_worse, signed_distance
-from .findings import JUDGED, Prepared, consistency_text, select_findings, who, with_scope
+from .findings import JUDGED, Prepared, consistency_text, reach_text, select_findings, who, with_scope
 from .htmlfmt import metric_text as _metric_text
 from .pairs import example_pair, example_pair_block, worst_pair
 
@@ -233,7 +233,8 @@ def value_side(r) -> float | None:
 def findings_table(fd: pd.DataFrame):
     """Top findings, two lines each: verdict, metric, who and effect; then
     value [interval] (red: worse for the group, blue: better), tau, the
-    templates that agree and the reason (wrapped under the text)."""
+    templates that agree, how far the claim reaches past its listed terms
+    where that matters, and the reason (wrapped under the text)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -262,6 +263,9 @@ def findings_table(fd: pd.DataFrame):
         agree = consistency_text(r.get("consistency"))
         if agree:
             second.append(f"  {agree}")
+        reach = reach_text(r)
+        if reach:
+            second.append(f"  {reach}", style=theme.MUTED)
         reason = r.get("reason")
         if not is_null(reason) and str(reason).strip():
             second.append(f"  {reason}", style=theme.MUTED)

@@ -265,7 +265,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     (the largest gap involving its groups)."""
     from .charts import scale_legend
     from .data import metric_worse
-    from .findings import consistency_text, select_findings, with_scope
+    from .findings import consistency_text, reach_text, select_findings, with_scope
     from .headline import has_verdicts, headline_summary, attribute_order, effect_text, error_control, overview, value_side, who
     from .htmlfmt import direction_cell_style
     from .pairs import finding_pair
@@ -304,6 +304,8 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
     sel = select_findings(results, ov, top=top)
     shown = sel.rows if scored is None or sel.rows.empty else with_scope(sel.rows, scored)
     agree = "consistency" in shown.columns and shown["consistency"].notna().any()
+    reach = [reach_text(r) for r in shown.to_dict("records")]
+    with_reach = any(reach)
     with_pairs = scored is not None
     rows = []
     for k, r in enumerate(shown.to_dict("records"), 1):
@@ -316,12 +318,14 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
                   f'<td class="num"{side}>{fmt(r.get("value"))}{ci}</td><td class="num">{fmt(r.get("threshold"))}</td>']
         if agree:
             cells_.append(f'<td class="num">{esc(consistency_text(r.get("consistency")).removeprefix("in "))}</td>')
+        if with_reach:
+            cells_.append(f'<td>{esc(reach[k - 1])}</td>')
         cells_.append(f'<td class="reason">{esc(r.get("reason") or "")}</td>')
         if with_pairs:
             cells_.append(f'<td class="pair">{_pair_html(finding_pair(r, scored))}</td>')
         rows.append("<tr>" + "".join(cells_) + "</tr>")
     heads = ["#", "×τ", "verdict", "metric", "who", "value [interval]", "τ"] + (["templates agreeing"] if agree else []) \
-        + ["reason"] + (["example pair (largest gap for its groups)"] if with_pairs else [])
+        + (["reach (listed terms)"] if with_reach else []) + ["reason"] + (["example pair (largest gap for its groups)"] if with_pairs else [])
     spill = (f"; {sel.spill} spill-over{'s' if sel.spill != 1 else ''} (effects caused by other groups in the "
              "background) not listed as findings about their own group" if sel.spill else "")
     findings = (f'<h2 id="findings">Top findings <span class="muted">material, then small, then inconclusive, largest '
