@@ -57,16 +57,15 @@ models: $(STAMP)
 	$(VENV)/bin/bias-suite models build default-sentiment
 	$(VENV)/bin/bias-suite models build default-ner
 
-# The sentiment suites run first, so their summary is printed before the NER
-# model is built; the NER suites then run with default-ner into $(OUT)/ner (the
-# layout of one run over templates/*.yaml). Each default model is built when a
-# run first needs it, then cached. From a fresh clone on 2 otherwise idle cores
-# of an Intel Xeon (install included, pip cache warm, the grown suites with 8
-# terms per group): 12 min 8 s in all, 1,179 CPU-seconds. Install 1:45; the
-# sentiment suites 4:18 (training default-sentiment 1:18, 38,354 predictions
-# 1:31 at 420/s, evaluation and report about 50 s); the real-text sample 2:35
-# (spaCy's silver labels of the 23.5k VADER sentences 0:44, which the NER build
-# then reads from the cache); the NER suites 3:30 (training default-ner 2:23).
+# The sentiment suites run first and print their summary while default-ner
+# is built in the background; the NER suites then run with it into
+# $(OUT)/ner (the layout of one run over templates/*.yaml). Each default
+# model is built when first needed, then cached. From a fresh clone on 2
+# otherwise idle cores of an Intel Xeon (install included, pip cache warm,
+# the grown suites with 8 terms per group): 9 min 4 s in all, 900
+# CPU-seconds at 165% CPU (install 1:06); before the background build and
+# the NER suites' 100 resamples, 12 min 8 s (docs/scale.md, "Building the
+# default models", has both runs).
 # The runs use ONNX Runtime in float32 (--dtype
 # onnx): the same probabilities to 2e-6 and the same verdicts as the torch
 # forward pass on these suites, 1.45x and 1.4x as fast (docs/scale.md).
