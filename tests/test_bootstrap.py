@@ -359,3 +359,19 @@ def test_a_signed_basis_is_extended_to_its_value_with_a_note():
     out, basis = fill(res, [key], np.abs(signed)[None, :], extra, 0.95, 200)
     assert basis["basis_low"][0] == -0.02 and basis["basis_high"][0] == pytest.approx(np.quantile(signed, 0.975), abs=1e-3)
     assert "signed interval extended to its value (the percentile interval lay above it)" in out["note"][0]
+
+
+def test_template_sums_by_runs_and_by_counts():
+    """Per-template column sums: tuples in template order (runs, with a
+    template that has none) and in any order (bincount) give the sums by
+    hand."""
+    from bias_suite.stats.bootstrap.fast import template_sums
+
+    tt = np.array([0, 0, 2, 2, 2, 3])
+    one = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    two = np.column_stack([one, 10 * one])
+    want = np.array([[3.0, 3.0, 30.0], [0.0, 0.0, 0.0], [12.0, 12.0, 120.0], [6.0, 6.0, 60.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(template_sums(tt, [one, two], 5), want)
+    order = np.array([5, 2, 0, 4, 1, 3])
+    np.testing.assert_allclose(template_sums(tt[order], [one[order], two[order]], 5), want)
+    assert template_sums(tt[:0], [one[:0]], 3).shape == (3, 1)

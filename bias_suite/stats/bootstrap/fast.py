@@ -217,15 +217,27 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
 def template_sums(tt: np.ndarray, parts, J: int) -> np.ndarray:
     """(J, columns) sums per template ``tt`` of the columns of ``parts``
     (arrays of one row per tuple: 1-d, or 2-d with a column each), side by
-    side, in tuple order (as np.add.at adds them): one bincount per column,
-    read where it lies (the per-tuple columns are column-major), so the
-    parts are never copied into one table."""
+    side. The tuples come in template order (the counterfactual view lists
+    them so): one ``np.add.reduceat`` per part over each template's run of
+    rows, read where the part lies in memory; in any other order, one
+    bincount per column."""
     parts = [np.asarray(p, dtype=np.float64) for p in parts]
     parts = [p[:, None] if p.ndim == 1 else p for p in parts]
     n = len(tt)
     if any(p.shape[0] != n for p in parts):
         raise MetricError(f"per-tuple columns of {[p.shape[0] for p in parts]} rows for {n} tuples")
-    out = np.empty((J, sum(p.shape[1] for p in parts)))
+    out = np.zeros((J, sum(p.shape[1] for p in parts)))
+    if n == 0:
+        return out
+    tt = np.asarray(tt)
+    if np.all(tt[1:] >= tt[:-1]):
+        starts = np.flatnonzero(np.r_[True, tt[1:] != tt[:-1]])
+        rows = tt[starts]
+        i = 0
+        for p in parts:
+            out[rows, i:i + p.shape[1]] = np.add.reduceat(p, starts, axis=0)
+            i += p.shape[1]
+        return out
     i = 0
     for p in parts:
         for col in range(p.shape[1]):

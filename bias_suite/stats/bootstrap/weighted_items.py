@@ -265,10 +265,21 @@ class ClassItems:
             return np.where(v > 0, 1.0 / np.where(v > 0, v, 1.0), 0.0)
 
         inv_n, inv_b = inv(n), inv(nb)
-        fp, fq, ibuf = np.empty((Bc, p.size)), np.empty((Bc, p.size)), np.empty((Bc, p.size), self.cdt)
+        fp = np.empty((Bc, p.size))
+        out = np.empty((Bc, k))
         if background == "all":  # F_all, shared by every group
             np.multiply(call, inv_b[:, :1], out=fp)
-        out = np.empty((Bc, k))
+            for t in range(k):  # F_t from t's own items, spread over the selection; |F_t - F_all| . dx
+                own, runs = self._group_steps(cats, t)
+                Ft = np.zeros((Bc, own.size + 1))
+                np.multiply(np.cumsum(Wp[:, own], axis=1, dtype=self.cdt), inv_n[:, t:t + 1], out=Ft[:, 1:])
+                fq = np.repeat(Ft, runs, axis=1)
+                np.subtract(fq, fp, out=fq)
+                np.abs(fq, out=fq)
+                out[:, t] = fq @ dx
+            out[(n == 0) | (nb == 0)] = np.nan
+            return out
+        fq, ibuf = np.empty((Bc, p.size)), np.empty((Bc, p.size), self.cdt)
         for t in range(k):  # integer cumulative counts of group t, then |F_t - F_background| . dx
             np.multiply(Wp, gm[t], out=ibuf, dtype=self.cdt)
             np.cumsum(ibuf, axis=1, dtype=self.cdt, out=ibuf)
@@ -281,6 +292,21 @@ class ClassItems:
             out[:, t] = fq @ dx
         out[(n == 0) | (nb == 0)] = np.nan
         return out
+
+    def _group_steps(self, cats, t):
+        """Group t's items within a selection (positions in it, in score
+        order) and the length of each run of the selection's items with
+        the same number of t's items at or before them (the first run has
+        none): F_t is a step function that moves only at t's own items, so
+        its cumulative counts are summed over those and repeated over their
+        runs (the same integers as a sum over the whole selection with the
+        other groups weighted 0)."""
+        def make():
+            p = self.positions(cats)
+            on = self.g[p] == t
+            own = np.flatnonzero(on)
+            return own, np.bincount(np.cumsum(on), minlength=own.size + 1)
+        return self.memo(("steps", cats, t), make)
 
     # -- Mann-Whitney U(H over L) = #{h > l} + 1/2 #{h = l}, exact in integers
     def _u2(self, key, p, inL, inH, ties, seg=None, cells=None):
