@@ -42,27 +42,15 @@ def sign_flip_p(contributions, eps: float = 0.0) -> float:
     """Two-sided p-value of "the contributions are symmetric about 0" for
     their sum: contributions within ``eps`` of 0 are left out (a template
     that treats both sides alike says nothing); 1 when none is left."""
-    d = np.asarray(contributions, dtype=float)
-    d = d[np.abs(d) > eps]
-    k = d.size
-    if k == 0:
-        return 1.0
-    observed = abs(float(d.sum()))
-    scale = float(np.abs(d).sum())
-    if observed <= 1e-12 * scale:
-        return 1.0
-    if k <= EXACT_MAX:
-        sums = np.abs(_patterns(k) @ d)
-        return float(np.mean(sums >= observed - 1e-9 * scale))
-    z = observed / math.sqrt(float((d * d).sum()))
-    return float(math.erfc(z / math.sqrt(2.0)))
+    d = np.asarray(contributions, dtype=float).reshape(1, -1)
+    return float(sign_flip_ps(d, eps)[0])
 
 
 def sign_flip_ps(rows, eps) -> np.ndarray:
     """:func:`sign_flip_p` of every row of ``rows`` (n, m) with its own
     ``eps`` (n,): the rows with the same number k of contributions left
-    enumerate their 2^k patterns in one product. The same p-values as one
-    row at a time (up to the order in which a pattern's sum is added)."""
+    enumerate their 2^k patterns in one product (k up to
+    :data:`EXACT_MAX`); beyond, the normal tail of the sum."""
     rows = np.asarray(rows, dtype=float)
     eps = np.broadcast_to(np.asarray(eps, dtype=float), rows.shape[:1])
     out = np.ones(rows.shape[0])
@@ -70,14 +58,15 @@ def sign_flip_ps(rows, eps) -> np.ndarray:
         return out
     keep = np.abs(rows) > eps[:, None]
     ks = keep.sum(axis=1)
-    observed = np.abs(np.where(keep, rows, 0.0).sum(axis=1))
-    scale = np.where(keep, np.abs(rows), 0.0).sum(axis=1)
+    kept = np.where(keep, rows, 0.0)
+    observed = np.abs(kept.sum(axis=1))
+    scale = np.abs(kept).sum(axis=1)
     live = (ks > 0) & ~(observed <= 1e-12 * scale)
     for k in np.unique(ks[live]):
         idx = np.flatnonzero(live & (ks == k))
-        if k > EXACT_MAX:
-            for i in idx:
-                out[i] = sign_flip_p(rows[i], float(eps[i]))
+        if k > EXACT_MAX:  # the sum over sign patterns is close to normal, variance the sum of squares
+            z = observed[idx] / np.sqrt((kept[idx] ** 2).sum(axis=1))
+            out[idx] = [math.erfc(v / math.sqrt(2.0)) for v in z.tolist()]
             continue
         d = rows[idx][keep[idx]].reshape(idx.size, int(k))  # each row's contributions, in their order
         sums = np.abs(_patterns(int(k)) @ d.T)  # (2^k, rows)

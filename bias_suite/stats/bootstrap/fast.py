@@ -217,10 +217,10 @@ def _tuple_values(spec, prep, score, comp, c, Wf, tuple_weights: TupleWeights | 
 def template_sums(tt: np.ndarray, parts, J: int) -> np.ndarray:
     """(J, columns) sums per template ``tt`` of the columns of ``parts``
     (arrays of one row per tuple: 1-d, or 2-d with a column each), side by
-    side. The tuples come in template order (the counterfactual view lists
-    them so): one ``np.add.reduceat`` per part over each template's run of
-    rows, read where the part lies in memory; in any other order, one
-    bincount per column."""
+    side: one ``np.add.reduceat`` per part over each template's run of
+    rows, read where the part lies in memory. The counterfactual view lists
+    the tuples in template order; tuples in any other order are sorted
+    first."""
     parts = [np.asarray(p, dtype=np.float64) for p in parts]
     parts = [p[:, None] if p.ndim == 1 else p for p in parts]
     n = len(tt)
@@ -230,19 +230,15 @@ def template_sums(tt: np.ndarray, parts, J: int) -> np.ndarray:
     if n == 0:
         return out
     tt = np.asarray(tt)
-    if np.all(tt[1:] >= tt[:-1]):
-        starts = np.flatnonzero(np.r_[True, tt[1:] != tt[:-1]])
-        rows = tt[starts]
-        i = 0
-        for p in parts:
-            out[rows, i:i + p.shape[1]] = np.add.reduceat(p, starts, axis=0)
-            i += p.shape[1]
-        return out
+    if not np.all(tt[1:] >= tt[:-1]):  # (not from the counterfactual view: put the tuples in template order)
+        order = np.argsort(tt, kind="stable")
+        tt, parts = tt[order], [p[order] for p in parts]
+    starts = np.flatnonzero(np.r_[True, tt[1:] != tt[:-1]])
+    rows = tt[starts]
     i = 0
     for p in parts:
-        for col in range(p.shape[1]):
-            out[:, i] = np.bincount(tt, weights=p[:, col], minlength=J)
-            i += 1
+        out[rows, i:i + p.shape[1]] = np.add.reduceat(p, starts, axis=0)
+        i += p.shape[1]
     return out
 
 
