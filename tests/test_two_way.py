@@ -164,6 +164,53 @@ def test_fast_path_equals_generic_path_on_a_ragged_design(seed):
     assert not bad, bad[:5]
 
 
+def forms_table(n_templates=10, seed=0):
+    """Attribute "attr": groups a (3 terms) and b (2 terms) and c (2 terms),
+    each term in two parallel forms (singular 'a0', plural 'a0s'); a
+    template uses one form of every term, once (the first template of each
+    form twice), so each form of a group's terms is a block of its own."""
+    rng = np.random.default_rng(seed)
+    rows, P = [], []
+    groups = {"a": ["a0", "a1", "a2"], "b": ["b0", "b1"], "c": ["c0", "c1"]}
+    for j in range(n_templates):
+        gold, form = CLASSES[rng.integers(3)], ("", "s")[j % 2]
+        for gi, (g, ts) in enumerate(groups.items()):
+            for t in ts:
+                for _ in range(1 + (j < 2)):
+                    rows.append(dict(id=f"r{len(rows)}", template=f"t{j}", attribute="attr", group=g, term=t + form,
+                                     text="x", label=gold))
+                    logit = rng.normal(size=3) + 0.8 * (np.array(CLASSES) == gold) + 0.3 * gi
+                    P.append(np.exp(logit) / np.exp(logit).sum())
+    return scored_from_arrays(pd.DataFrame(rows), np.array(P), list(CLASSES))
+
+
+def test_per_template_w1_is_linear_in_the_term_weights_with_parallel_forms(monkeypatch):
+    """With one form of every term in a template, a group's weight there is
+    the same in every resample (each form's terms are a block whose weights
+    sum to its size), so per-template W1 takes the linear plan, never the
+    cumulative sums; its values are the generic path's."""
+    import bias_suite.stats.bootstrap.term_kernels as kernels
+
+    data = forms_table()
+    blocks = attribute_terms(data.frame, "attr")
+    assert len(set(blocks.block)) == 6  # 3 groups x 2 forms
+    metrics = ["AvgIF", "AvgIF-TC", "CFGap", "AvgScoreDiff"]
+    kg, vg = bootstrap_replicates(data, metrics=metrics, B=25, seed=2, resample_terms=True, method="generic")
+
+    def no_sums(*args, **kwargs):
+        raise AssertionError("per-template W1 by cumulative sums")
+
+    monkeypatch.setattr(kernels, "_w1_general", no_sums)
+    kf, vf = bootstrap_replicates(data, metrics=metrics, B=25, seed=2, resample_terms=True, method="fast")
+    fast, generic = _as_dict(kf, vf), _as_dict(kg, vg)
+    assert {k[1] for k in fast} == set(metrics)
+    assert set(fast) == set(generic)
+    bad = [k for k in fast if not _same(fast[k], generic[k])]
+    assert not bad, bad[:5]
+    pairs = [k for k in fast if k[1] == "AvgIF" and "|" in str(k[3])]
+    assert len(pairs) == 3 * 3 and all(np.isfinite(fast[k]).all() for k in pairs)  # 3 pairs x 3 classes
+
+
 def test_aeg_pairs_inside_templates_agree_with_evaluating_every_resample():
     data = ragged_table(seed=2, n_templates=15)
     metrics = ["PosAEG", "NegAEG", bsm.MetricSpec("AEG-PCM", "PCM", "group", "prob_pos", "AEG", "pairs"),

@@ -28,6 +28,8 @@ from .weighted_items import CATS, ClassItems, item_multipliers
 
 #: target size (resamples x cells) of one chunk here
 CHUNK_CELLS = 1_000_000
+#: most cells (pairs x templates x items x terms) of the linear W1 plan (:func:`_w1_plan`; 256 MB)
+LINEAR_CELLS = 32_000_000
 ABS, DIFF = get_comparison("abs"), get_comparison("diff")
 
 
@@ -183,15 +185,17 @@ def _segment_starts(seg):
     return np.flatnonzero(new), np.cumsum(new) - 1
 
 
-def _w1_plan(x, seg, g, term, pairs, term_g, Jc):
-    """Static plan of W1(a, b) for every pair in every template with term
-    weights (items sorted by template, then value).
+def _w1_plan(x, seg, g, term, pairs, term_g, Jc, Tf):
+    """Plan of W1(a, b) for every pair in every template with the term
+    weights ``Tf`` (R, n_terms) (items sorted by template, then value).
 
-    Where every term of each of the two groups has the same positive number
-    of items in a template (the usual design), a group's weight there is
-    that number times its term count, fixed, so F_a - F_b at each item is
-    linear in T: ``G @ T[terms]`` with the gap to the pair's next item
-    folded into G, and W1 the sum of its absolute values over the
+    Where a group's weight in a template is the same in every resample (its
+    terms there make up whole blocks, each term with the same number of
+    items in a block, as in the usual design: a block's term weights always
+    sum to its size, so one form of every term, or every term once, weighs
+    the same in every resample), F_a - F_b at each item is linear in T:
+    ``G @ T[terms]`` with the gap to the pair's next item and the fixed
+    weights folded into G, and W1 the sum of its absolute values over the
     template. Other templates where both groups have items go by weighted
     cumulative sums (:func:`_w1_general`). All pairs at once: each item is
     repeated for each pair of its group."""
@@ -209,20 +213,24 @@ def _w1_plan(x, seg, g, term, pairs, term_g, Jc):
     terms = np.zeros((P, nTp), dtype=np.int64)  # each pair's terms: a's, then b's (padding: term 0, zero rows)
     for i, (a, b) in enumerate(pairs):
         terms[i, :na[i] + nb[i]] = np.r_[members[a], members[b]]
-    # per group and template: the fewest and the most items of one of its terms
-    lo, hi = np.zeros((k, Jc), dtype=np.int64), np.zeros((k, Jc), dtype=np.int64)
-    for t in range(k):
-        on = g == t
-        c = np.bincount(seg[on] * size_g[t] + within[term[on]], minlength=Jc * size_g[t]).reshape(Jc, size_g[t])
-        lo[t], hi[t] = c.min(axis=1), c.max(axis=1)
-    both = (hi[pa] > 0) & (hi[pb] > 0)
-    linear = both & (lo[pa] == hi[pa]) & (lo[pb] == hi[pb])
+    # per group and template: its weight in every resample (its items' term weights summed), and whether fixed
+    n_terms = len(term_g)
+    counts = np.bincount(term * (k * Jc) + g * Jc + seg, minlength=n_terms * k * Jc).reshape(n_terms, k * Jc)
+    weight = Tf @ counts  # (R, k * Jc): integer-valued, so exact
+    total = weight[-1].reshape(k, Jc)  # the observed data: every term weighs 1
+    fixed = (weight.min(axis=0) == weight.max(axis=0)).reshape(k, Jc)
+    both = (total[pa] > 0) & (total[pb] > 0)
+    linear = both & fixed[pa] & fixed[pb]
     # (pair, item) for every item of either group of the pair, in pair order, then item order
     in_pair = (g[None, :] == pa[:, None]) | (g[None, :] == pb[:, None])
     pr, it = np.nonzero(in_pair)
     xs, ss, ts = x[it], seg[it], term[it]
     isa = g[it] == pa[pr]
     plan = {"terms": terms, "both": both, "G": None, "general": []}
+    tpl = np.flatnonzero(linear.any(axis=0))  # templates where some pair is linear
+    width = int(np.bincount(pr * Jc + ss, minlength=P * Jc).max()) if pr.size else 0
+    if P * tpl.size * width * nTp > LINEAR_CELLS:  # the linear plan's matrix would not fit: sums for all
+        linear = np.zeros_like(linear)
     lin = linear[pr, ss]
     if lin.any():
         pr_l, xs_l, ss_l, isa_l = pr[lin], xs[lin], ss[lin], isa[lin]
@@ -234,9 +242,8 @@ def _w1_plan(x, seg, g, term, pairs, term_g, Jc):
         width = int(np.diff(np.r_[starts, n]).max())
         pos = np.arange(n) - starts[np.cumsum(new) - 1]  # each item's place in its (pair, template)
         dz = np.where(np.r_[~new[1:], False], np.r_[xs_l[1:], 0.0] - xs_l, 0.0)  # gap to the pair's next item
-        tpl = np.flatnonzero(linear.any(axis=0))  # templates where some pair is linear
         row = np.searchsorted(tpl, ss_l)
-        coef = np.where(isa_l, 1.0 / (lo[pa[pr_l], ss_l] * na[pr_l]), -1.0 / (lo[pb[pr_l], ss_l] * nb[pr_l]))
+        coef = np.where(isa_l, 1.0 / total[pa[pr_l], ss_l], -1.0 / total[pb[pr_l], ss_l])
         # Z[p, j, i, l]: the coefficient of term l's weight in F_a - F_b at the i-th item of the pair's
         # items in template j (a cumulative sum over the items up to it), times the gap to the next item
         Z = np.zeros((P, tpl.size, width, nTp))
@@ -334,7 +341,7 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
     if score.set_valued:
         if comp.name != "W1":
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
-        plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc)
+        plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc, Tf)
     else:
         S, Nn = _weighted_means(prep, x, seg, term, Jc)
         bounded = x.size == 0 or np.abs(x).max() <= 1.0
