@@ -67,9 +67,9 @@ def evaluate(
     extra_rows : further result rows (CheckList INV fail rates, say),
         judged in the same verdict stage.
     beyond_terms : bool, default True
-        With ``resample_terms`` no: judge every claim and every negligible
-        row a second time on a two-way bootstrap ("auto") of the attributes
-        whose terms the model tells apart, in the columns ``beyond``,
+        With ``resample_terms`` no: judge every claim a second time on a
+        two-way bootstrap ("auto") of the metrics with a claim in an
+        attribute whose terms the model tells apart, in the columns ``beyond``,
         ``beyond_low`` and ``beyond_high`` (never changing a verdict), and
         break each claim down by term (``terms_agree``, ``term_effects``;
         :mod:`bias_suite.stats.scope`).
@@ -205,10 +205,11 @@ def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tu
            thresholds, resample_terms):
     """The term breakdown of every claim and the judgement beyond the listed
     terms (:mod:`bias_suite.stats.scope`): a second, two-way bootstrap of the
-    attributes whose terms the model tells apart, judged like the first."""
+    metrics with a claim in an attribute whose terms the model tells apart,
+    judged like the first."""
     from .stats.bootstrap import bootstrap as _bootstrap
     from .stats.bootstrap.terms import resample_terms_option, selected_blocks
-    from .stats.scope import beyond_listed_terms, term_breakdown, term_sizes
+    from .stats.scope import CLAIMS, beyond_listed_terms, term_breakdown, term_sizes
     from .stats.verdicts import add_verdicts
 
     res = term_breakdown(res, data, metrics=specs, max_tuples=max_tuples, seed=seed,
@@ -218,7 +219,9 @@ def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tu
     if not family_of(data).fast_bootstrap:
         return beyond_listed_terms(res, None)  # (a family that evaluates every resample again: not read, for its cost)
     chosen = {a: b for a, b in selected_blocks(data, "auto").items() if b}
-    rows = metric_rows[metric_rows["attribute"].isin(list(chosen))]
+    claimed = res.loc[res["verdict"].isin(CLAIMS) & res["attribute"].isin(list(chosen)), ["attribute", "metric"]]
+    wanted = pd.MultiIndex.from_frame(claimed.drop_duplicates())
+    rows = metric_rows[pd.MultiIndex.from_frame(metric_rows[["attribute", "metric"]]).isin(wanted)]
     two_way = rows.iloc[0:0]
     if len(rows):
         bs = _bootstrap(data, rows, metrics=specs, B=bootstrap, confidence=confidence, seed=seed,

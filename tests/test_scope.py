@@ -76,12 +76,97 @@ def test_an_effect_of_every_term_holds_beyond_the_listed_terms():
     assert r["terms_agree"].startswith("a: 2 of 2")
 
 
-def test_no_term_effect_copies_the_listed_reading():
-    # groups the model treats alike: nothing to resample, the beyond reading is the listed one (negligible rows)
-    res = bs.evaluate(shifted_table(noise=0.0), metrics=["CFGap"], bootstrap=200)
-    neg = res[(res["verdict"] == "negligible") & res["group"].notna()]
-    assert len(neg) and (neg["beyond"] == "holds").all()
-    assert np.allclose(neg["beyond_low"], neg["signed_low"]) and np.allclose(neg["beyond_high"], neg["signed_high"])
+def test_no_term_effect_copies_the_listed_reading_of_claims_only():
+    # terms the model treats alike: nothing to resample, a claim's reading beyond is its listed one
+    res = bs.evaluate(shifted_table(shift={"a0": -0.2, "a1": -0.2}, noise=0.0), metrics=["CFGap"], bootstrap=200)
+    claims = res[res["verdict"].isin(["material", "small"]) & res["group"].notna()]
+    assert len(claims) and (claims["beyond"] == "holds").all()
+    assert np.allclose(claims["beyond_low"], claims["signed_low"])
+    assert np.allclose(claims["beyond_high"], claims["signed_high"])
+    # what is not a claim has nothing to qualify
+    rest = res[~res["verdict"].isin(["material", "small"])]
+    assert (rest["verdict"] == "negligible").any()
+    assert rest["beyond"].isna().all() and rest["beyond_low"].isna().all()
+
+
+def test_only_the_metrics_with_a_claim_are_bootstrapped_again(monkeypatch):
+    """The reading beyond the listed terms runs the two-way bootstrap on the
+    metrics that have a claim in an attribute, nothing else."""
+    import bias_suite.stats.bootstrap as bsm
+
+    calls = []
+    real = bsm.bootstrap
+
+    def spy(data, results=None, **kw):
+        calls.append((kw.get("resample_terms"), sorted(set(results["metric"]))))
+        return real(data, results, **kw)
+
+    monkeypatch.setattr(bsm, "bootstrap", spy)
+    res = bs.evaluate(shifted_table(shift={"a0": -0.2}), metrics=["CFGap", "AvgGF", "ParityGap"], bootstrap=100)
+    claimed = sorted(set(res.loc[res["verdict"].isin(["material", "small"]), "metric"]))
+    assert len(calls) == 2 and calls[0][0] is False
+    assert calls[1][1] == claimed and 0 < len(claimed) < 3
+
+
+def _kept_term_values(data, metrics, weighting, *, weighted=True, monkeypatch=None):
+    """_term_values of every (group, term) of "attr" for the signed twins of ``metrics``."""
+    from bias_suite.metrics.catalog import get_metric
+    from bias_suite.stats import scope
+
+    if not weighted:
+        monkeypatch.setattr(scope, "_weighted_term_values", lambda *a, **k: [])
+    specs = {}
+    for m in metrics:
+        sp = scope._signed_spec(get_metric(m))
+        specs[sp.name] = sp
+    fr = data.frame
+    wanted = {("attr", g, t): specs for g, t in fr[["group", "term"]].drop_duplicates().itertuples(index=False)}
+    arrays = [fr[c].to_numpy(dtype=object) for c in ("attribute", "group", "term")]
+    return scope._term_values(data, wanted, *arrays, max_tuples=100, seed=0, group_order_override=None,
+                              weighting=weighting)
+
+
+@pytest.mark.parametrize("weighting", ["balanced", "pooled"])
+@pytest.mark.parametrize("ragged", [False, True])
+def test_kept_terms_by_term_weights_equal_evaluating_the_kept_rows(monkeypatch, weighting, ragged):
+    """The breakdown's closed form (every kept term one row of term weights)
+    gives the values of evaluating the kept rows again; where a term cannot
+    weigh as its kept rows do (here a1 missing from some templates and
+    doubled in others, under balanced weighting, so that neither of a's
+    terms weighs the same in every template), that term is evaluated again
+    instead."""
+    from bias_suite.stats import scope
+
+    data = shifted_table(n_templates=24, shift={"a0": -0.15, "b1": 0.1}, noise=0.05)
+    if ragged:
+        fr = data.frame
+        t = fr["template"].to_numpy(dtype=object)
+        a1 = (fr["term"] == "a1").to_numpy()
+        drop = a1 & np.isin(t, ["t1", "t5", "t9"])
+        double = np.flatnonzero(a1 & np.isin(t, ["t2", "t3"]))
+        data = data.take(np.r_[np.flatnonzero(~drop), double])
+    metrics = ["CFGap", "ParityGap", "FPR-Ratio", "TPR-Gap", "PosAEG", "NegAEG", "PertSS", "FNED"]
+
+    done = []
+    real = scope._weighted_term_values
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        done.extend(out)
+        return out
+
+    monkeypatch.setattr(scope, "_weighted_term_values", spy)
+    fast = _kept_term_values(data, metrics, weighting)
+    kept = {(g, t) for _, g, t in done}
+    every = {(g, t) for g, t in data.frame[["group", "term"]].drop_duplicates().itertuples(index=False)}
+    # balanced: a's terms weigh differently from one template to the next (a1 alone, doubled or missing)
+    assert kept == (every - {("a", "a0"), ("a", "a1")} if ragged and weighting == "balanced" else every)
+    slow = _kept_term_values(data, metrics, weighting, weighted=False, monkeypatch=monkeypatch)
+    assert set(fast) == set(slow) and len(fast) > 200
+    bad = [k for k in fast if not (fast[k] is None and slow[k] is None
+                                   or fast[k] is not None and slow[k] is not None
+                                   and math.isclose(fast[k], slow[k], rel_tol=1e-9, abs_tol=1e-12))]
+    assert not bad, [(k, fast[k], slow[k]) for k in bad[:5]]
 
 
 def test_terms_resampled_for_the_verdict_make_the_two_readings_one():

@@ -16,9 +16,9 @@ further readings say how far a claim reaches:
   groups whose terms the model tells apart as well as the templates
   (:mod:`bias_suite.stats.bootstrap.terms`, "auto"). ``beyond_low`` and
   ``beyond_high`` hold that interval on the verdict's scale, and ``beyond``
-  says ``holds`` (a claim whose two-way interval still excludes the
-  no-bias value on the same side; a ``negligible`` row whose two-way
-  interval still lies within b ± τ) or ``not shown``. Where the model tells
+  says, for every claim, ``holds`` (its two-way interval still excludes
+  the no-bias value on the same side) or ``not shown``; only the metrics
+  with a claim in an attribute are bootstrapped again. Where the model tells
   no terms of an attribute apart, the two bootstraps are the same and the
   listed-terms interval is copied. The reading never changes a verdict: it
   qualifies it.
@@ -161,10 +161,25 @@ def _term_values(data, wanted: dict, attr, grp, term, *, max_tuples, seed, group
     metrics ``wanted`` {(attribute, group, term): {name: spec}}, each on
     the attribute's examples with ``group`` kept to ``term``, in the
     attribute's own group order (keeping one term can change which group
-    appears first, and with it how a pair is labelled and oriented)."""
+    appears first, and with it how a pair is labelled and oriented).
+
+    Where the closed form can weigh the kept term as the kept rows would
+    weigh (:func:`_weighted_term_values`), every kept term of an attribute
+    is one row of term weights, all computed at once; the others are
+    evaluated again on the kept rows."""
     values: dict = {}
+    rest = dict(wanted)
+    from ..families import family_of
+
+    if family_of(data).fast_bootstrap:
+        for a in dict.fromkeys(a for a, _, _ in wanted):
+            done = _weighted_term_values(data, a, {k: v for k, v in wanted.items() if k[0] == a}, values,
+                                         max_tuples=max_tuples, seed=seed,
+                                         group_order_override=group_order_override, weighting=weighting)
+            for k in done:
+                rest.pop(k)
     orders: dict = {}
-    for (a, g, t), sp in wanted.items():
+    for (a, g, t), sp in rest.items():
         if a not in orders:
             orders[a] = group_order(data.frame, a, group_order_override)
         sub = data.take(np.flatnonzero((attr == a) & ~((grp == g) & (term != t))))
@@ -176,6 +191,77 @@ def _term_values(data, wanted: dict, attr, grp, term, *, max_tuples, seed, group
             if isinstance(r["group"], str):
                 values[(a, g, t, r["metric"], r["class"], r["group"])] = None if v is None or pd.isna(v) else float(v)
     return values
+
+
+def _weighted_term_values(data, a, wanted: dict, values: dict, *, max_tuples, seed, group_order_override,
+                          weighting) -> list:
+    """The kept terms of attribute ``a`` that the bootstrap's closed form
+    computes (:func:`~bias_suite.stats.bootstrap.fast.fast_attribute`, every
+    template weighing 1): group g kept to term t is the term weights with
+    g's other terms at 0 and t at c, where c makes t weigh in each template
+    what the kept rows weigh there. Under ``balanced`` weighting a kept
+    group counts once per template, so c = (g's examples in the template) /
+    (t's examples in it), which must be the same whole number in every
+    template that holds t (one form of every term per template, or every
+    term once, gives the size of t's block); under ``pooled`` weighting,
+    c = 1. Kept terms without such a c, or with a metric outside the closed
+    form, are left to the caller. Where a template's counterfactual tuples
+    were sampled, the kept term reads the sampled tuples that hold it.
+    Fills ``values``; returns the (attribute, group, term) keys done."""
+    from ..suites.views import counterfactual_view
+    from ._common import single_threaded_blas
+    from .bootstrap import prepare_attribute
+    from .bootstrap.fast import fast_attribute
+    from .bootstrap.prepared import fast_supported
+    from .bootstrap.terms import attribute_terms
+
+    at = attribute_terms(data.frame, a)
+    if not at.known or at.n_terms == 0:
+        return []
+    rows = np.flatnonzero(data.frame["attribute"].to_numpy(dtype=object) == a)
+    tpl, _ = pd.factorize(pd.Series(data.frame["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
+    if tpl.size and tpl.min() < 0:
+        return []
+    J = int(tpl.max()) + 1 if tpl.size else 0
+    per_term = np.zeros((at.n_terms, J))  # examples of each term in each template
+    np.add.at(per_term, (at.codes, tpl), 1.0)
+    gnames, gcode = np.unique(at.group.astype(str), return_inverse=True)
+    per_group = np.zeros((len(gnames), J))
+    np.add.at(per_group, gcode, per_term)
+    reqs, weights = [], []
+    for (_, g, t), sp in wanted.items():
+        on = np.flatnonzero((at.group == g) & (at.name == t))
+        if on.size != 1 or not all(fast_supported(s) for s in sp.values()):
+            continue
+        held = per_term[on[0]] > 0
+        if weighting == "balanced":
+            ratio = per_group[gcode[on[0]], held] / per_term[on[0], held]
+            c = ratio[0] if ratio.size else 0.0
+            if not ratio.size or not np.all(ratio == c) or c != round(c):
+                continue
+        else:
+            c = 1.0
+        T = np.ones(at.n_terms, dtype=np.int64)
+        T[at.group == g] = 0
+        T[on[0]] = int(c)
+        reqs.append(((a, g, t), sp))
+        weights.append(T)
+    if not reqs:
+        return []
+    cf = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed,
+                             group_order_override=group_order_override)[a]
+    prep = prepare_attribute(data, cf, a, group_order_override, weighting, at)
+    specs = list({n: s for _, sp in reqs for n, s in sp.items()}.values())
+    with single_threaded_blas():
+        got, _ = fast_attribute(prep, specs, np.ones((len(reqs), prep.J), dtype=np.int64), np.vstack(weights))
+    for (m, c_, rg), v in got.items():
+        if not isinstance(rg, str):
+            continue
+        for i, ((_, g, t), sp) in enumerate(reqs):
+            if m in sp:
+                x = float(v[i])
+                values[(a, g, t, m, c_, rg)] = x if np.isfinite(x) else None
+    return [k for k, _ in reqs]
 
 
 def _is_auc(spec) -> bool:
@@ -261,8 +347,8 @@ def beyond_listed_terms(results: pd.DataFrame, beyond: pd.DataFrame | None, *, c
     and its p-value (the signed value over its standard error, Student's t)
     passes the same error control as the claim did: the claim's adjustment
     (q / p) is applied to it (where p is 0, the most cautious one, the
-    number of values the control counts). A ``negligible`` row holds when
-    the interval lies within b ± τ."""
+    number of values the control counts). Only claims are read: a
+    ``negligible`` or ``inconclusive`` row has nothing to qualify."""
     from scipy.stats import t as t_dist
 
     out = _ensure(results.copy())
@@ -280,10 +366,10 @@ def beyond_listed_terms(results: pd.DataFrame, beyond: pd.DataFrame | None, *, c
             two_way[tuple(k)] = (lo, hi)
     p1 = out["p"] if "p" in out.columns else pd.Series(np.nan, index=out.index)
     q1 = out["q"] if "q" in out.columns else pd.Series(np.nan, index=out.index)
-    for idx, r, p, q in zip(out.index, out[_KEY + ["verdict", "signed", "signed_low", "signed_high", "threshold"]]
+    for idx, r, p, q in zip(out.index, out[_KEY + ["verdict", "signed", "signed_low", "signed_high"]]
                             .itertuples(index=False, name=None), p1, q1):
-        metric, a, c, g, verdict, v, lo, hi, tau = r
-        if verdict not in ("material", "small", "negligible") or _missing(v, lo, hi):
+        metric, a, c, g, verdict, v, lo, hi = r
+        if verdict not in CLAIMS or _missing(v, lo, hi):
             continue
         lo2, hi2 = (two_way.get((metric, a, c, g), (None, None)) if a in attrs else (lo, hi))
         if _missing(lo2, hi2):
@@ -297,16 +383,12 @@ def beyond_listed_terms(results: pd.DataFrame, beyond: pd.DataFrame | None, *, c
         blo, bhi, se_lo, se_hi, df = _beyond_reading(vd, lod, hid, min(lo2d, lod), max(hi2d, hid), ks, confidence)
         back = (lambda x: math.exp(x)) if ratio else (lambda x: x)
         out.at[idx, "beyond_low"], out.at[idx, "beyond_high"] = back(blo), back(bhi)
-        t = math.log(RATIO_BAND) if ratio else (float(tau) if tau is not None and pd.notna(tau) else 0.0)
-        if verdict == "negligible":
-            ok = blo >= -t - 1e-12 and bhi <= t + 1e-12
-        else:
-            ok = blo > 0 if vd > 0 else bhi < 0
-            se = se_lo if vd > 0 else se_hi
-            if ok and se > 0 and p is not None and pd.notna(p) and pd.notna(q):
-                p_two = float(2 * t_dist.sf(abs(vd) / se, df))
-                factor = q / p if p > 0 else family
-                ok = p_two * factor <= alpha
+        ok = blo > 0 if vd > 0 else bhi < 0
+        se = se_lo if vd > 0 else se_hi
+        if ok and se > 0 and p is not None and pd.notna(p) and pd.notna(q):
+            p_two = float(2 * t_dist.sf(abs(vd) / se, df))
+            factor = q / p if p > 0 else family
+            ok = p_two * factor <= alpha
         out.at[idx, "beyond"] = "holds" if ok else "not shown"
     for c in ("beyond_low", "beyond_high"):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)

@@ -282,10 +282,11 @@ def bootstrap(
                            group_order_override=group_order_override, weighting=weighting)
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
+    asked = {a: set(m) for a, m in results.groupby("attribute", sort=False)["metric"]}  # what the rows ask for
     weights = _draw_weights(data, B, seed)
     terms = draw_term_weights(data, B, seed, resample_terms)
     with single_threaded_blas():
-        keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, method=method,
+        keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, asked=asked, method=method,
                                         max_tuples=max_tuples, tuple_seed=tseed,
                                         group_order_override=group_order_override, weighting=weighting, terms=terms,
                                         confidence=confidence)
@@ -542,16 +543,22 @@ def _from_items(spec) -> bool:
 
 
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
-                weighting="balanced", terms=None, confidence=0.95):
+                weighting="balanced", terms=None, confidence=0.95, asked=None):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
     {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)};
-    ``terms`` {attribute: (AttributeTerms, T or None)}."""
+    ``terms`` {attribute: (AttributeTerms, T or None)}; ``asked``
+    {attribute: metric names}: only those metrics of an attribute (None:
+    every one of ``specs``)."""
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tuple_seed,
                               group_order_override=group_order_override)
     # a metric the data's family does not report (the identity-span metrics of a classifier) has no replicates
     specs = [s for s in specs if metric_input_kind(data, s)[0] is not None]
     keys, rows, extra = [], [], {}
+    every = specs
     for a in attributes:
+        specs = every if asked is None else [s for s in every if s.name in asked.get(a, ())]
+        if not specs:
+            continue
         W = weights[a]
         at, T = (terms or {}).get(a, (None, None))
         prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
