@@ -85,12 +85,6 @@ NER_SUITES := $(wildcard templates/ner_*.yaml)
 # ones out of the run; every template still runs, and every verdict speaks
 # of the sampled terms, which the run's options record. make demo
 # DEMO_SAMPLE_TERMS= runs every term.
-# The NER suites' intervals come from the resampling bootstrap (every
-# resample evaluated again: most of that run's time), so the demo gives them
-# DEMO_NER_BOOTSTRAP resamples (the default is 200): on the demo's NER
-# examples, 100 resamples change 7 of 870 verdicts (negligible and small
-# swapping at the threshold), fewer than another seed at 200 does (9).
-DEMO_NER_BOOTSTRAP ?= 100
 DEMO_DTYPE ?= onnx
 DEMO_REAL_TEXT_TEMPLATES ?= 50
 DEMO_SAMPLE_TERMS ?= 8
@@ -112,7 +106,7 @@ demo: $(STAMP)
 	status=$$?; if [ $$status -ne 0 ]; then kill $$ner 2>/dev/null; exit $$status; fi; \
 	wait $$ner || { echo "building default-ner failed ($(OUT)/default-ner-build.log):"; cat $(OUT)/default-ner-build.log; exit 1; }; \
 	$(VENV)/bin/bias-suite run $(NER_SUITES) --model default-ner --dtype $(DEMO_DTYPE) $(DEMO_TERMS) \
-		$(if $(DEMO_NER_BOOTSTRAP),--bootstrap $(DEMO_NER_BOOTSTRAP)) --out $(OUT)/ner --report --lines 24
+		--out $(OUT)/ner --report --lines 24
 
 # The HTML report is tested in headless Chromium (Debian chromium + chromium-driver).
 test: $(STAMP)

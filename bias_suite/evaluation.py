@@ -217,7 +217,7 @@ def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tu
     if resample_terms_option(resample_terms) is not False:  # the verdicts already speak beyond the listed terms
         return beyond_listed_terms(res, res, confidence=confidence)
     if not family_of(data).fast_bootstrap:
-        return beyond_listed_terms(res, None)  # (a family that evaluates every resample again: not read, for its cost)
+        return beyond_listed_terms(res, None)  # (a family without the closed form: not read, for its cost)
     chosen = {a: b for a, b in selected_blocks(data, "auto").items() if b}
     claimed = res.loc[res["verdict"].isin(CLAIMS) & res["attribute"].isin(list(chosen)), ["attribute", "metric"]]
     wanted = pd.MultiIndex.from_frame(claimed.drop_duplicates())

@@ -268,17 +268,6 @@ def test_basis_carries_signed_differences_and_auc_contrasts():
     assert b.loc[b["metric"] == "AvgGF", "basis"].isna().all()
 
 
-def test_sequence_labelling_replicates_are_refused():
-    """NER intervals come from bootstrap() (resampling_bootstrap, tested in
-    test_ner_models); the raw replicate API needs the closed-form path."""
-    class Fake:
-        task = "sequence_labelling"
-        frame = None
-
-    with pytest.raises(MetricError, match="sequence_labelling data is resampled"):
-        bootstrap_replicates(Fake(), B=10)
-
-
 def test_cluster_bootstrap_difference():
     """The benchmarks' cluster bootstrap of a difference of means (benchmarks/cluster_difference.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -403,13 +403,13 @@ def _forkable_tiny_ner(tmp_path, crf_dir):
 
 
 def test_ner_bootstrap_in_two_processes_equals_one(tmp_path, crf_dir):
-    """The resampling bootstrap spread over forked workers gives the values,
+    """The resampling bootstrap (``tuples="redraw"``) spread over forked workers gives the values,
     the key order and the intervals of the loop in one process."""
     from bias_suite.stats import bootstrap as bmod
 
     data, obs = _forkable_tiny_ner(tmp_path, crf_dir)
-    one, two = (bmod.bootstrap(data, obs, B=9, max_tuples=None, seed=4, keep_replicates=True, n_jobs=n)
-                for n in (1, 2))
+    one, two = (bmod.bootstrap(data, obs, B=9, max_tuples=None, seed=4, keep_replicates=True, n_jobs=n,
+                               tuples="redraw") for n in (1, 2))
     assert one.replicates.shape[1] == 9 and len(one.keys) > 10
     assert one.keys.equals(two.keys)
     np.testing.assert_array_equal(one.replicates, two.replicates)
@@ -429,7 +429,7 @@ def test_ner_bootstrap_survives_a_killed_worker(tmp_path, crf_dir, monkeypatch, 
     from bias_suite.stats import bootstrap as bmod
 
     data, obs = _forkable_tiny_ner(tmp_path, crf_dir)
-    one = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=1)
+    one = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=1, tuples="redraw")
     parent, real = os.getpid(), rs._Task.run
 
     def run_or_die(self, i, start, stop, **kw):
@@ -439,7 +439,8 @@ def test_ner_bootstrap_survives_a_killed_worker(tmp_path, crf_dir, monkeypatch, 
 
     monkeypatch.setattr(rs._Task, "run", run_or_die)
     with caplog.at_level(logging.WARNING, logger="bias_suite.stats.bootstrap.resamples"):
-        two = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=2)
+        two = bmod.bootstrap(data, obs, B=6, max_tuples=None, seed=2, keep_replicates=True, n_jobs=2,
+                             tuples="redraw")
     assert "worker process stopped" in caplog.text
     np.testing.assert_array_equal(one.replicates, two.replicates)
     pd.testing.assert_frame_equal(one.results, two.results)

@@ -208,6 +208,7 @@ def _weighted_term_values(data, a, wanted: dict, values: dict, *, max_tuples, se
     form, are left to the caller. Where a template's counterfactual tuples
     were sampled, the kept term reads the sampled tuples that hold it.
     Fills ``values``; returns the (attribute, group, term) keys done."""
+    from ..metrics.engine import metric_input_kind
     from ..suites.views import counterfactual_view
     from ._common import single_threaded_blas
     from .bootstrap import prepare_attribute
@@ -250,10 +251,17 @@ def _weighted_term_values(data, a, wanted: dict, values: dict, *, max_tuples, se
         return []
     cf = counterfactual_view(data.frame, max_tuples=max_tuples, seed=seed,
                              group_order_override=group_order_override)[a]
-    prep = prepare_attribute(data, cf, a, group_order_override, weighting, at)
-    specs = list({n: s for _, sp in reqs for n, s in sp.items()}.values())
-    with single_threaded_blas():
-        got, _ = fast_attribute(prep, specs, np.ones((len(reqs), prep.J), dtype=np.int64), np.vstack(weights))
+    by_kind: dict = {}  # the metrics of each input the family gives (a classifier: one)
+    for s in {n: s for _, sp in reqs for n, s in sp.items()}.values():
+        by_kind.setdefault(metric_input_kind(data, s)[0], []).append(s)
+    got: dict = {}
+    for kind, specs in by_kind.items():
+        if kind is None:
+            continue
+        prep = prepare_attribute(data, cf, a, group_order_override, weighting, at, probabilities=kind)
+        with single_threaded_blas():
+            got.update(fast_attribute(prep, specs, np.ones((len(reqs), prep.J), dtype=np.int64),
+                                      np.vstack(weights))[0])
     for (m, c_, rg), v in got.items():
         if not isinstance(rg, str):
             continue

@@ -35,6 +35,9 @@ FAMILY = TaskFamily(
     identity_span=True,  # term_span: the identity-span metrics (identity.py)
     missing_probabilities=missing_probabilities,
     block_scores=block_scores,
+    # the bootstrap's closed form: rates from per-sentence span counts, probability sets from token items
+    # (each with its sentence's template and term), tuples of aligned positions
+    fast_bootstrap=True,
     run_meta=run_meta,
     summary_stats=summary_stats,
     example_scores=example_scores,

@@ -519,11 +519,13 @@ def _draw_weights(data, B: int, seed: int) -> dict:
     return out
 
 
-def prepare_attribute(data, cf, attribute, group_order_override, weighting="balanced", terms=None) -> Prepared:
+def prepare_attribute(data, cf, attribute, group_order_override, weighting="balanced", terms=None,
+                      probabilities=True) -> Prepared:
     """One attribute's arrays; ``terms`` (:class:`~bias_suite.stats.bootstrap.terms.AttributeTerms`):
-    every row's term, where terms are resampled."""
+    every row's term, where terms are resampled; ``probabilities``: the
+    input kind (:func:`~bias_suite.metrics.engine.metric_input_kind`)."""
     groups = group_order(data.frame, attribute, group_order_override)
-    ad = attribute_data(data, attribute, cf, groups, weighting=weighting)
+    ad = attribute_data(data, attribute, cf, groups, probabilities=probabilities, weighting=weighting)
     fr = data.frame
     rows = np.flatnonzero(fr["attribute"].to_numpy(dtype=object) == attribute)
     codes, names = pd.factorize(pd.Series(fr["template"].to_numpy(dtype=object)[rows], dtype=object), sort=False)
@@ -540,6 +542,29 @@ def _from_items(spec) -> bool:
     (group view: the set and AUC metrics), whose integer weights must hold
     the template balance."""
     return spec.view == "group" and get_score(spec.score).weighted_from == "items"
+
+
+def _kind_replicates(prep, specs, W, T, method, vals, basis):
+    """The replicates of ``specs`` on one prepared input, by the closed form
+    where it holds, else by the generic path; into ``vals`` and ``basis``."""
+    fast = [s for s in specs if method != "generic" and fast_supported(s)]
+    if any(_from_items(s) for s in fast):
+        try:
+            item_multipliers(prep.ad.row_weight, prep.ad.item_row)
+        except MetricError:  # a template balance the integer closed form cannot hold: the generic path
+            fast = [s for s in fast if not _from_items(s)]
+    if method == "fast" and len(fast) < len(specs):
+        slow = [s.name for s in specs if s not in fast]
+        raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")
+    slow = [s for s in specs if s not in fast]
+    if fast:
+        v, bs = fast_attribute(prep, fast, W, T)
+        vals.update(v)
+        basis.update(bs)
+    if slow:
+        v, bs = generic_attribute(prep, slow, W, T)
+        vals.update(v)
+        basis.update(bs)
 
 
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
@@ -561,29 +586,16 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             continue
         W = weights[a]
         at, T = (terms or {}).get(a, (None, None))
-        prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None)
-        vals, basis = {}, {}
-        fast = [s for s in specs if method != "generic" and fast_supported(s)]
-        if any(_from_items(s) for s in fast):
-            try:
-                item_multipliers(prep.ad.row_weight, prep.ad.item_row)
-            except MetricError:  # a template balance the integer closed form cannot hold: the generic path
-                fast = [s for s in fast if not _from_items(s)]
-        if method == "fast" and len(fast) < len(specs):
-            slow = [s.name for s in specs if s not in fast]
-            raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")
-        slow = [s for s in specs if s not in fast]
-        if fast:
-            v, bs = fast_attribute(prep, fast, W, T)
-            vals.update(v)
-            basis.update(bs)
-        if slow:
-            v, bs = generic_attribute(prep, slow, W, T)
-            vals.update(v)
-            basis.update(bs)
-        evidence: dict = {}
+        vals, basis, evidence = {}, {}, {}
+        by_kind: dict = {}  # the metrics of each input the family gives (a classifier: one)
         for s in specs:
-            _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence)
+            by_kind.setdefault(metric_input_kind(data, s)[0], []).append(s)
+        for kind, kind_specs in by_kind.items():
+            prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None,
+                                     probabilities=kind)
+            _kind_replicates(prep, kind_specs, W, T, method, vals, basis)
+            for s in kind_specs:
+                _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence)
         cf_names = {s.name for s in specs if s.view == "counterfactual"}
         for (m, c, g), v in vals.items():
             key = (a, m, c, g)
