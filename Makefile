@@ -62,10 +62,10 @@ models: $(STAMP)
 # $(OUT)/ner (the layout of one run over templates/*.yaml). Each default
 # model is built when first needed, then cached. From a fresh clone on 2
 # otherwise idle cores of an Intel Xeon (install included, pip cache warm,
-# the grown suites with 8 terms per group): 9 min 4 s in all, 900
-# CPU-seconds at 165% CPU (install 1:06); before the background build and
-# the NER suites' 100 resamples, 12 min 8 s (docs/scale.md, "Building the
-# default models", has both runs).
+# the grown suites with 8 terms per group): 9 to 10.5 minutes in all, 900
+# to 1,020 CPU-seconds at 165% CPU (install about a minute); 12 min 8 s
+# before the background build (docs/scale.md, "Building the default
+# models", has the runs).
 # The runs use ONNX Runtime in float32 (--dtype
 # onnx): the same probabilities to 2e-6 and the same verdicts as the torch
 # forward pass on these suites, 1.45x and 1.4x as fast (docs/scale.md).

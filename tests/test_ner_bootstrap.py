@@ -125,7 +125,13 @@ def test_term_breakdown_by_term_weights_equals_the_kept_rows(monkeypatch):
 
     done = []
     real = scope._weighted_term_values
-    monkeypatch.setattr(scope, "_weighted_term_values", lambda *a, **k: done.extend(real(*a, **k)) or done[:])
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        done.extend(out)
+        return out
+
+    monkeypatch.setattr(scope, "_weighted_term_values", spy)
     fast = values()
     assert len(done) == 6  # every kept term by term weights
     monkeypatch.setattr(scope, "_weighted_term_values", lambda *a, **k: [])
