@@ -118,8 +118,10 @@ the attribute).
 The fast path lives in :mod:`bias_suite.stats.bootstrap.fast`, the
 weighted item sets of the set metrics in
 :mod:`bias_suite.stats.bootstrap.weighted_items`, the prepared attribute in
-:mod:`bias_suite.stats.bootstrap.prepared`; NER data go through
-:func:`resampling_bootstrap`.
+:mod:`bias_suite.stats.bootstrap.prepared`; classifiers and taggers
+both take it, one prepared input per input kind a family gives (a tagger's
+span counts, token probabilities and identity-term counts).
+:func:`resampling_bootstrap` evaluates every resample again instead.
 """
 from __future__ import annotations
 
@@ -302,8 +304,8 @@ def resampling_bootstrap(data, results=None, *, metrics=None, B: int = DEFAULT_B
                          keep_replicates: bool = False, n_jobs: int | None = None,
                          weighting: str = "balanced", resample_terms="auto") -> BootstrapResult:
     """Cluster bootstrap over templates (and terms) by evaluating every
-    resample again: the path of families without the closed form (sequence
-    labelling), and of ``bootstrap(..., tuples="redraw")``.
+    resample again: the path of ``bootstrap(..., tuples="redraw")`` and of
+    any family without the closed form.
 
     Same resampling units and percentile intervals as the closed-form path: in replicate b, every template of an attribute is drawn
     ``W[b, j]`` times (multinomial over the J templates, the same weights

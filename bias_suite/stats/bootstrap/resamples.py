@@ -113,7 +113,7 @@ def evaluate_resamples(data, parts: Sequence[AttributeResamples], specs, *, max_
             log.warning("a bootstrap worker process stopped (%s); evaluating the resamples in this process", e)
     out = []
     for i, part in enumerate(task.parts):
-        # each NER resample is evaluated again (seconds per attribute at B = 200): show it on a terminal
+        # every resample is evaluated again (seconds per attribute at B = 200): show it on a terminal
         with tqdm(total=part.weights.shape[0], desc=f"intervals for {part.attribute} (every resample evaluated)",
                   unit="resample", disable=None, leave=False) as bar:
             out.append(task.run(i, 0, part.weights.shape[0], done=bar.update))
