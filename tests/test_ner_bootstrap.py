@@ -5,8 +5,6 @@ evaluating every resample again, and the term breakdown by term weights
 the values of evaluating the kept rows again."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +13,8 @@ from bias_suite.families import as_scored
 from bias_suite.families.sequence.scored import check_sequence_scored
 from bias_suite.metrics import compute as evaluate
 from bias_suite.stats.bootstrap import bootstrap, resampling_bootstrap
+from test_scope import kept_terms_both_ways
+from test_two_way import _as_dict, _same
 
 TYPES = ("PER", "LOC")
 TAGS = ["O"] + [f"{p}-{t}" for t in TYPES for p in "BILU"]
@@ -65,15 +65,6 @@ def ner_table(n_templates=8, seed=0, miss=None):
     return check_sequence_scored(pd.DataFrame(rows))
 
 
-def _as_dict(keys, values):
-    return {tuple(k): v for k, v in zip(keys.itertuples(index=False), values)}
-
-
-def _same(a, b):
-    na, nb = np.isnan(a), np.isnan(b)
-    return np.array_equal(na, nb) and np.allclose(a[~na], b[~nb], rtol=1e-9, atol=1e-12)
-
-
 def test_the_sequence_family_takes_the_closed_form():
     data = ner_table()
     res = evaluate(data, metrics=["FNED", "CFGap"])
@@ -107,37 +98,7 @@ def test_closed_form_equals_evaluating_every_resample_again(weighting, terms):
 
 
 def test_term_breakdown_by_term_weights_equals_the_kept_rows(monkeypatch):
-    from bias_suite.metrics.catalog import get_metric
-    from bias_suite.stats import scope
-
     data = as_scored(ner_table(seed=5, miss={"Cal": 0.3}))
-    specs = {}
-    for m in ("FNED", "TPR-Gap", "CFGap", "IdentitySpan-FNED", "IdentitySpan-CFGap", "PosAEG", "PertSS"):
-        sp = scope._signed_spec(get_metric(m))
-        specs[sp.name] = sp
-    fr = data.frame
-    wanted = {("names", g, t): specs for g, t in fr[["group", "term"]].drop_duplicates().itertuples(index=False)}
-    arrays = [fr[c].to_numpy(dtype=object) for c in ("attribute", "group", "term")]
-
-    def values():
-        return scope._term_values(data, wanted, *arrays, max_tuples=100, seed=0, group_order_override=None,
-                                  weighting="balanced")
-
-    done = []
-    real = scope._weighted_term_values
-
-    def spy(*args, **kwargs):
-        out = real(*args, **kwargs)
-        done.extend(out)
-        return out
-
-    monkeypatch.setattr(scope, "_weighted_term_values", spy)
-    fast = values()
-    assert len(done) == 6  # every kept term by term weights
-    monkeypatch.setattr(scope, "_weighted_term_values", lambda *a, **k: [])
-    slow = values()
-    assert set(fast) == set(slow) and len(fast) > 100
-    bad = [k for k in fast if not (fast[k] is None and slow[k] is None
-                                   or fast[k] is not None and slow[k] is not None
-                                   and math.isclose(fast[k], slow[k], rel_tol=1e-9, abs_tol=1e-12))]
-    assert not bad, [(k, fast[k], slow[k]) for k in bad[:5]]
+    metrics = ["FNED", "TPR-Gap", "CFGap", "IdentitySpan-FNED", "IdentitySpan-CFGap", "PosAEG", "PertSS"]
+    kept = kept_terms_both_ways(monkeypatch, data, metrics, "balanced", attribute="names")
+    assert len(kept) == 6  # every kept term by term weights

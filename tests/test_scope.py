@@ -108,22 +108,44 @@ def test_only_the_metrics_with_a_claim_are_bootstrapped_again(monkeypatch):
     assert calls[1][1] == claimed and 0 < len(claimed) < 3
 
 
-def _kept_term_values(data, metrics, weighting, *, weighted=True, monkeypatch=None):
-    """_term_values of every (group, term) of "attr" for the signed twins of ``metrics``."""
+def kept_terms_both_ways(monkeypatch, data, metrics, weighting, attribute="attr") -> set:
+    """_term_values of every (group, term) of ``attribute`` for the signed
+    twins of ``metrics``, by term weights where the breakdown takes them and
+    by evaluating every kept term's rows again; asserts both give the same
+    values and returns the (group, term) pairs the term weights computed."""
     from bias_suite.metrics.catalog import get_metric
     from bias_suite.stats import scope
 
-    if not weighted:
-        monkeypatch.setattr(scope, "_weighted_term_values", lambda *a, **k: [])
     specs = {}
     for m in metrics:
         sp = scope._signed_spec(get_metric(m))
         specs[sp.name] = sp
     fr = data.frame
-    wanted = {("attr", g, t): specs for g, t in fr[["group", "term"]].drop_duplicates().itertuples(index=False)}
+    wanted = {(attribute, g, t): specs for g, t in fr[["group", "term"]].drop_duplicates().itertuples(index=False)}
     arrays = [fr[c].to_numpy(dtype=object) for c in ("attribute", "group", "term")]
-    return scope._term_values(data, wanted, *arrays, max_tuples=100, seed=0, group_order_override=None,
-                              weighting=weighting)
+
+    def values():
+        return scope._term_values(data, wanted, *arrays, max_tuples=100, seed=0, group_order_override=None,
+                                  weighting=weighting)
+
+    done = []
+    real = scope._weighted_term_values
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        done.extend(out)
+        return out
+
+    monkeypatch.setattr(scope, "_weighted_term_values", spy)
+    fast = values()
+    monkeypatch.setattr(scope, "_weighted_term_values", lambda *a, **k: [])
+    slow = values()
+    assert set(fast) == set(slow) and len(fast) > 100
+    bad = [k for k in fast if not (fast[k] is None and slow[k] is None
+                                   or fast[k] is not None and slow[k] is not None
+                                   and math.isclose(fast[k], slow[k], rel_tol=1e-9, abs_tol=1e-12))]
+    assert not bad, [(k, fast[k], slow[k]) for k in bad[:5]]
+    return {(g, t) for _, g, t in done}
 
 
 @pytest.mark.parametrize("weighting", ["balanced", "pooled"])
@@ -135,8 +157,6 @@ def test_kept_terms_by_term_weights_equal_evaluating_the_kept_rows(monkeypatch, 
     doubled in others, under balanced weighting, so that neither of a's
     terms weighs the same in every template), that term is evaluated again
     instead."""
-    from bias_suite.stats import scope
-
     data = shifted_table(n_templates=24, shift={"a0": -0.15, "b1": 0.1}, noise=0.05)
     if ragged:
         fr = data.frame
@@ -146,27 +166,10 @@ def test_kept_terms_by_term_weights_equal_evaluating_the_kept_rows(monkeypatch, 
         double = np.flatnonzero(a1 & np.isin(t, ["t2", "t3"]))
         data = data.take(np.r_[np.flatnonzero(~drop), double])
     metrics = ["CFGap", "ParityGap", "FPR-Ratio", "TPR-Gap", "PosAEG", "NegAEG", "PertSS", "FNED"]
-
-    done = []
-    real = scope._weighted_term_values
-
-    def spy(*args, **kwargs):
-        out = real(*args, **kwargs)
-        done.extend(out)
-        return out
-
-    monkeypatch.setattr(scope, "_weighted_term_values", spy)
-    fast = _kept_term_values(data, metrics, weighting)
-    kept = {(g, t) for _, g, t in done}
+    kept = kept_terms_both_ways(monkeypatch, data, metrics, weighting)
     every = {(g, t) for g, t in data.frame[["group", "term"]].drop_duplicates().itertuples(index=False)}
     # balanced: a's terms weigh differently from one template to the next (a1 alone, doubled or missing)
     assert kept == (every - {("a", "a0"), ("a", "a1")} if ragged and weighting == "balanced" else every)
-    slow = _kept_term_values(data, metrics, weighting, weighted=False, monkeypatch=monkeypatch)
-    assert set(fast) == set(slow) and len(fast) > 200
-    bad = [k for k in fast if not (fast[k] is None and slow[k] is None
-                                   or fast[k] is not None and slow[k] is not None
-                                   and math.isclose(fast[k], slow[k], rel_tol=1e-9, abs_tol=1e-12))]
-    assert not bad, [(k, fast[k], slow[k]) for k in bad[:5]]
 
 
 def test_terms_resampled_for_the_verdict_make_the_two_readings_one():
