@@ -105,7 +105,7 @@ DEMO_TERMS = $(if $(DEMO_SAMPLE_TERMS),--sample-terms $(DEMO_SAMPLE_TERMS))
 demo: $(STAMP)
 	@mkdir -p $(OUT)
 	export OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE}; \
-	$(VENV)/bin/bias-suite models build default-ner > $(OUT)/default-ner-build.log 2>&1 & ner=$$!; \
+	nice -n 10 $(VENV)/bin/bias-suite models build default-ner > $(OUT)/default-ner-build.log 2>&1 & ner=$$!; \
 	trap 'kill $$ner 2>/dev/null' INT TERM; \
 	$(VENV)/bin/bias-suite run $(SENTIMENT_SUITES) --model default-sentiment --dtype $(DEMO_DTYPE) $(DEMO_TERMS) --out $(OUT) --report --lines 35 && \
 	$(VENV)/bin/bias-suite run sentiment_vader_people --model default-sentiment --dtype $(DEMO_DTYPE) \
