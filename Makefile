@@ -65,14 +65,15 @@ models: $(STAMP)
 	$(VENV)/bin/bias-suite models build default-ner
 
 # The sentiment suites run first and print their summary while default-ner
-# is built in the background; the NER suites then run with it into
-# $(OUT)/ner (the layout of one run over templates/*.yaml). Each default
-# model is built when first needed, then cached. From a fresh clone on 2
-# otherwise idle cores of an Intel Xeon (install included, pip cache warm,
-# the grown suites with 8 terms per group): 9 to 10.5 minutes in all, 900
-# to 1,020 CPU-seconds at 165% CPU (install about a minute); 12 min 8 s
-# before the background build (docs/scale.md, "Building the default
-# models", has the runs).
+# is built in the background (at nice 10, so that the sentiment runs, which
+# the demo waits for, keep the cores when they need them; the build fills
+# what they leave idle); the NER suites then run with it into $(OUT)/ner
+# (the layout of one run over templates/*.yaml). Each default model is built
+# when first needed, then cached; default-ner reads the silver labels that
+# ship with the project (make silver-labels). From a fresh clone on a 2-core
+# AMD EPYC Zen 3, otherwise idle (install included, pip cache warm): 8 min
+# 49 s, 924 CPU-seconds at 174% CPU; 10 min 52 s before the shipped labels
+# and the lower priority (docs/scale.md, "Building the default models").
 # The runs use ONNX Runtime in float32 (--dtype
 # onnx): the same probabilities to 2e-6 and the same verdicts as the torch
 # forward pass on these suites, 1.45x and 1.4x as fast (docs/scale.md).
