@@ -72,8 +72,9 @@ models: $(STAMP)
 # when first needed, then cached; default-ner reads the silver labels that
 # ship with the project (make silver-labels). From a fresh clone on a 2-core
 # AMD EPYC Zen 3, otherwise idle (install included, pip cache warm): 8 min
-# 49 s, 924 CPU-seconds at 174% CPU; 10 min 52 s before the shipped labels
-# and the lower priority (docs/scale.md, "Building the default models").
+# 29 s and 8 min 49 s, 895 to 924 CPU-seconds at 175% CPU; 10 min 52 s
+# before the shipped labels and the lower priority (docs/scale.md,
+# "Building the default models").
 # The runs use ONNX Runtime in float32 (--dtype
 # onnx): the same probabilities to 2e-6 and the same verdicts as the torch
 # forward pass on these suites, 1.45x and 1.4x as fast (docs/scale.md).
