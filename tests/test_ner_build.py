@@ -90,9 +90,9 @@ def test_shipped_labels_apply_only_where_they_match(tmp_path, monkeypatch):
     monkeypatch.setenv("BIAS_SUITE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(silver, "SHIPPED", p)
     monkeypatch.setattr(silver, "silver_label", lambda *a, **k: pytest.fail("labelled again"))
-    assert silver.silver_corpus(texts) == rows
-    assert silver.silver_corpus(texts[:2], label=False) is None
-    assert silver.silver_corpus(texts, shipped=False, label=False) is None
+    assert silver.silver_corpus(texts) == (rows, "shipped")
+    assert silver.silver_corpus(texts[:2], label=False) == (None, None)
+    assert silver.silver_corpus(texts, shipped=False, label=False) == (None, None)
 
 
 # ------------------------------------------------------------------ default model (reduced build)
@@ -117,8 +117,10 @@ def test_default_ner_reduced_build(tmp_path, vader_sdist_path, monkeypatch, ship
     assert m["training"]["steps"] == 2 and m["held_out"]["n"] == 8
     assert labelled == ([] if shipped else [72])          # the pool: 4 x 16 train sentences + 8 held out
     assert m["data"]["sentences_with_entities"] > (5000 if shipped else 0)
+    assert m["data"]["label_source"] == ("shipped" if shipped else "spaCy (a seeded pool)")
     assert set(m["held_out"]["span_scores"]) == {"PER", "LOC", "ORG", "MISC", "micro"}
     card = (p / "README.md").read_text()
+    assert ("labels shipped with the project" in card) == shipped
     assert "Held-out exact-span scores" in card
     micro = m["held_out"]["span_scores"]["micro"]
     f1 = "–" if micro["f1"] is None else f"{micro['f1']:.3f}"

@@ -209,27 +209,30 @@ def shipped_labels(texts: list[str], path: str | os.PathLike | None = None) -> l
 
 
 def silver_corpus(texts: list[str], *, progress: bool = True, shipped: bool = True,
-                  label: bool = True) -> list[dict] | None:
-    """Silver labels of the whole (deduplicated) corpus: from the cache,
-    else from :data:`SHIPPED` (``shipped``), else (``label``; None without
-    it) labelled by spaCy and cached."""
+                  label: bool = True) -> tuple[list[dict] | None, str | None]:
+    """Silver labels of the whole (deduplicated) corpus and where they came
+    from: ``"cache"``, else ``"shipped"`` (:data:`SHIPPED`, where
+    ``shipped`` and they apply), else ``"spaCy"`` (labelled now and cached;
+    with ``label`` only, else ``(None, None)``)."""
     p = _cache_path()
     if p.is_file():
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
             if data.get("texts") == len(texts) and len(data["rows"]) == len(texts):
-                return data["rows"]
+                return data["rows"], "cache"
         except (OSError, ValueError, KeyError):
             pass
     rows = shipped_labels(texts) if shipped and SHIPPED.is_file() else None
-    if rows is not None or not label:
-        return rows
+    if rows is not None:
+        return rows, "shipped"
+    if not label:
+        return None, None
     rows = silver_label(texts, progress=progress)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(f".tmp-{os.getpid()}")
     tmp.write_text(json.dumps({"texts": len(texts), "rows": rows}), encoding="utf-8")
     os.replace(tmp, p)
-    return rows
+    return rows, "spaCy"
 
 
 def main(argv=None) -> int:
@@ -243,7 +246,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     rows, _ = merge_duplicates(load_vader_sentences(vader_sdist(None)))
     texts = [r.text for r in rows]
-    labels = silver_corpus(texts, progress=True, shipped=False)
+    labels, _ = silver_corpus(texts, progress=True, shipped=False)
     out = write_shipped(texts, labels, args.out)
     print(f"{out}: {len(texts):,} sentences, {sum(1 for r in labels for t in r['tags'] if t[0] in 'BU'):,} spans")
     return 0
