@@ -81,6 +81,10 @@ def test_shipped_labels_apply_only_where_they_match(tmp_path, monkeypatch):
     assert silver.shipped_labels(texts, silver.write_shipped(texts, other, tmp_path / "o.json.gz")) is None
     (tmp_path / "broken.json.gz").write_bytes(b"not gzip")
     assert silver.shipped_labels(texts, tmp_path / "broken.json.gz") is None
+    import gzip
+    with gzip.open(tmp_path / "list.json.gz", "wb") as fh:
+        fh.write(b"[1, 2]")
+    assert silver.shipped_labels(texts, tmp_path / "list.json.gz") is None
     labeller = silver._labeller()
     monkeypatch.setattr(silver, "_labeller", lambda: {**labeller, "spacy": "0.0"})
     assert silver.shipped_labels(texts, p) is None                             # another spaCy

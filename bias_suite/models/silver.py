@@ -188,8 +188,8 @@ def shipped_labels(texts: list[str], path: str | os.PathLike | None = None) -> l
         log.info("shipped silver labels not read (%s): labelling with spaCy", e)
         return None
     why = None
-    if data.get("format") != SHIPPED_FORMAT:
-        why = f"format {data.get('format')!r}"
+    if not isinstance(data, dict) or data.get("format") != SHIPPED_FORMAT:
+        why = f"format {data.get('format') if isinstance(data, dict) else type(data).__name__!r}"
     elif data.get("labeller") != _labeller():
         why = f"labelled by {data.get('labeller')}, installed {_labeller()}"
     elif data.get("texts") != len(texts) or data.get("texts_sha256") != _digest(texts):
