@@ -1,5 +1,5 @@
 """The cluster bootstrap of a difference of two means, for
-``benchmarks/coverage.py``'s comparison with the Bernstein intervals: the
+``benchmarks/bernstein_coverage.py``'s comparison with the Bernstein intervals: the
 template resampling scheme of :func:`bias_suite.stats.bootstrap.template_weights`
 on plain costs, outside the package (only the benchmark uses it)."""
 from __future__ import annotations

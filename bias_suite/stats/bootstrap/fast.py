@@ -379,9 +379,10 @@ def _set_metric_chunk(spec, ad, score, comp, items: ClassItems):
         vals = []
         excess = aeg_excess(items, cats, spec) if aeg and items.Tc is not None else None
         between = aeg_excess(items, cats, spec, Q=Wf * Wf) if excess is not None else None
-        for (a, b), name in zip(ad.pairs(), ad.pair_names()):
+        w1 = None if aeg else items.w1_pairs(cats)
+        for i, ((a, b), name) in enumerate(zip(ad.pairs(), ad.pair_names())):
             if not aeg:
-                vals.append(items.w1(cats, ("g", a), ("g", b)))
+                vals.append(w1[:, i])
                 continue
             U, Npairs = items.u_pair(cats, cats, a, b), n[:, a] * n[:, b]
             if excess is not None:  # term weights: a template's own pairs weighted by its terms' draws

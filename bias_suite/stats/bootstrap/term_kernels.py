@@ -24,6 +24,7 @@ from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import get_score
 from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
+from . import kernels
 from .weighted_items import CATS, ClassItems, item_multipliers
 
 #: target size (resamples x cells) of one chunk here
@@ -45,8 +46,8 @@ class TupleWeights:
     one-term groups weigh 1 and are left out of the product), and the
     tuple-weighted means of per-tuple values.
 
-    The product is taken once per distinct combination of terms when
-    tuples share combinations (as sampled tuples of a full design do).
+    The weights are one compiled pass per resample
+    (:func:`~bias_suite.stats.bootstrap.kernels.tuple_weights`).
     Means are deferred (:meth:`defer`) and computed together
     (:meth:`flush`): one product of the weights with the values of every
     tuple metric of the attribute reads the weights once."""
@@ -59,43 +60,17 @@ class TupleWeights:
         ad = prep.ad
         self.R, self.M = Wf.shape[0], len(ad.tuple_template)
         self.Wf, self.Tf = Wf, Tf
-        self.tt = prep.complete_idx[ad.tuple_template]
         several = np.flatnonzero(np.bincount(prep.term_g, minlength=ad.k) > 1)
         members = prep.term[ad.tuples[:, several]] if self.M else np.zeros((0, several.size), np.int64)
-        self.combos, self.inv = None, None
-        nT = max(prep.n_terms, 1)
-        if self.M and several.size and several.size * np.log2(nT + 1) < 62:
-            key = np.zeros(self.M, dtype=np.int64)
-            for i in range(several.size):
-                key = key * nT + members[:, i]
-            uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-            if 4 * len(uniq) <= self.M:
-                self.combos, self.inv = members[first], inv.ravel()
-        self.members = members
-        # tuples come template by template: the template weights repeat rather than gather
-        self.sorted = bool(np.all(np.diff(self.tt) >= 0)) if self.M else True
-        self.Wc = np.ascontiguousarray(Wf[:, prep.complete_idx])
-        self.per_template = np.bincount(ad.tuple_template, minlength=self.Wc.shape[1]) if self.M else None
+        self.members = np.ascontiguousarray(members, dtype=np.int64)
+        self.tt = np.ascontiguousarray(prep.complete_idx[ad.tuple_template], dtype=np.int64)
         self.steps = [(0, self.R)] if self.R * self.M <= self.KEEP else _steps(self.R, self.M)
         self._kept = None
         self.jobs = []
 
     def _make(self, s, e):
         """(e - s, M) C-ordered tuple weights of resamples s..e."""
-        if self.sorted:
-            w = np.repeat(self.Wc[s:e], self.per_template, axis=1)
-        else:
-            w = np.take(self.Wf[s:e], self.tt, axis=1)
-        T = self.Tf[s:e]
-        if self.combos is not None:
-            P = np.take(T, self.combos[:, 0], axis=1)
-            for i in range(1, self.combos.shape[1]):
-                P *= np.take(T, self.combos[:, i], axis=1)
-            w *= np.take(P, self.inv, axis=1)
-        else:
-            for i in range(self.members.shape[1]):
-                w *= np.take(T, self.members[:, i], axis=1)
-        return w
+        return kernels.tuple_weights(self.Wf[s:e], self.Tf[s:e], self.tt, self.members)
 
     def _weights(self, i):
         if self._kept is None and self.R * self.M <= self.KEEP:
@@ -391,48 +366,29 @@ def within_terms(items: ClassItems, cats, pairs: bool):
     ``(U, N)`` with N (Bc, J, k) the weight of each group in each
     template and U (Bc, J, k) U(group over all
     items of the template), or with ``pairs`` U (Bc, J, k, k) U(group a
-    over group b) inside each template (ties count 1/2): by cumulative sums
-    over the items sorted by template and score, each item's contribution
-    as the higher one of its pairs summed per (template, group) cell."""
+    over group b) inside each template (ties count 1/2): one pass over the
+    items sorted by template and score per resample
+    (:func:`~bias_suite.stats.bootstrap.kernels.within_template_u`)."""
     def static():
         p = items.positions(cats)
         order = np.lexsort((items.x[p], items.tpl[p]))  # by template, then score
         q = p[order]
-        tq, gq, xq = items.tpl[q], items.g[q], items.x[q]
+        tq, xq = items.tpl[q], items.x[q]
         rq = np.ones(q.size) if items.r is None else items.r[q].astype(np.float64)
         new_block = np.r_[True, (xq[1:] != xq[:-1]) | (tq[1:] != tq[:-1])] if q.size else np.zeros(0, bool)
-        block = np.cumsum(new_block) - 1
         bstart = np.flatnonzero(new_block)
-        bend = np.r_[bstart[1:], q.size] - 1
-        new_seg = np.r_[True, tq[1:] != tq[:-1]] if q.size else np.zeros(0, bool)
-        seg_first = np.flatnonzero(new_seg)[np.cumsum(new_seg) - 1]
-        return q, tq, gq, rq, bstart[block], bend[block], seg_first, tq * items.k + gq
+        bend = (np.r_[bstart[1:], q.size] - 1)[np.cumsum(new_block) - 1] if q.size else np.zeros(0, np.int64)
+        new_template = np.r_[True, tq[1:] != tq[:-1]] if q.size else np.zeros(0, bool)
+        return (np.ascontiguousarray(tq, dtype=np.int64), np.ascontiguousarray(items.term[q], dtype=np.int64),
+                np.ascontiguousarray(rq), np.ascontiguousarray(items.g[q], dtype=np.int64),
+                np.ascontiguousarray(bend, dtype=np.int64), np.ascontiguousarray(new_template))
 
     def chunk():
-        q, tq, gq, rq, bs, be, sf, cell = items.memo(("within_terms", cats), static)
-        Bc, J, k = items.Tc.shape[0], items.J, items.k
-        wt = items.Tf[:, items.term[q]] * rq
-        idx = (np.arange(Bc)[:, None] * (J * k) + cell[None, :]).ravel()
-
-        def per_cell(v):
-            return np.bincount(idx, weights=v.ravel(), minlength=Bc * J * k).reshape(Bc, J, k)
-
-        def u_over(wl):  # each item's U contribution as the higher one over the weights wl of its template
-            cum = np.cumsum(wl, axis=1)
-            base = (cum - wl)[:, sf]
-            leq = cum[:, be] - base
-            less = (cum - wl)[:, bs] - base
-            return wt * 0.5 * (leq + less)
-
-        N = per_cell(wt)
-        if q.size == 0:
-            return (np.zeros((Bc, J, k, k)) if pairs else np.zeros((Bc, J, k))), N
-        if not pairs:
-            return per_cell(u_over(wt)), N
-        U = np.empty((Bc, J, k, k))
-        for b in range(k):
-            U[..., b] = per_cell(u_over(wt * (gq == b)))
-        return U, N
+        tq, term, rq, gq, bend, new_template = items.memo(("within_terms", cats), static)
+        T = np.ascontiguousarray(items.Tc, dtype=np.int32)
+        U2, N = kernels.within_template_u(T, tq, term, rq, gq, bend, new_template, items.J, items.k, pairs)
+        U2 *= 0.5
+        return (U2 if pairs else U2[..., 0]), N
 
     return items.chunk_memo(("within_terms", cats, pairs), chunk)
 
@@ -447,8 +403,9 @@ def aeg_excess(items: ClassItems, cats, spec, Q=None):
     Q = items.within_excess() if Q is None else Q
     if spec.generalized == "PCM":
         U, N = within_terms(items, cats, pairs=True)
-        return {(a, b): (np.einsum("bj,bj->b", Q, U[:, :, a, b]), np.einsum("bj,bj->b", Q, N[:, :, a] * N[:, :, b]))
-                for a in range(items.k) for b in range(items.k) if a < b}
+        QU = np.einsum("bj,bjxy->bxy", Q, U)
+        QN = np.einsum("bj,bjx,bjy->bxy", Q, N, N)
+        return {(a, b): (QU[:, a, b], QN[:, a, b]) for a in range(items.k) for b in range(items.k) if a < b}
     Ut, N = within_terms(items, cats, pairs=False)
     Nb = N.sum(axis=2, keepdims=True)
     if BACKGROUND.get(spec.background) == "rest":

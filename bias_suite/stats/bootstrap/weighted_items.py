@@ -10,6 +10,7 @@ import numpy as np
 
 from ...exceptions import MetricError
 from ...metrics.generalized import NEG, POS, UNLABELLED
+from . import kernels
 from .prepared import Prepared
 
 #: the item categories of each selection of a set score
@@ -114,26 +115,7 @@ class ClassItems:
         self.Wc, self.Tc = Wc, Tc
         self.Wf = Wc.astype(np.float64)
         self.Tf = None if Tc is None else Tc.astype(np.float64)
-        wmax = (int(Wc.max()) if Wc.size else 0) * (int(self.r.max()) if self.r is not None and self.r.size else 1)
-        if Tc is not None and Tc.size:
-            wmax *= int(Tc.max())
-        # U sums w_h * (2 C_L + w_l) per item: int32 unless that could overflow; so do cumulative counts
-        self.idt = np.int32 if 2 * (self.m + 1) * (wmax + 1) ** 2 < 2**31 else np.int64
-        self.cdt = np.int32 if (self.m + 1) * (wmax + 1) < 2**31 else np.int64
         self._chunk = {}
-
-    def _weights(self, key, p):
-        """Item weights (Bc, len(p)) of the positions ``p`` (cached per chunk)."""
-        ck = ("w", key)
-        if ck not in self._chunk:
-            tp = self.memo(("tpl", key), lambda: self.tpl[p])
-            w = self.Wc[:, tp]
-            if self.Tc is not None:  # item weight W[b, template] * T[b, term]
-                w = w * self.Tc[:, self.memo(("term", key), lambda: self.term[p])]
-            if self.r is not None:
-                w = w * self.memo(("r", key), lambda: self.r[p].astype(w.dtype))
-            self._chunk[ck] = w
-        return self._chunk[ck]
 
     def n(self, cats) -> np.ndarray:
         """(Bc, k) weighted item counts of a selection per group."""
@@ -187,6 +169,23 @@ class ClassItems:
             self._chunk[key] = self.Wf * self.Wf - self.Wf
         return self._chunk[key]
 
+    # -- the compiled loops' inputs
+    def _item_arrays(self, key, p):
+        """Template, term and multiplier of the items ``p`` (per class)."""
+        def make():
+            n = p.size
+            return (np.ascontiguousarray(self.tpl[p], dtype=np.int64),
+                    np.zeros(n, np.int64) if self.term is None else np.ascontiguousarray(self.term[p], dtype=np.int64),
+                    np.ones(n, np.int32) if self.r is None else np.ascontiguousarray(self.r[p], dtype=np.int32))
+        return self.memo(("items", key), make)
+
+    def _draws(self):
+        """(template draws, term draws) of the chunk as the kernels take them."""
+        W = np.ascontiguousarray(self.Wc, dtype=np.int32)
+        T = (np.zeros((W.shape[0], 0), np.int32) if self.Tc is None
+             else np.ascontiguousarray(self.Tc, dtype=np.int32))
+        return W, T
+
     # -- W1 = sum_i |F_Q(x_i) - F_P(x_i)| (x_{i+1} - x_i) over the sorted items
     def _w1_static(self, cats):
         def make():
@@ -194,167 +193,59 @@ class ClassItems:
             dx = np.zeros(p.size)
             if p.size > 1:
                 dx[:-1] = np.diff(self.x[p])
-            gm = [(self.g[p] == t).astype(np.int32) for t in range(self.k)]
-            return p, dx, gm
+            return p, dx, np.ascontiguousarray(self.g[p], dtype=np.int64)
         return self.memo(("w1", cats), make)
 
-    def _cum(self, cats, d, out=None):
-        """Cumulative weighted counts (Bc, m_sel) of ("all",), ("g", t) or
-        ("rest", t) within a selection (the "all" one cached)."""
-        p, dx, gm = self._w1_static(cats)
-        Wp = self._weights(("sel", cats), p)
-        if d[0] == "all":
-            key = ("cum", cats)
-            if key not in self._chunk:
-                self._chunk[key] = np.cumsum(Wp, axis=1, dtype=self.cdt)
-            return self._chunk[key]
-        buf = np.multiply(Wp, gm[d[1]], out=out, dtype=self.cdt)
-        np.cumsum(buf, axis=1, dtype=self.cdt, out=buf)
-        if d[0] == "rest":
-            np.subtract(self._cum(cats, ("all",)), buf, out=buf)
-        return buf
+    def w1_pairs(self, cats) -> np.ndarray:
+        """(Bc, pairs) W1 between the two groups of every pair (in
+        ``ad.pairs()`` order) within a selection; NaN where a side weighs 0."""
+        key = ("w1_pairs", cats)
+        if key not in self._chunk:
+            p, _, g = self._w1_static(cats)
 
-    def _cdf(self, cats, d, out, ibuf):
-        """Normalized cumulative counts into ``out``; also the undefined mask."""
-        C = self._cum(cats, d, out=ibuf)
-        n = C[:, -1].astype(np.float64)
-        with np.errstate(divide="ignore"):
-            inv = np.where(n > 0, 1.0 / np.where(n > 0, n, 1.0), 0.0)
-        np.multiply(C, inv[:, None], out=out)
-        return n == 0
-
-    def w1(self, cats, P, Q) -> np.ndarray:
-        """W1 between the sets P and Q of a selection, per resample."""
-        p, dx, gm = self._w1_static(cats)
-        Bc = self.Wc.shape[0]
-        if p.size == 0:
-            return np.full(Bc, np.nan)
-        bufs = self._chunk.get(("w1buf", cats))
-        if bufs is None:
-            bufs = self._chunk[("w1buf", cats)] = (np.empty((Bc, p.size)), np.empty((Bc, p.size)),
-                                                    np.empty((Bc, p.size), self.cdt))
-        fp, fq, ibuf = bufs
-        if P == ("all",):  # shared by every group: normalized once per chunk
-            if ("Fall", cats) not in self._chunk:
-                self._chunk[("Fall", cats)] = self._cdf(cats, P, fp, ibuf)
-            badP = self._chunk[("Fall", cats)]
-        else:
-            self._chunk.pop(("Fall", cats), None)
-            badP = self._cdf(cats, P, fp, ibuf)
-        badQ = self._cdf(cats, Q, fq, ibuf)
-        np.subtract(fq, fp, out=fq)
-        np.abs(fq, out=fq)
-        out = fq @ dx
-        out[badP | badQ] = np.nan
-        return out
+            def make():
+                pairs = self.prep.ad.pairs()
+                pa = np.array([a for a, _ in pairs], dtype=np.int64)
+                pb = np.array([b for _, b in pairs], dtype=np.int64)
+                ends = np.r_[pa, pb]  # each pair listed under both of its groups
+                pair_of = np.argsort(ends, kind="stable") % max(len(pairs), 1)
+                start = np.r_[0, np.cumsum(np.bincount(ends, minlength=self.k))]
+                return (np.ascontiguousarray(self.x[p]), pa, pb, start.astype(np.int64), pair_of.astype(np.int64))
+            x, pa, pb, start, pair_of = self.memo(("w1_pairs", cats), make)
+            self._chunk[key] = kernels.w1_pairs(*self._draws(), *self._item_arrays(("sel", cats), p), g, x,
+                                                self.k, pa, pb, start, pair_of)
+        return self._chunk[key]
 
     def w1_groups(self, cats, background: str) -> np.ndarray:
         """(Bc, k): W1(background, group t) for every group t, background
         "all" (the whole selection) or "rest" (the selection minus t)."""
-        p, dx, gm = self._w1_static(cats)
-        Bc, k = self.Wc.shape[0], self.k
-        if p.size == 0:
-            return np.full((Bc, k), np.nan)
-        Wp = self._weights(("sel", cats), p)
-        call = self._cum(cats, ("all",))
-        n = self.n(cats)
-        nall = n.sum(1)
-        nb = nall[:, None] - n if background == "rest" else np.repeat(nall[:, None], k, 1)
-
-        def inv(v):
-            return np.where(v > 0, 1.0 / np.where(v > 0, v, 1.0), 0.0)
-
-        inv_n, inv_b = inv(n), inv(nb)
-        fp = np.empty((Bc, p.size))
-        out = np.empty((Bc, k))
-        if background == "all":  # F_all, shared by every group
-            np.multiply(call, inv_b[:, :1], out=fp)
-            for t in range(k):  # F_t from t's own items, spread over the selection; |F_t - F_all| . dx
-                own, runs = self._group_steps(cats, t)
-                Ft = np.zeros((Bc, own.size + 1))
-                np.multiply(np.cumsum(Wp[:, own], axis=1, dtype=self.cdt), inv_n[:, t:t + 1], out=Ft[:, 1:])
-                fq = np.repeat(Ft, runs, axis=1)
-                np.subtract(fq, fp, out=fq)
-                np.abs(fq, out=fq)
-                out[:, t] = fq @ dx
-            out[(n == 0) | (nb == 0)] = np.nan
-            return out
-        fq, ibuf = np.empty((Bc, p.size)), np.empty((Bc, p.size), self.cdt)
-        for t in range(k):  # integer cumulative counts of group t, then |F_t - F_background| . dx
-            np.multiply(Wp, gm[t], out=ibuf, dtype=self.cdt)
-            np.cumsum(ibuf, axis=1, dtype=self.cdt, out=ibuf)
-            np.multiply(ibuf, inv_n[:, t:t + 1], out=fq)
-            if background == "rest":
-                np.subtract(call, ibuf, out=ibuf)
-                np.multiply(ibuf, inv_b[:, t:t + 1], out=fp)
-            np.subtract(fq, fp, out=fq)
-            np.abs(fq, out=fq)
-            out[:, t] = fq @ dx
-        out[(n == 0) | (nb == 0)] = np.nan
-        return out
-
-    def _group_steps(self, cats, t):
-        """Group t's items within a selection (positions in it, in score
-        order) and the length of each run of the selection's items with
-        the same number of t's items at or before them (the first run has
-        none): F_t is a step function that moves only at t's own items, so
-        its cumulative counts are summed over those and repeated over their
-        runs (the same integers as a sum over the whole selection with the
-        other groups weighted 0)."""
-        def make():
-            p = self.positions(cats)
-            on = self.g[p] == t
-            own = np.flatnonzero(on)
-            return own, np.bincount(np.cumsum(on), minlength=own.size + 1)
-        return self.memo(("steps", cats, t), make)
+        p, dx, g = self._w1_static(cats)
+        return kernels.w1_groups(*self._draws(), *self._item_arrays(("sel", cats), p), g, dx, self.k,
+                                 background == "rest")
 
     # -- Mann-Whitney U(H over L) = #{h > l} + 1/2 #{h = l}, exact in integers
-    def _u2(self, key, p, inL, inH, ties, seg=None, cells=None):
-        """2 U(H over L): per cell (``cells`` = (cell of each item, number
-        of cells); value order, L of every group), per segment ``seg`` (group
-        order: L and H of one group), or in total."""
-        Wp = self._weights(key, p)
-        idt = self.idt
-        if Wp.dtype != idt:
-            Wp = Wp.astype(idt)
-        wL = Wp * inL
-        CL = np.cumsum(wL, axis=1, dtype=idt)
-        if seg is not None:  # cumulative counts restart in every group segment
+    def _u2_static(self, p, inL, inH, ties, seg=None, cells=None):
+        """The kernel's item arrays of a U sum (built once per class): low
+        and high flags, the end of each item's tie block, where segments
+        start and the output cells."""
+        n = p.size
+        bend = np.arange(n, dtype=np.int64) if ties is None else np.ascontiguousarray(ties[1], dtype=np.int64)
+        new_segment = np.zeros(n, np.bool_)
+        if seg is not None:
             starts, sizes = seg
-            before = np.zeros((CL.shape[0], starts.size), dtype=idt)
-            nz = starts > 0
-            before[:, nz] = CL[:, starts[nz] - 1]
-            CL -= np.repeat(before, sizes, axis=1)
-        if ties is None:  # C_L(<x) + C_L(<=x) = 2 C_L(before) + own weight
-            term = CL
-            term *= 2
-            term -= wL
-        else:  # C_L(<x) from the item before the tie block, C_L(<=x) at its end
-            bstart, bend, at_seg_start = ties
-            Cpad = np.zeros((CL.shape[0], CL.shape[1] + 1), dtype=idt)
-            Cpad[:, 1:] = CL
-            term = Cpad[:, bstart]
-            if at_seg_start is not None:  # a block opening a group segment has nothing below it
-                term[:, at_seg_start] = 0
-            term += Cpad[:, bend + 1]
-        v = Wp * term
-        if not (np.isscalar(inH) and inH == 1):
-            v *= inH
-        if cells is not None:  # sum per (resample, cell) with one bincount
-            cell, n_cells = cells
-            Bc = v.shape[0]
-            idx = self._chunk.get(("cellidx", key))
-            if idx is None:
-                idx = self._chunk[("cellidx", key)] = (np.arange(Bc)[:, None] * n_cells + cell).ravel()
-            return np.bincount(idx, weights=v.ravel(), minlength=Bc * n_cells).reshape(Bc, n_cells)
-        if seg is None:
-            return v.sum(axis=1, dtype=np.float64)[:, None]
-        starts, sizes = seg
-        out = np.zeros((v.shape[0], starts.size))
-        ne = sizes > 0
-        if ne.any():
-            out[:, ne] = np.add.reduceat(v, starts[ne], axis=1)
-        return out
+            new_segment[starts[sizes > 0]] = True
+            cell, n_cells = np.repeat(np.arange(starts.size, dtype=np.int64), sizes), starts.size
+        else:
+            cell, n_cells = (np.zeros(n, np.int64), 1) if cells is None else (cells[0].astype(np.int64), cells[1])
+        low = np.ascontiguousarray(np.broadcast_to(np.asarray(inL, dtype=np.bool_), (n,)))
+        high = np.ascontiguousarray(np.broadcast_to(np.asarray(inH, dtype=np.bool_), (n,)))
+        by_cell = np.argsort(cell, kind="stable").astype(np.int64)
+        cell_start = np.r_[0, np.cumsum(np.bincount(cell, minlength=n_cells))].astype(np.int64)
+        return low, high, bend, new_segment, by_cell, cell_start
+
+    def _u2(self, key, p, static) -> np.ndarray:
+        """2 U(H over L) of the items ``p`` per output cell (:meth:`_u2_static`)."""
+        return kernels.u2_cells(*self._draws(), *self._item_arrays(key, p), *static).astype(np.float64)
 
     def u_by_cat(self, catsL) -> np.ndarray:
         """(Bc, 3, k): U(items of category c and group t over L of all
@@ -364,10 +255,10 @@ class ClassItems:
         if key not in self._chunk:
             def make():
                 p = np.arange(self.m)
-                inL = np.isin(self.cat, catsL).astype(np.int32)
-                return p, inL, 1, self._ties(self.x), (self.cat * self.k + self.g, 3 * self.k)
-            p, inL, inH, ties, cells = self.memo(key, make)
-            u2 = self._u2(("sel", CATS["all"]), p, inL, inH, ties, cells=cells)
+                inL = np.isin(self.cat, catsL)
+                return p, self._u2_static(p, inL, True, self._ties(self.x), cells=(self.cat * self.k + self.g, 3 * self.k))
+            p, static = self.memo(key, make)
+            u2 = self._u2(("sel", CATS["all"]), p, static)
             self._chunk[key] = u2.reshape(-1, 3, self.k) / 2.0
         return self._chunk[key]
 
@@ -385,11 +276,11 @@ class ClassItems:
             def make():
                 union = tuple(sorted(set(catsH) | set(catsL)))
                 p, starts, sizes = self.positions_by_group(union)
-                inL = np.isin(self.cat[p], catsL).astype(np.int32)
-                inH = np.isin(self.cat[p], catsH).astype(np.int32)
-                return union, p, inL, inH, self._ties(self.x[p], starts), (starts, sizes)
-            union, p, inL, inH, ties, seg = self.memo(key, make)
-            self._chunk[key] = self._u2(("grp", union), p, inL, inH, ties, seg=seg) / 2.0
+                inL = np.isin(self.cat[p], catsL)
+                inH = np.isin(self.cat[p], catsH)
+                return union, p, self._u2_static(p, inL, inH, self._ties(self.x[p], starts), seg=(starts, sizes))
+            union, p, static = self.memo(key, make)
+            self._chunk[key] = self._u2(("grp", union), p, static) / 2.0
         return self._chunk[key]
 
     def u_pair(self, catsH, catsL, a, b) -> np.ndarray:
@@ -399,11 +290,11 @@ class ClassItems:
         def make():
             p_all = self.positions(tuple(sorted(set(catsH) | set(catsL))))
             p = p_all[(self.g[p_all] == a) | (self.g[p_all] == b)]
-            inL = (np.isin(self.cat[p], catsL) & (self.g[p] == b)).astype(np.int32)
-            inH = (np.isin(self.cat[p], catsH) & (self.g[p] == a)).astype(np.int32)
-            return p, inL, inH, self._ties(self.x[p])
-        p, inL, inH, ties = self.memo(key, make)
-        return self._u2(key, p, inL, inH, ties)[:, 0] / 2.0
+            inL = np.isin(self.cat[p], catsL) & (self.g[p] == b)
+            inH = np.isin(self.cat[p], catsH) & (self.g[p] == a)
+            return p, self._u2_static(p, inL, inH, self._ties(self.x[p]))
+        p, static = self.memo(key, make)
+        return self._u2(key, p, static)[:, 0] / 2.0
 
 
 #: the largest common multiple of the template-balance denominators the closed form takes (above it,

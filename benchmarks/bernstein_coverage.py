@@ -11,7 +11,7 @@ sample, and reports how often the interval contains the true bias (should be
 >= 95%; Bernstein is conservative, so expect ~100%) and the mean half-width.
 It also prints the WinoBias check of Ethayarajh (2020).
 
-Usage:  python benchmarks/coverage.py [--reps 1000] [--seed 0]
+Usage:  python benchmarks/bernstein_coverage.py [--reps 1000] [--seed 0]
 Runs in well under a minute (about a minute more with the bootstrap column).
 
 HOOK: set ``bootstrap_interval_fn`` (below, or pass it to :func:`run`) to

@@ -1,0 +1,262 @@
+"""Compiled loops of the closed-form bootstrap's set metrics (numba).
+
+The set metrics (W1, AEG, the AUCs) need, for every resample, one pass over
+the items of a class in score order: an item's weight is its template's
+draw count times its term's draw count (where terms are resampled) times
+its integer balance multiplier, and the quantities are running sums of
+those weights. As numpy expressions each pass is several passes over a
+(resamples x items) array (gather the weights, cumulative sums, masks,
+products, a reduction); here it is one loop per resample that reads the
+template and term weights directly and keeps the running sums in
+registers.
+
+- :func:`u2_cells`: twice the Mann-Whitney U of high items over low items,
+  summed per output cell, exact in 64-bit integers (ties count 1/2 and so
+  1 in 2U);
+- :func:`w1_groups`: W1 between each group and its background (all items
+  or the rest), ``sum_i |F_t(x_i) - F_bg(x_i)| (x_{i+1} - x_i)``;
+- :func:`w1_pairs`: W1 between the two groups of each pair;
+- :func:`within_template_u`: U of each item as the higher one over the
+  low items of its own template, per (template, group) cell and per
+  (template, group, group) cell, with term weights (the AEG's pairs
+  inside one template).
+
+Every kernel takes the weights as ``W`` (R, J) template draws, ``T``
+(R, n_terms) term draws (a (R, 0) array where terms are not resampled) and
+the items' template, term and multiplier, in the order the caller sorted
+them. They are compiled once and cached on disk (``cache=True``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def u2_cells(W, T, tpl, term, mult, low, high, bend, new_segment, by_cell, cell_start):
+    """(R, cells) int64: per resample, the sum over the high items i of
+    ``w_i * (C_low(< x_i) + C_low(<= x_i))`` per output cell, with
+    ``C_low`` the running sum of the low items' weights, restarted where
+    ``new_segment``; ``bend[i]``: the last item of i's block of equal
+    scores, read at the first item of a block (blocks never cross
+    segments); cell c holds the items ``by_cell[cell_start[c]:cell_start[c + 1]]``.
+    Each item's term is kept, then summed per cell (no chain of updates of
+    one accumulator in memory)."""
+    R = W.shape[0]
+    n = tpl.shape[0]
+    n_cells = cell_start.shape[0] - 1
+    out = np.zeros((R, n_cells), dtype=np.int64)
+    v = np.empty(n, dtype=np.int64)
+    w = np.empty(n, dtype=np.int64)
+    has_t = T.shape[1] > 0
+    ties = False
+    for i in range(n):
+        if bend[i] != i:
+            ties = True
+    for b in range(R):
+        run = np.int64(0)
+        if not ties:  # C_low(< x) + C_low(<= x) = 2 C_low(< x) + the item's own low weight
+            for i in range(n):
+                if new_segment[i]:
+                    run = 0
+                wi = np.int64(W[b, tpl[i]]) * mult[i]
+                if has_t:
+                    wi *= T[b, term[i]]
+                wl = wi * low[i]
+                v[i] = wi * high[i] * (2 * run + wl)
+                run += wl
+        else:
+            for i in range(n):
+                wi = np.int64(W[b, tpl[i]]) * mult[i]
+                if has_t:
+                    wi *= T[b, term[i]]
+                w[i] = wi
+        i = n if not ties else 0
+        while i < n:
+            if new_segment[i]:
+                run = 0
+            e = bend[i]
+            if e == i:
+                wl = w[i] * low[i]
+                v[i] = w[i] * high[i] * (2 * run + wl)
+                run += wl
+                i += 1
+                continue
+            block_low = np.int64(0)
+            for j in range(i, e + 1):
+                block_low += w[j] * low[j]
+            twice = 2 * run + block_low
+            for j in range(i, e + 1):
+                v[j] = w[j] * high[j] * twice
+            run += block_low
+            i = e + 1
+        for c in range(n_cells):
+            total = np.int64(0)
+            for q in range(cell_start[c], cell_start[c + 1]):
+                total += v[by_cell[q]]
+            out[b, c] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _group_totals(W, T, tpl, term, mult, g, b, w, tot):
+    """Item weights of resample b into ``w``, and their sum per group into ``tot``."""
+    has_t = T.shape[1] > 0
+    tot[:] = 0
+    for i in range(tpl.shape[0]):
+        wi = np.int64(W[b, tpl[i]]) * mult[i]
+        if has_t:
+            wi *= T[b, term[i]]
+        w[i] = wi
+        tot[g[i]] += wi
+
+
+@njit(cache=True, nogil=True)
+def w1_groups(W, T, tpl, term, mult, g, dx, k, rest):
+    """(R, k) W1 between each group t and its background (``rest``: the
+    other groups' items, else every item), NaN where either side weighs 0:
+    ``sum_i |F_t(x_i) - F_bg(x_i)| dx_i`` with F the weighted share of a
+    side's items at or below x_i and ``dx_i = x_{i+1} - x_i``."""
+    R = W.shape[0]
+    n = tpl.shape[0]
+    out = np.zeros((R, k))
+    w = np.empty(n, dtype=np.int64)
+    tot = np.zeros(k, dtype=np.int64)
+    run = np.zeros(k, dtype=np.int64)
+    inv_t = np.zeros(k)
+    inv_b = np.zeros(k)
+    acc = np.zeros(k)
+    for b in range(R):
+        _group_totals(W, T, tpl, term, mult, g, b, w, tot)
+        everything = tot.sum()
+        for t in range(k):
+            nb = everything - tot[t] if rest else everything
+            inv_t[t] = 1.0 / tot[t] if tot[t] > 0 else 0.0
+            inv_b[t] = 1.0 / nb if nb > 0 else 0.0
+        run[:] = 0
+        acc[:] = 0.0
+        run_all = np.int64(0)
+        for i in range(n):
+            run[g[i]] += w[i]
+            run_all += w[i]
+            d = dx[i]
+            if d == 0.0:
+                continue
+            if rest:
+                for t in range(k):
+                    acc[t] += abs(run[t] * inv_t[t] - (run_all - run[t]) * inv_b[t]) * d
+            else:
+                for t in range(k):
+                    acc[t] += abs(run[t] * inv_t[t] - run_all * inv_b[t]) * d
+        for t in range(k):
+            nb = everything - tot[t] if rest else everything
+            out[b, t] = np.nan if tot[t] == 0 or nb == 0 else acc[t]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def w1_pairs(W, T, tpl, term, mult, g, x, k, pa, pb, pair_start, pair_of):
+    """(R, pairs) W1 between groups ``pa[p]`` and ``pb[p]``, NaN where
+    either weighs 0. ``|F_a - F_b|`` is a step function that moves only at
+    the items of a or b, so each pair's integral is taken up to x_i when
+    an item of one of its groups arrives (``pair_of[pair_start[t]:pair_start[t + 1]]``:
+    the pairs of group t), not at every item."""
+    R = W.shape[0]
+    n = tpl.shape[0]
+    P = pa.shape[0]
+    out = np.zeros((R, P))
+    w = np.empty(n, dtype=np.int64)
+    tot = np.zeros(k, dtype=np.int64)
+    run = np.zeros(k, dtype=np.int64)
+    inv = np.zeros(k)
+    F = np.zeros(k)
+    cur = np.zeros(P)
+    last = np.zeros(P)
+    acc = np.zeros(P)
+    if n == 0:
+        out[:] = np.nan
+        return out
+    for b in range(R):
+        _group_totals(W, T, tpl, term, mult, g, b, w, tot)
+        for t in range(k):
+            inv[t] = 1.0 / tot[t] if tot[t] > 0 else 0.0
+        run[:] = 0
+        F[:] = 0.0
+        cur[:] = 0.0
+        acc[:] = 0.0
+        last[:] = x[0]
+        for i in range(n):
+            if w[i] == 0:
+                continue
+            t = g[i]
+            xi = x[i]
+            for q in range(pair_start[t], pair_start[t + 1]):
+                p = pair_of[q]
+                acc[p] += cur[p] * (xi - last[p])
+                last[p] = xi
+            run[t] += w[i]
+            F[t] = run[t] * inv[t]
+            for q in range(pair_start[t], pair_start[t + 1]):
+                p = pair_of[q]
+                cur[p] = abs(F[pa[p]] - F[pb[p]])
+        for p in range(P):
+            acc[p] += cur[p] * (x[n - 1] - last[p])
+            out[b, p] = np.nan if tot[pa[p]] == 0 or tot[pb[p]] == 0 else acc[p]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def within_template_u(T, tpl, term, mult, g, bend, new_template, J, k, by_group):
+    """Inside each template, with term weights (items sorted by template,
+    then score; ``new_template`` where a template's items start): ``N``
+    (R, J, k) the weight of each group's items, and ``U2`` twice U(the
+    items of group a over the items of the template) as (R, J, k, 1), or
+    with ``by_group`` twice U(group a over group c) as (R, J, k, k); ties
+    count 1/2. ``bend[i]``: the last item of i's block of equal scores in
+    its template, read at a block's first item. Template draws do not
+    enter: the caller weighs whole templates."""
+    R = T.shape[0]
+    n = tpl.shape[0]
+    m = k if by_group else 1
+    N = np.zeros((R, J, k))
+    U2 = np.zeros((R, J, k, m))
+    w = np.empty(n)
+    run = np.zeros(m)
+    block = np.zeros(m)
+    for b in range(R):
+        for i in range(n):
+            w[i] = mult[i] * np.float64(T[b, term[i]])
+            N[b, tpl[i], g[i]] += w[i]
+        i = 0
+        while i < n:
+            if new_template[i]:
+                run[:] = 0.0
+            e = bend[i]
+            block[:] = 0.0
+            for j in range(i, e + 1):
+                block[g[j] if by_group else 0] += w[j]
+            for j in range(i, e + 1):
+                if w[j] != 0.0:
+                    for a in range(m):
+                        U2[b, tpl[j], g[j], a] += w[j] * (2.0 * run[a] + block[a])
+            for a in range(m):
+                run[a] += block[a]
+            i = e + 1
+    return U2, N
+
+
+@njit(cache=True, nogil=True)
+def tuple_weights(W, T, tpl, members):
+    """(R, tuples): a counterfactual tuple's weight in each resample, its
+    template's draws ``W[b, tpl[i]]`` times the draws of its members' terms
+    ``T[b, members[i, :]]``."""
+    R = W.shape[0]
+    n = tpl.shape[0]
+    out = np.empty((R, n))
+    for b in range(R):
+        for i in range(n):
+            v = np.float64(W[b, tpl[i]])
+            for q in range(members.shape[1]):
+                v *= T[b, members[i, q]]
+            out[b, i] = v
+    return out
