@@ -14,7 +14,7 @@ the verdicts' bootstrap), ``True`` (templates and every group's terms) and
 ``"auto"`` (the terms the model tells apart; the generated data have no term
 effect, so few or none), wall clock and process CPU time, and their ratios
 to the evaluation. The default evaluation runs the first and, for the
-reading beyond the listed terms, the last on the metrics with a claim in
+reading beyond the listed terms, the last on the metrics and classes with a claim in
 an attribute whose terms the model tells apart (the claims of one untimed
 ``evaluate``): their sum is the default's cost (goal: within 4x one
 evaluation at the default B = 200). Then the peak memory of the two-way
@@ -84,17 +84,17 @@ def measure(templates, groups, terms, B, repeat, seed=0, data=None):
 
     row["resampled_groups"] = sum(len(g) for g in resampled_groups(data, "auto").values())
     # the default: the verdicts' bootstrap (templates only) and the reading beyond the listed terms (the
-    # two-way bootstrap, in the attributes whose terms the model tells apart, of the metrics with a claim
+    # two-way bootstrap, in the attributes whose terms the model tells apart, of the metrics and classes with a claim
     # there; nothing where there is none), as evaluate runs them; the claims come from one untimed evaluate
     from bias_suite.stats.bootstrap.terms import selected_blocks
 
     chosen = {a: b for a, b in selected_blocks(data, "auto").items() if b}
     judged = evaluation.evaluate(data, bootstrap=B, seed=seed)
-    claimed = judged.loc[judged["verdict"].isin(CLAIMS) & judged["attribute"].isin(list(chosen)),
-                         ["attribute", "metric"]].drop_duplicates()
-    keep = results.set_index(["attribute", "metric"]).index.isin(pd.MultiIndex.from_frame(claimed))
+    on = ["attribute", "metric", "class"]
+    claimed = judged.loc[judged["verdict"].isin(CLAIMS) & judged["attribute"].isin(list(chosen)), on].drop_duplicates()
+    keep = results.set_index(on).index.isin(pd.MultiIndex.from_frame(claimed))
     row["claimed"] = len(claimed)
-    row["chosen_metrics"] = int(results.loc[results["attribute"].isin(list(chosen)), ["attribute", "metric"]]
+    row["chosen_metrics"] = int(results.loc[results["attribute"].isin(list(chosen)), on]
                                 .drop_duplicates().shape[0])
     row["beyond_s"] = row["beyond_cpu_s"] = 0.0
     if keep.any():
@@ -135,7 +135,7 @@ def main(argv=None):
                             ("terms", "templates and every group's terms"),
                             ("auto", f"templates and the terms told apart ({r['resampled_groups']} groups)"),
                             ("beyond", f"the reading beyond the listed terms ({r['claimed']} of "
-                                       f"{r['chosen_metrics']} metrics of those attributes with a claim)"),
+                                       f"{r['chosen_metrics']} metrics and classes of those attributes with a claim)"),
                             ("default", "default: the verdicts and the reading beyond the listed terms")):
             print(f"  bootstrap, {what}: {r[f'{label}_s'] * 1e3:.0f} ms = {r[f'{label}_ratio']:.2f}x "
                   f"(CPU {r[f'{label}_cpu_s'] * 1e3:.0f} ms = {r[f'{label}_cpu_ratio']:.2f}x)")

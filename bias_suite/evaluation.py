@@ -219,9 +219,12 @@ def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tu
     if not family_of(data).fast_bootstrap:
         return beyond_listed_terms(res, None)  # (a family without the closed form: not read, for its cost)
     chosen = {a: b for a, b in selected_blocks(data, "auto").items() if b}
-    claimed = res.loc[res["verdict"].isin(CLAIMS) & res["attribute"].isin(list(chosen)), ["attribute", "metric"]]
+    # the rows of the metrics and classes with a claim (each row's replicates are its own: the others would
+    # give the same intervals to the claims, at their cost)
+    on = ["attribute", "metric", "class"]
+    claimed = res.loc[res["verdict"].isin(CLAIMS) & res["attribute"].isin(list(chosen)), on]
     wanted = pd.MultiIndex.from_frame(claimed.drop_duplicates())
-    rows = metric_rows[pd.MultiIndex.from_frame(metric_rows[["attribute", "metric"]]).isin(wanted)]
+    rows = metric_rows[pd.MultiIndex.from_frame(metric_rows[on]).isin(wanted)]
     two_way = rows.iloc[0:0]
     if len(rows):
         bs = _bootstrap(data, rows, metrics=specs, B=bootstrap, confidence=confidence, seed=seed,

@@ -284,7 +284,9 @@ def bootstrap(
                            group_order_override=group_order_override, weighting=weighting)
     specs = _specs_for(results, metrics)
     wanted_attrs = [a for a in pd.unique(results["attribute"]) if isinstance(a, str)]
-    asked = {a: set(m) for a, m in results.groupby("attribute", sort=False)["metric"]}  # what the rows ask for
+    asked: dict = {}  # what the rows ask for: {attribute: {metric: classes}}
+    for a, m, c in results[["attribute", "metric", "class"]].drop_duplicates().itertuples(index=False, name=None):
+        asked.setdefault(a, {}).setdefault(m, set()).add(c)
     weights = _draw_weights(data, B, seed)
     terms = draw_term_weights(data, B, seed, resample_terms)
     with single_threaded_blas():
@@ -414,14 +416,17 @@ def _events(data, attribute, cf, codes, J, specs, group_order_override, weightin
     return out
 
 
-def _row_evidence(spec, ad, tpl, J, confidence, into: dict) -> None:
+def _row_evidence(spec, ad, tpl, J, confidence, into: dict, classes=None) -> None:
     """Add to ``into`` {(metric, class, group): {"event_templates": templates
     with events, "paired": the exact paired bound of a rate comparison}} of
-    one metric (:mod:`bias_suite.stats.evidence`)."""
+    one metric (:mod:`bias_suite.stats.evidence`); ``classes``: only these
+    (None: all)."""
     for (c, g), n in event_templates(spec, ad, tpl, J).items():
-        into.setdefault((spec.name, c, g), {})["event_templates"] = n
+        if classes is None or c in classes:
+            into.setdefault((spec.name, c, g), {})["event_templates"] = n
     for (c, g), m in paired_bounds(spec, ad, tpl, J, confidence).items():
-        into.setdefault((spec.name, c, g), {})["paired"] = m
+        if classes is None or c in classes:
+            into.setdefault((spec.name, c, g), {})["paired"] = m
 
 
 def _signed_twins(specs) -> dict:
@@ -546,9 +551,10 @@ def _from_items(spec) -> bool:
     return spec.view == "group" and get_score(spec.score).weighted_from == "items"
 
 
-def _kind_replicates(prep, specs, W, T, method, vals, basis):
+def _kind_replicates(prep, specs, W, T, method, vals, basis, classes=None):
     """The replicates of ``specs`` on one prepared input, by the closed form
-    where it holds, else by the generic path; into ``vals`` and ``basis``."""
+    where it holds (only the ``classes`` {metric: classes} asked, None:
+    all), else by the generic path; into ``vals`` and ``basis``."""
     fast = [s for s in specs if method != "generic" and fast_supported(s)]
     if any(_from_items(s) for s in fast):
         try:
@@ -560,7 +566,7 @@ def _kind_replicates(prep, specs, W, T, method, vals, basis):
         raise MetricError(f"metrics {slow} need the generic bootstrap path (method='auto' or 'generic')")
     slow = [s for s in specs if s not in fast]
     if fast:
-        v, bs = fast_attribute(prep, fast, W, T)
+        v, bs = fast_attribute(prep, fast, W, T, classes=classes)
         vals.update(v)
         basis.update(bs)
     if slow:
@@ -574,8 +580,9 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
     {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)};
     ``terms`` {attribute: (AttributeTerms, T or None)}; ``asked``
-    {attribute: metric names}: only those metrics of an attribute (None:
-    every one of ``specs``)."""
+    {attribute: {metric name: classes}}: only those metrics of an attribute,
+    and on the closed form only those classes of them (None: every one of
+    ``specs``, every class)."""
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tuple_seed,
                               group_order_override=group_order_override)
     # a metric the data's family does not report (the identity-span metrics of a classifier) has no replicates
@@ -595,9 +602,11 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
         for kind, kind_specs in by_kind.items():
             prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None,
                                      probabilities=kind)
-            _kind_replicates(prep, kind_specs, W, T, method, vals, basis)
+            classes = None if asked is None else asked.get(a)
+            _kind_replicates(prep, kind_specs, W, T, method, vals, basis, classes)
             for s in kind_specs:
-                _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence)
+                _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence,
+                              None if classes is None else classes.get(s.name))
         cf_names = {s.name for s in specs if s.view == "counterfactual"}
         for (m, c, g), v in vals.items():
             key = (a, m, c, g)

@@ -24,10 +24,11 @@ from .weighted_items import CATS, ClassItems
 # --------------------------------------------------------------------------
 # fast path
 # --------------------------------------------------------------------------
-def fast_attribute(prep: Prepared, specs, W, T=None):
+def fast_attribute(prep: Prepared, specs, W, T=None, classes=None):
     """Replicate values of every fast-path metric on one attribute from the
     template weights ``W`` (B, J) and the term weights ``T`` (B, n_terms;
-    None: terms not resampled); the last row of the internal weight
+    None: terms not resampled), for the ``classes`` {metric name: class
+    names} asked (None: every class); the last row of the internal weight
     matrices is all ones (the observed data) and is used only for the
     observed value of the verdict basis."""
     ad = prep.ad
@@ -46,6 +47,8 @@ def fast_attribute(prep: Prepared, specs, W, T=None):
         sc = get_score(spec.score)
         comp = get_comparison(spec.comparison)
         for c, cls in class_list(spec, ad):
+            if classes is not None and cls not in classes.get(spec.name, ()):
+                continue
             if spec.view == "group":
                 if spec.generalized in ("PCM", "MCM") and ad.k < 2:
                     continue

@@ -52,7 +52,7 @@ class TupleWeights:
     (:meth:`flush`): one product of the weights with the values of every
     tuple metric of the attribute reads the weights once."""
 
-    #: most weights (resamples x tuples) kept between chunks; most values (tuples x columns) per product
+    #: most weights (resamples x tuples) made at once; most values (tuples x columns) per product
     KEEP = 4_000_000
     BATCH = 4_000_000
 
@@ -65,17 +65,7 @@ class TupleWeights:
         self.members = np.ascontiguousarray(members, dtype=np.int64)
         self.tt = np.ascontiguousarray(prep.complete_idx[ad.tuple_template], dtype=np.int64)
         self.steps = [(0, self.R)] if self.R * self.M <= self.KEEP else _steps(self.R, self.M)
-        self._kept = None
         self.jobs = []
-
-    def _make(self, s, e):
-        """(e - s, M) C-ordered tuple weights of resamples s..e."""
-        return kernels.tuple_weights(self.Wf[s:e], self.Tf[s:e], self.tt, self.members)
-
-    def _weights(self, i):
-        if self._kept is None and self.R * self.M <= self.KEEP:
-            self._kept = [self._make(s, e) for s, e in self.steps]
-        return self._kept[i] if self._kept is not None else self._make(*self.steps[i])
 
     def defer(self, cols: np.ndarray, ok: np.ndarray, finish, key) -> None:
         """Queue the tuple-weighted means of ``cols`` (Mv, C) over the tuples
@@ -86,12 +76,13 @@ class TupleWeights:
         """[(key, finish(means))] of every queued job, in order; means are
         NaN where no tuple weighs. Jobs over the same tuples share one
         product (their values side by side, one column of ones for the
-        total weight); a product over part of the tuples reads only their
-        weights."""
+        total weight; at most ``BATCH`` values a product); a product over
+        part of the tuples reads only their weights. The weights of a chunk
+        of resamples are made once for all products."""
         groups: dict = {}
         for n, job in enumerate(self.jobs):
             groups.setdefault(job[1].tobytes(), []).append(n)
-        done = {}
+        products = []  # (job numbers, tuple positions or None, values side by side with a column of ones)
         for members in groups.values():
             ok = self.jobs[members[0]][1]
             idx = None if ok.all() else np.flatnonzero(ok)
@@ -103,30 +94,27 @@ class TupleWeights:
                     batch.append(n)
                     width += w
                     continue
-                done.update(self._means([self.jobs[m] for m in batch], batch, idx))
+                if batch:
+                    X = np.hstack([self.jobs[m][0] for m in batch] + [np.ones((rows, 1))])
+                    products.append((batch, idx, X, np.empty((self.R, X.shape[1]))))
                 batch, width = ([n], 1 + w) if n is not None else ([], 1)
+        for s, e in self.steps:
+            w = kernels.tuple_weights(self.Wf[s:e], self.Tf[s:e], self.tt, self.members)
+            for _, idx, X, sums in products:
+                sums[s:e] = (w if idx is None else np.take(w, idx, axis=1)) @ X
+        done = {}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for batch, _, _, sums in products:
+                off = 0
+                for n in batch:
+                    cols, _, finish, key = self.jobs[n]
+                    v = sums[:, off:off + cols.shape[1]] / sums[:, -1:]
+                    v[~np.isfinite(v)] = np.nan
+                    done[n] = (key, finish(v))
+                    off += cols.shape[1]
         out = [done[n] for n in range(len(self.jobs))]
         self.jobs = []
         return out
-
-    def _means(self, jobs, numbers, idx) -> dict:
-        """{job number: (key, finish(means))} of jobs over the same tuples
-        (``idx``: their positions, None for all)."""
-        if not jobs:
-            return {}
-        X = np.hstack([cols for cols, _, _, _ in jobs] + [np.ones((len(jobs[0][0]), 1))])
-        sums = np.empty((self.R, X.shape[1]))
-        for i, (s, e) in enumerate(self.steps):
-            w = self._weights(i)
-            sums[s:e] = (w if idx is None else np.take(w, idx, axis=1)) @ X
-        res, off = {}, 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for (cols, _, finish, key), n in zip(jobs, numbers):
-                v = sums[:, off:off + cols.shape[1]] / sums[:, -1:]
-                v[~np.isfinite(v)] = np.nan
-                res[n] = (key, finish(v))
-                off += cols.shape[1]
-        return res
 
 
 # ------------------------------------------------------ per-template sets
