@@ -15,7 +15,7 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import get_comparison
 from ...metrics.generalized import member_values, normalizer_value, per_template_differences
 from ...metrics.scores import get_score
-from .prepared import (BACKGROUND, CHUNK_ELEMENTS, Prepared, accumulated, class_list, per_template_columns,
+from .prepared import (BACKGROUND, RESAMPLES_PER_CHUNK, Prepared, accumulated, class_list, per_template_columns,
                        safe_ratio, scalar_values)
 from .term_kernels import ACROSS_TEMPLATES, TupleWeights, aeg_excess, per_template_term_values
 from .weighted_items import CATS, ClassItems
@@ -330,12 +330,14 @@ def _per_template_values(spec, prep, score, comp, c, Wf):
 # set metrics (W1, AEG, AUC) per chunk of resamples
 # --------------------------------------------------------------------------
 def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
-    """Set and AUC metrics of one class, in chunks of resamples (``Tx``:
-    term weights, None when terms are not resampled)."""
+    """Set and AUC metrics of one class, in chunks of ``RESAMPLES_PER_CHUNK``
+    resamples (``Tx``: term weights, None when terms are not resampled):
+    the compiled loops keep one resample's running sums, so a chunk holds
+    only (resamples x groups x groups) arrays."""
     ad = prep.ad
     items = ClassItems(prep, c)
     R = Wx.shape[0]
-    Bc = int(np.clip(CHUNK_ELEMENTS // max(items.m, 1), 1, 256))
+    Bc = RESAMPLES_PER_CHUNK
     Wi32 = Wx.astype(np.int32)
     Ti32 = None if Tx is None else Tx.astype(np.int32)
     acc: dict = {}
@@ -381,7 +383,7 @@ def _set_metric_chunk(spec, ad, score, comp, items: ClassItems):
     if gen == "PCM":
         vals = []
         excess = aeg_excess(items, cats, spec) if aeg and items.Tc is not None else None
-        between = aeg_excess(items, cats, spec, Q=Wf * Wf) if excess is not None else None
+        between = aeg_excess(items, cats, spec, across=True) if excess is not None else None
         w1 = None if aeg else items.w1_pairs(cats)
         for i, ((a, b), name) in enumerate(zip(ad.pairs(), ad.pair_names())):
             if not aeg:
@@ -419,7 +421,7 @@ def _set_metric_chunk(spec, ad, score, comp, items: ClassItems):
             nb = nb - n
         if items.Tc is not None:  # the same with term weights inside each template
             Ux, Nx = aeg_excess(items, cats, spec)
-            Uy, Ny = aeg_excess(items, cats, spec, Q=Wf * Wf)
+            Uy, Ny = aeg_excess(items, cats, spec, across=True)
         else:
             M, Nj = items.within(cats)  # a template drawn W times: its own pairs once per copy, not W^2 times
             Q = items.within_excess()

@@ -16,10 +16,10 @@ registers.
 - :func:`w1_groups`: W1 between each group and its background (all items
   or the rest), ``sum_i |F_t(x_i) - F_bg(x_i)| (x_{i+1} - x_i)``;
 - :func:`w1_pairs`: W1 between the two groups of each pair;
-- :func:`within_template_u`: U of each item as the higher one over the
-  low items of its own template, per (template, group) cell and per
-  (template, group, group) cell, with term weights (the AEG's pairs
-  inside one template).
+- :func:`within_template_pairs`: U between the groups inside each
+  template, with term weights, summed over templates with the weight of
+  their copies (the AEG's pairs inside one template);
+- :func:`tuple_weights`: the counterfactual tuples' weights.
 
 Every kernel takes the weights as ``W`` (R, J) template draws, ``T``
 (R, n_terms) term draws (a (R, 0) array where terms are not resampled) and
@@ -206,43 +206,68 @@ def w1_pairs(W, T, tpl, term, mult, g, x, k, pa, pb, pair_start, pair_of):
 
 
 @njit(cache=True, nogil=True)
-def within_template_u(T, tpl, term, mult, g, bend, new_template, J, k, by_group):
-    """Inside each template, with term weights (items sorted by template,
-    then score; ``new_template`` where a template's items start): ``N``
-    (R, J, k) the weight of each group's items, and ``U2`` twice U(the
-    items of group a over the items of the template) as (R, J, k, 1), or
-    with ``by_group`` twice U(group a over group c) as (R, J, k, k); ties
-    count 1/2. ``bend[i]``: the last item of i's block of equal scores in
-    its template, read at a block's first item. Template draws do not
-    enter: the caller weighs whole templates."""
-    R = T.shape[0]
+def within_template_pairs(W, T, tpl, term, mult, g, bend, new_template, k):
+    """The pairs inside one template, with term weights, summed over the
+    templates with the weight of their copies (items sorted by template,
+    then score; ``new_template`` where a template's items start;
+    ``bend[i]``: the last item of i's block of equal scores in its
+    template, read at a block's first item). Per resample b and template j
+    with draws W = ``W[b, j]``, U_j(a, c) = U(group a over group c) inside
+    the template (ties 1/2) and N_j(a) its items of group a weighted by
+    their terms: ``U`` (2, R, k, k) and ``NN`` (2, R, k, k) the sums over
+    templates of Q U_j(a, c) and Q N_j(a) N_j(c), with Q = W^2 - W (the
+    pairs between two copies of a template) in ``[0]`` and Q = W^2 (every
+    pair inside a template) in ``[1]``."""
+    R = W.shape[0]
     n = tpl.shape[0]
-    m = k if by_group else 1
-    N = np.zeros((R, J, k))
-    U2 = np.zeros((R, J, k, m))
+    U = np.zeros((2, R, k, k))
+    NN = np.zeros((2, R, k, k))
     w = np.empty(n)
-    run = np.zeros(m)
-    block = np.zeros(m)
+    run = np.zeros(k)  # the template's items so far, per group (at its end: N_j)
+    block = np.zeros(k)
+    u = np.zeros((k, k))
     for b in range(R):
-        for i in range(n):
-            w[i] = mult[i] * np.float64(T[b, term[i]])
-            N[b, tpl[i], g[i]] += w[i]
         i = 0
         while i < n:
-            if new_template[i]:
+            j0 = tpl[i]
+            if new_template[i]:  # a template starts: its sums from 0
                 run[:] = 0.0
+                u[:, :] = 0.0
             e = bend[i]
-            block[:] = 0.0
-            for j in range(i, e + 1):
-                block[g[j] if by_group else 0] += w[j]
-            for j in range(i, e + 1):
-                if w[j] != 0.0:
-                    for a in range(m):
-                        U2[b, tpl[j], g[j], a] += w[j] * (2.0 * run[a] + block[a])
-            for a in range(m):
-                run[a] += block[a]
+            if e == i:  # an item alone at its score: over the lower items, and half of its pair with itself
+                wi = mult[i] * np.float64(T[b, term[i]])
+                a = g[i]
+                if wi != 0.0:
+                    for c in range(k):
+                        u[a, c] += wi * run[c]
+                    u[a, a] += 0.5 * wi * wi
+                    run[a] += wi
+            else:  # a block of equal scores: over the lower items, and half of the block
+                block[:] = 0.0
+                for q in range(i, e + 1):
+                    wq = mult[q] * np.float64(T[b, term[q]])
+                    w[q] = wq
+                    block[g[q]] += wq
+                for q in range(i, e + 1):
+                    if w[q] != 0.0:
+                        for c in range(k):
+                            u[g[q], c] += w[q] * (run[c] + 0.5 * block[c])
+                for c in range(k):
+                    run[c] += block[c]
             i = e + 1
-    return U2, N
+            if i == n or new_template[i]:  # the template ends: add it with its copies' weights
+                d = np.float64(W[b, j0])
+                q0, q1 = d * d - d, d * d
+                if q1 == 0.0:
+                    continue
+                for a in range(k):
+                    for c in range(k):
+                        U[0, b, a, c] += q0 * u[a, c]
+                        U[1, b, a, c] += q1 * u[a, c]
+                        nn = run[a] * run[c]
+                        NN[0, b, a, c] += q0 * nn
+                        NN[1, b, a, c] += q1 * nn
+    return U, NN
 
 
 @njit(cache=True, nogil=True)

@@ -24,8 +24,8 @@ from ...metrics.comparisons import get_comparison
 from ...metrics.generalized import AttributeData, normalizer_value
 from ...metrics.scores import get_score
 
-#: target size (resamples x items) of one chunk of the set-metric computations
-CHUNK_ELEMENTS = 160_000
+#: resamples per chunk of the set-metric computations (their arrays are resamples x groups x groups)
+RESAMPLES_PER_CHUNK = 256
 
 BACKGROUND = {"all": "all", "S": "all", "rest": "rest", "S\\S^t": "rest"}
 

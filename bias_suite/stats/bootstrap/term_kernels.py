@@ -8,8 +8,8 @@ template weights ``W[b, j]`` (:mod:`bias_suite.stats.bootstrap.terms` draws them
 - per-template metrics: the group sets of a template weighted by ``T``
   (:func:`per_template_term_values`: weighted means, weighted W1);
 - AEG: the pairs inside one template, weighted by ``T``, for the copy-pair
-  correction (:func:`within_terms`: one algorithm, cumulative sums over the
-  items sorted by template and score), and the generic path's correction
+  correction (:func:`within_terms`: one pass over the items sorted by
+  template and score), and the generic path's correction
   (:func:`aeg_without_copy_pairs`).
 
 Everything here is used only where terms are resampled; without term
@@ -348,15 +348,15 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
 ACROSS_TEMPLATES = "AEG across templates (pairs inside one template left out)"
 
 
-def within_terms(items: ClassItems, cats, pairs: bool):
+def within_terms(items: ClassItems, cats):
     """The pairs inside each template in the current chunk of resamples,
-    items weighted by their term weights (and multipliers):
-    ``(U, N)`` with N (Bc, J, k) the weight of each group in each
-    template and U (Bc, J, k) U(group over all
-    items of the template), or with ``pairs`` U (Bc, J, k, k) U(group a
-    over group b) inside each template (ties count 1/2): one pass over the
+    items weighted by their term weights (and multipliers), summed over the
+    templates with the weight of their copies: ``(U, NN)``, each (2, Bc, k,
+    k), the sums of Q U_j(a, c) (U(group a over group c) inside template j,
+    ties 1/2) and of Q N_j(a) N_j(c) (N_j(a) the weight of group a in j),
+    with Q = W^2 - W in ``[0]`` and Q = W^2 in ``[1]``: one pass over the
     items sorted by template and score per resample
-    (:func:`~bias_suite.stats.bootstrap.kernels.within_template_u`)."""
+    (:func:`~bias_suite.stats.bootstrap.kernels.within_template_pairs`)."""
     def static():
         p = items.positions(cats)
         order = np.lexsort((items.x[p], items.tpl[p]))  # by template, then score
@@ -373,32 +373,28 @@ def within_terms(items: ClassItems, cats, pairs: bool):
 
     def chunk():
         tq, term, rq, gq, bend, new_template = items.memo(("within_terms", cats), static)
+        W = np.ascontiguousarray(items.Wc, dtype=np.int32)
         T = np.ascontiguousarray(items.Tc, dtype=np.int32)
-        U2, N = kernels.within_template_u(T, tq, term, rq, gq, bend, new_template, items.J, items.k, pairs)
-        U2 *= 0.5
-        return (U2 if pairs else U2[..., 0]), N
+        return kernels.within_template_pairs(W, T, tq, term, rq, gq, bend, new_template, items.k)
 
-    return items.chunk_memo(("within_terms", cats, pairs), chunk)
+    return items.chunk_memo(("within_terms", cats), chunk)
 
 
-def aeg_excess(items: ClassItems, cats, spec, Q=None):
+def aeg_excess(items: ClassItems, cats, spec, across: bool = False):
     """The pairs between two copies of one template in the current chunk,
     with term weights: for PCM {(a, b): (U excess, pair-count excess)}, for
     BCM/VBCM (U excess (Bc, k), pair-count excess (Bc, k)) of U(group over
-    its background). ``Q`` (Bc, J): how often each template's own pairs are
-    left out (default W^2 - W, the pairs between copies; W^2 leaves out
-    every pair inside a template, for the AEG across templates)."""
-    Q = items.within_excess() if Q is None else Q
+    its background). ``across``: every pair inside a template instead
+    (W^2 times its own pairs rather than W^2 - W; the AEG across
+    templates)."""
+    U, NN = (x[1 if across else 0] for x in within_terms(items, cats))
     if spec.generalized == "PCM":
-        U, N = within_terms(items, cats, pairs=True)
-        QU = np.einsum("bj,bjxy->bxy", Q, U)
-        QN = np.einsum("bj,bjx,bjy->bxy", Q, N, N)
-        return {(a, b): (QU[:, a, b], QN[:, a, b]) for a in range(items.k) for b in range(items.k) if a < b}
-    Ut, N = within_terms(items, cats, pairs=False)
-    Nb = N.sum(axis=2, keepdims=True)
-    if BACKGROUND.get(spec.background) == "rest":
-        Ut, Nb = Ut - N * N / 2.0, Nb - N
-    return np.einsum("bj,bjt->bt", Q, Ut), np.einsum("bj,bjt->bt", Q, Nb * N)
+        return {(a, b): (U[:, a, b], NN[:, a, b]) for a in range(items.k) for b in range(items.k) if a < b}
+    diag = np.arange(items.k)
+    Ut, Nb = U.sum(axis=2), NN.sum(axis=2)  # U(t over the template's items), N_t times the template's weight
+    if BACKGROUND.get(spec.background) == "rest":  # U(t over t) = N_t^2 / 2
+        Ut, Nb = Ut - NN[:, diag, diag] / 2.0, Nb - NN[:, diag, diag]
+    return Ut, Nb
 
 
 def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: dict, T=None,
@@ -425,7 +421,7 @@ def aeg_without_copy_pairs(prep: Prepared, spec, c: int, W: np.ndarray, values: 
     for s, e in _steps(B, items.m * max(ad.k, 1)):
         items.start(W[s:e].astype(np.int32), T[s:e].astype(np.int32))
         parts_n.append(items.n(cats))
-        parts_ex.append(aeg_excess(items, cats, spec, Q=items.Wf * items.Wf if across else None))
+        parts_ex.append(aeg_excess(items, cats, spec, across=across))
     n = np.concatenate(parts_n)
     if spec.generalized == "PCM":
         ex = {key: tuple(np.concatenate([p[key][i] for p in parts_ex]) for i in range(2)) for key in parts_ex[0]}
