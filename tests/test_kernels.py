@@ -1,0 +1,190 @@
+"""The bootstrap's compiled loops (bias_suite.stats.bootstrap.kernels)
+against independent references: pairs counted one by one, scipy's
+weighted Wasserstein distance, products taken directly; small cases by
+hand, then random ones with many ties (hypothesis)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import wasserstein_distance
+
+from bias_suite.stats.bootstrap import kernels
+
+
+def _weights(W, T, tpl, term, mult):
+    w = W[:, tpl].astype(np.int64) * mult
+    if T.shape[1]:
+        w = w * T[:, term]
+    return w
+
+
+def _blocks(x, seg):
+    """The last item of each item's block of equal scores within its segment."""
+    n = x.size
+    bend = np.arange(n)
+    for i in range(n - 2, -1, -1):
+        if x[i] == x[i + 1] and seg[i] == seg[i + 1]:
+            bend[i] = bend[i + 1]
+    return bend.astype(np.int64)
+
+
+@st.composite
+def items(draw, max_n=24):
+    """Sorted scores from a few values (ties), groups, templates, terms and
+    draws of a few resamples."""
+    n = draw(st.integers(0, max_n))
+    k = draw(st.integers(1, 4))
+    J = draw(st.integers(1, 5))
+    R = draw(st.integers(1, 3))
+    n_terms = draw(st.integers(0, 4))
+    x = np.sort(np.array(draw(st.lists(st.sampled_from([0.1, 0.25, 0.5, 0.7, 0.9]), min_size=n, max_size=n))))
+    g = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)), dtype=np.int64)
+    tpl = np.array(draw(st.lists(st.integers(0, J - 1), min_size=n, max_size=n)), dtype=np.int64)
+    term = (np.array(draw(st.lists(st.integers(0, n_terms - 1), min_size=n, max_size=n)), dtype=np.int64)
+            if n_terms else np.zeros(n, np.int64))
+    mult = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), dtype=np.int32)
+    W = np.array(draw(st.lists(st.integers(0, 3), min_size=R * J, max_size=R * J)), dtype=np.int32).reshape(R, J)
+    T = np.array(draw(st.lists(st.integers(0, 3), min_size=R * n_terms, max_size=R * n_terms)),
+                 dtype=np.int32).reshape(R, n_terms)
+    return dict(x=x, g=g, tpl=tpl, term=term, mult=mult, W=W, T=T, k=k, J=J)
+
+
+def test_u2_by_hand():
+    # scores 0.2, 0.5, 0.5, 0.8; low items 0 and 2, high items 1, 2, 3; one template drawn twice
+    x = np.array([0.2, 0.5, 0.5, 0.8])
+    low = np.array([True, False, True, False])
+    high = np.array([False, True, True, True])
+    W = np.array([[2]], np.int32)
+    T = np.zeros((1, 0), np.int32)
+    z = np.zeros(4, np.int64)
+    one = np.ones(4, np.int32)
+    out = kernels.u2_cells(W, T, z, z, one, low, high, _blocks(x, z), np.r_[True, False, False, False],
+                           np.arange(4, dtype=np.int64), np.array([0, 4], np.int64))
+    # every weight 2: item 1 over 0 (2 * 2 * 2) and tied with 2 (2 * 2 * 1); item 2 over 0 (8), with itself (4);
+    # item 3 over 0 and 2 (8 + 8): 2U = 8 + 4 + 8 + 4 + 16
+    assert out.tolist() == [[40]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(items(), st.booleans(), st.data())
+def test_u2_counts_every_pair(it, segmented, data):
+    n, k = it["x"].size, it["k"]
+    # segments: by group (items sorted by group, then score) or one; cells: by group or a column of the data
+    if segmented:
+        order = np.lexsort((it["x"], it["g"]))
+        for key in ("x", "g", "tpl", "term", "mult"):
+            it[key] = it[key][order]
+        seg = it["g"]
+    else:
+        seg = np.zeros(n, np.int64)
+    low = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    high = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    cell = seg if segmented else it["g"]
+    by_cell = np.argsort(cell, kind="stable").astype(np.int64)
+    start = np.r_[0, np.cumsum(np.bincount(cell, minlength=k))].astype(np.int64)
+    new_segment = np.r_[True, seg[1:] != seg[:-1]] if n else np.zeros(0, bool)
+    out = kernels.u2_cells(it["W"], it["T"], it["tpl"], it["term"], it["mult"], low, high, _blocks(it["x"], seg),
+                           new_segment, by_cell, start)
+    w = _weights(it["W"], it["T"], it["tpl"], it["term"], it["mult"])
+    want = np.zeros((it["W"].shape[0], k), np.int64)
+    for i in range(n):
+        for j in range(n):
+            if high[i] and low[j] and seg[i] == seg[j]:
+                twice = 2 if it["x"][j] < it["x"][i] else 1 if it["x"][j] == it["x"][i] else 0
+                want[:, cell[i]] += w[:, i] * w[:, j] * twice
+    np.testing.assert_array_equal(out, want)
+
+
+def _w1(x, wu, wv):
+    if wu.sum() == 0 or wv.sum() == 0:
+        return np.nan
+    return wasserstein_distance(x, x, wu, wv)
+
+
+@settings(max_examples=150, deadline=None)
+@given(items(), st.booleans())
+def test_w1_groups_is_scipys_wasserstein(it, rest):
+    x, g, k = it["x"], it["g"], it["k"]
+    dx = np.r_[np.diff(x), 0.0] if x.size else np.zeros(0)
+    out = kernels.w1_groups(it["W"], it["T"], it["tpl"], it["term"], it["mult"], g, dx, k, rest)
+    w = _weights(it["W"], it["T"], it["tpl"], it["term"], it["mult"]).astype(float)
+    for b in range(w.shape[0]):
+        for t in range(k):
+            own = w[b] * (g == t)
+            background = w[b] - own if rest else w[b]
+            want = _w1(x, own, background) if x.size else np.nan
+            np.testing.assert_allclose(out[b, t], want, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(items())
+def test_w1_pairs_is_scipys_wasserstein(it):
+    x, g, k = it["x"], it["g"], it["k"]
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    pa = np.array([a for a, _ in pairs], np.int64)
+    pb = np.array([b for _, b in pairs], np.int64)
+    ends = np.r_[pa, pb]
+    pair_of = (np.argsort(ends, kind="stable") % max(len(pairs), 1)).astype(np.int64)
+    start = np.r_[0, np.cumsum(np.bincount(ends, minlength=k))].astype(np.int64)
+    out = kernels.w1_pairs(it["W"], it["T"], it["tpl"], it["term"], it["mult"], g, x, k, pa, pb, start, pair_of)
+    w = _weights(it["W"], it["T"], it["tpl"], it["term"], it["mult"]).astype(float)
+    assert out.shape == (w.shape[0], len(pairs))
+    for b in range(w.shape[0]):
+        for p, (a, c) in enumerate(pairs):
+            want = _w1(x, w[b] * (g == a), w[b] * (g == c)) if x.size else np.nan
+            np.testing.assert_allclose(out[b, p], want, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(items())
+def test_within_template_pairs_counts_pairs_inside_templates(it):
+    k, J = it["k"], it["J"]
+    order = np.lexsort((it["x"], it["tpl"]))
+    for key in ("x", "g", "tpl", "term", "mult"):
+        it[key] = it[key][order]
+    x, g, tpl = it["x"], it["g"], it["tpl"]
+    n = x.size
+    T = it["T"] if it["T"].shape[1] else np.ones((it["W"].shape[0], 1), np.int32)
+    term = it["term"] if it["T"].shape[1] else np.zeros(n, np.int64)
+    new_template = np.r_[True, tpl[1:] != tpl[:-1]] if n else np.zeros(0, bool)
+    U, NN = kernels.within_template_pairs(it["W"], T, tpl, term, it["mult"].astype(float), g, _blocks(x, tpl),
+                                          new_template, k)
+    R = it["W"].shape[0]
+    tw = (T[:, term] * it["mult"]).astype(float)  # term weights only: the template's draws weigh whole templates
+    for b in range(R):
+        Uj = np.zeros((J, k, k))
+        Nj = np.zeros((J, k))
+        for i in range(n):
+            Nj[tpl[i], g[i]] += tw[b, i]
+            for j in range(n):
+                if tpl[i] == tpl[j]:
+                    Uj[tpl[i], g[i], g[j]] += tw[b, i] * tw[b, j] * (1.0 if x[j] < x[i] else 0.5 if x[j] == x[i] else 0)
+        d = it["W"][b].astype(float)
+        for s, Q in enumerate((d * d - d, d * d)):
+            np.testing.assert_allclose(U[s, b], np.einsum("j,jac->ac", Q, Uj), rtol=1e-12, atol=1e-9)
+            np.testing.assert_allclose(NN[s, b], np.einsum("j,ja,jc->ac", Q, Nj, Nj), rtol=1e-12, atol=1e-9)
+
+
+def test_tuple_weights_are_products():
+    W = np.array([[1.0, 2.0], [0.0, 3.0]])
+    T = np.array([[1.0, 2.0, 3.0], [2.0, 0.0, 1.0]])
+    tpl = np.array([0, 1, 1], np.int64)
+    members = np.array([[0, 1], [2, 2], [1, 0]], np.int64)
+    out = kernels.tuple_weights(W, T, tpl, members)
+    assert out.tolist() == [[1 * 1 * 2, 2 * 3 * 3, 2 * 2 * 1], [0.0, 3 * 1 * 1, 3 * 0 * 2]]
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_empty_and_single_item(n):
+    W = np.ones((2, 1), np.int32)
+    T = np.zeros((2, 0), np.int32)
+    z = np.zeros(n, np.int64)
+    out = kernels.w1_groups(W, T, z, z, np.ones(n, np.int32), z, np.zeros(n), 2, False)
+    assert np.isnan(out[:, 1]).all()  # a group without items: undefined
+    assert (out[:, 0] == 0).all() if n else np.isnan(out[:, 0]).all()  # one item against itself: 0
+    pa, pb = np.array([0], np.int64), np.array([1], np.int64)
+    out = kernels.w1_pairs(W, T, z, z, np.ones(n, np.int32), z, np.zeros(n), 2, pa, pb,
+                           np.array([0, 1, 2], np.int64), np.array([0, 0], np.int64))
+    assert np.isnan(out).all()
