@@ -59,15 +59,15 @@ fewer than 2 complete templates, for counterfactual metrics) gets no interval.
 Two paths, same numbers
 -----------------------
 *Fast path* (every named metric and any user :class:`MetricSpec` built from the
-registered score types): no Python loop over rows; resamples are processed in
-chunks (about ``CHUNK_ELEMENTS`` resample x item cells, to stay in cache).
+registered score types): no Python loop over rows; the set metrics take
+their resamples in chunks of ``RESAMPLES_PER_CHUNK``.
 With term weights the same quantities are weighted by ``T`` as well
 (:mod:`bias_suite.stats.bootstrap.term_kernels`): rates from per-(template, term)
 count sums, ``((W @ C) * T)`` summed per group; set metrics with item
 weights ``W * T``; tuple means from one product of the tuple weights with
 the per-tuple values of every tuple metric; per-template W1 linear in ``T``
 where a template holds every term of a block; the AEG's own pairs of a
-template from cumulative sums over its items weighted by ``T``.
+template from one pass over its items weighted by ``T``.
 
 - Rate scores: per-(template, group) count sums ``C`` once; ``W @ C`` gives the
   (B, k) group sums of every resample and the score functions and
@@ -78,8 +78,10 @@ template from cumulative sums over its items weighted by ``T``.
   over template j's tuples and :math:`M_j` their number. Per-template metrics
   likewise from the per-template values.
 - Set metrics (W1, AEG, the AUCs): the scores of one class are sorted once;
-  each chunk of resamples gathers the item weights ``W[b, template(i)]`` in
-  sorted order and uses integer cumulative sums. W1 is
+  per resample, one compiled loop over the items in that order
+  (:mod:`bias_suite.stats.bootstrap.kernels`, numba) reads each item's
+  weight ``W[b, template(i)]`` (times its term's draws and its balance
+  multiplier) and keeps the running sums in integers. W1 is
   :math:`\sum_i |F_P(x_i) - F_Q(x_i)| (x_{i+1} - x_i)` over the sorted items;
   Mann-Whitney U (ties 1/2) is
   :math:`\sum_{q \in Q} w_q (C_P(<x_q) + \tfrac12 C_P(=x_q))`, exact in
@@ -88,7 +90,8 @@ template from cumulative sums over its items weighted by ``T``.
   dense (group x distinct value) count tensors would cost k times more per
   resample for U). Rest-of-group sets follow from linearity,
   U(rest over t) = U(all over t) - U(t over t), U(A over A) = |A|^2 / 2 and
-  U(A over B) + U(B over A) = |A||B|. Matrix products run on one BLAS thread
+  U(A over B) + U(B over A) = |A||B|. A pair's W1 is integrated only where
+  an item of one of its two groups moves ``|F_a - F_b|``. Matrix products run on one BLAS thread
   (threadpoolctl): multi-threaded BLAS gains nothing on these skinny products
   and is very slow on a busy machine.
 

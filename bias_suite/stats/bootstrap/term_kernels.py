@@ -23,8 +23,8 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import get_score
+from .kernels import tuple_weights, within_template_pairs
 from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
-from . import kernels
 from .weighted_items import CATS, ClassItems, item_multipliers
 
 #: target size (resamples x cells) of one chunk here
@@ -99,7 +99,7 @@ class TupleWeights:
                     products.append((batch, idx, X, np.empty((self.R, X.shape[1]))))
                 batch, width = ([n], 1 + w) if n is not None else ([], 1)
         for s, e in self.steps:
-            w = kernels.tuple_weights(self.Wf[s:e], self.Tf[s:e], self.tt, self.members)
+            w = tuple_weights(self.Wf[s:e], self.Tf[s:e], self.tt, self.members)
             for _, idx, X, sums in products:
                 sums[s:e] = (w if idx is None else np.take(w, idx, axis=1)) @ X
         done = {}
@@ -375,7 +375,7 @@ def within_terms(items: ClassItems, cats):
         tq, term, rq, gq, bend, new_template = items.memo(("within_terms", cats), static)
         W = np.ascontiguousarray(items.Wc, dtype=np.int32)
         T = np.ascontiguousarray(items.Tc, dtype=np.int32)
-        return kernels.within_template_pairs(W, T, tq, term, rq, gq, bend, new_template, items.k)
+        return within_template_pairs(W, T, tq, term, rq, gq, bend, new_template, items.k)
 
     return items.chunk_memo(("within_terms", cats), chunk)
 

@@ -2,7 +2,8 @@
 the AUCs): :class:`ClassItems`, the probability items of one attribute and
 class sorted once, with integer item weights (template and term weights,
 template-balance multipliers, :func:`item_multipliers`) per chunk of
-resamples, and the Mann-Whitney U and W1 sums over them.
+resamples, and the Mann-Whitney U and W1 sums over them, which the
+compiled loops of :mod:`bias_suite.stats.bootstrap.kernels` take.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from ...exceptions import MetricError
 from ...metrics.generalized import NEG, POS, UNLABELLED
-from . import kernels
+from .kernels import u2_cells, w1_groups, w1_pairs
 from .prepared import Prepared
 
 #: the item categories of each selection of a set score
@@ -23,9 +24,9 @@ class ClassItems:
     """The probability items of one attribute and class, sorted by f(x, c)
     once; per chunk of resamples, integer item weights in that order.
 
-    Static structures (positions of a selection, group masks, tie blocks) are
-    built once per class; per chunk, the gathered weights and the cumulative
-    counts are cached and float buffers reused."""
+    Static structures (positions of a selection, the kernels' item arrays,
+    tie blocks) are built once per class; per chunk, what several metrics
+    read (the U sums, the pairs' W1) is computed once."""
 
     def __init__(self, prep: Prepared, c: int, integer: bool = True):
         ad = prep.ad
@@ -172,6 +173,9 @@ class ClassItems:
     # -- the compiled loops' inputs
     def _item_arrays(self, key, p):
         """Template, term and multiplier of the items ``p`` (per class)."""
+        if self.r is not None and not np.issubdtype(self.r.dtype, np.integer):
+            raise MetricError("the compiled U and W1 sums take integer multipliers (ClassItems(integer=True))")
+
         def make():
             n = p.size
             return (np.ascontiguousarray(self.tpl[p], dtype=np.int64),
@@ -212,7 +216,7 @@ class ClassItems:
                 start = np.r_[0, np.cumsum(np.bincount(ends, minlength=self.k))]
                 return (np.ascontiguousarray(self.x[p]), pa, pb, start.astype(np.int64), pair_of.astype(np.int64))
             x, pa, pb, start, pair_of = self.memo(("w1_pairs", cats), make)
-            self._chunk[key] = kernels.w1_pairs(*self._draws(), *self._item_arrays(("sel", cats), p), g, x,
+            self._chunk[key] = w1_pairs(*self._draws(), *self._item_arrays(("sel", cats), p), g, x,
                                                 self.k, pa, pb, start, pair_of)
         return self._chunk[key]
 
@@ -220,7 +224,7 @@ class ClassItems:
         """(Bc, k): W1(background, group t) for every group t, background
         "all" (the whole selection) or "rest" (the selection minus t)."""
         p, dx, g = self._w1_static(cats)
-        return kernels.w1_groups(*self._draws(), *self._item_arrays(("sel", cats), p), g, dx, self.k,
+        return w1_groups(*self._draws(), *self._item_arrays(("sel", cats), p), g, dx, self.k,
                                  background == "rest")
 
     # -- Mann-Whitney U(H over L) = #{h > l} + 1/2 #{h = l}, exact in integers
@@ -245,7 +249,7 @@ class ClassItems:
 
     def _u2(self, key, p, static) -> np.ndarray:
         """2 U(H over L) of the items ``p`` per output cell (:meth:`_u2_static`)."""
-        return kernels.u2_cells(*self._draws(), *self._item_arrays(key, p), *static).astype(np.float64)
+        return u2_cells(*self._draws(), *self._item_arrays(key, p), *static).astype(np.float64)
 
     def u_by_cat(self, catsL) -> np.ndarray:
         """(Bc, 3, k): U(items of category c and group t over L of all
