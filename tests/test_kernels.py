@@ -188,3 +188,23 @@ def test_empty_and_single_item(n):
     out = kernels.w1_pairs(W, T, z, z, np.ones(n, np.int32), z, np.zeros(n), 2, pa, pb,
                            np.array([0, 1, 2], np.int64), np.array([0, 0], np.int64))
     assert np.isnan(out).all()
+
+
+def test_u_sums_refuse_weights_that_would_overflow():
+    """The exact U sums are 64-bit integers: draws large enough to overflow
+    them are refused with the way out named, not summed wrongly."""
+    from test_bootstrap import small_table
+
+    from bias_suite.exceptions import MetricError
+    from bias_suite.stats import bootstrap as bsm
+    from bias_suite.stats.bootstrap.weighted_items import CATS, ClassItems
+    from bias_suite.suites.views import counterfactual_view
+
+    data = small_table(n_templates=6, terms=1, two=False)
+    prep = bsm.prepare_attribute(data, counterfactual_view(data.frame)["attr"], "attr", None)
+    items = ClassItems(prep, 0)
+    items.start(np.ones((2, prep.J), np.int32))
+    assert np.isfinite(items.u_over_all(CATS["pos"], CATS["neg"])).all()
+    items.start(np.full((2, prep.J), 2**30, np.int32))
+    with pytest.raises(MetricError, match="overflow the exact U sums.*method='generic'"):
+        items.u_over_all(CATS["pos"], CATS["neg"])

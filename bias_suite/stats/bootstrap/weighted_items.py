@@ -248,8 +248,19 @@ class ClassItems:
         return low, high, bend, new_segment, by_cell, cell_start
 
     def _u2(self, key, p, static) -> np.ndarray:
-        """2 U(H over L) of the items ``p`` per output cell (:meth:`_u2_static`)."""
-        return u2_cells(*self._draws(), *self._item_arrays(key, p), *static).astype(np.float64)
+        """2 U(H over L) of the items ``p`` per output cell (:meth:`_u2_static`),
+        exact in 64-bit integers: a cell's sum is at most 2 S^2 for S the
+        items' summed weight in a resample, which is checked first."""
+        W, T = self._draws()
+        tpl, term, mult = self._item_arrays(key, p)
+        per_template = self.memo(("mult_sum", key), lambda: np.bincount(tpl, weights=mult, minlength=self.J))
+        S = float((W @ per_template).max()) if W.size else 0.0
+        if T.size:
+            S *= max(int(T.max()), 1)
+        if 2 * S * S >= 2.0**62:
+            raise MetricError(f"items of summed weight up to {S:.3g} in a resample overflow the exact U sums "
+                              "(bootstrap(..., method='generic'))")
+        return u2_cells(W, T, tpl, term, mult, *static).astype(np.float64)
 
     def u_by_cat(self, catsL) -> np.ndarray:
         """(Bc, 3, k): U(items of category c and group t over L of all
