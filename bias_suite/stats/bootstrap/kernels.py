@@ -21,10 +21,11 @@ registers.
   their copies (the AEG's pairs inside one template);
 - :func:`tuple_weights`: the counterfactual tuples' weights.
 
-Every kernel takes the weights as ``W`` (R, J) template draws, ``T``
-(R, n_terms) term draws (a (R, 0) array where terms are not resampled) and
-the items' template, term and multiplier, in the order the caller sorted
-them. They are compiled once and cached on disk (``cache=True``).
+The kernels take the weights as ``W`` (R, J) template draws, ``T``
+(R, n_terms) term draws (for the U and W1 sums a (R, 0) array where terms
+are not resampled) and the items' template, term and multiplier, in the
+order the caller sorted them. They are compiled once and cached on disk
+(``cache=True``).
 """
 from __future__ import annotations
 
