@@ -25,7 +25,7 @@ from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import get_score
 from .kernels import tuple_weights, within_template_pairs
 from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
-from .weighted_items import CATS, ClassItems, item_multipliers
+from .weighted_items import CATS, ClassItems, block_ends, item_multipliers
 
 #: target size (resamples x cells) of one chunk here
 CHUNK_CELLS = 1_000_000
@@ -363,19 +363,13 @@ def within_terms(items: ClassItems, cats):
         q = p[order]
         tq, xq = items.tpl[q], items.x[q]
         rq = np.ones(q.size) if items.r is None else items.r[q].astype(np.float64)
-        new_block = np.r_[True, (xq[1:] != xq[:-1]) | (tq[1:] != tq[:-1])] if q.size else np.zeros(0, bool)
-        bstart = np.flatnonzero(new_block)
-        bend = (np.r_[bstart[1:], q.size] - 1)[np.cumsum(new_block) - 1] if q.size else np.zeros(0, np.int64)
         new_template = np.r_[True, tq[1:] != tq[:-1]] if q.size else np.zeros(0, bool)
         return (np.ascontiguousarray(tq, dtype=np.int64), np.ascontiguousarray(items.term[q], dtype=np.int64),
                 np.ascontiguousarray(rq), np.ascontiguousarray(items.g[q], dtype=np.int64),
-                np.ascontiguousarray(bend, dtype=np.int64), np.ascontiguousarray(new_template))
+                block_ends(xq, new_template), new_template)
 
     def chunk():
-        tq, term, rq, gq, bend, new_template = items.memo(("within_terms", cats), static)
-        W = np.ascontiguousarray(items.Wc, dtype=np.int32)
-        T = np.ascontiguousarray(items.Tc, dtype=np.int32)
-        return within_template_pairs(W, T, tq, term, rq, gq, bend, new_template, items.k)
+        return within_template_pairs(*items.draws, *items.memo(("within_terms", cats), static), items.k)
 
     return items.chunk_memo(("within_terms", cats), chunk)
 

@@ -91,24 +91,6 @@ class ClassItems:
             return np.bincount(self.tpl[p] * n + by[p], weights=w, minlength=self.J * n).reshape(self.J, n)
         return self.memo(("cells", terms, cats), make)
 
-    @staticmethod
-    def _ties(x, seg=None):
-        """None without ties, else (block start, block end) per item; blocks
-        never cross the segment boundaries ``seg`` (group starts)."""
-        if x.size < 2:
-            return None
-        new = np.r_[True, x[1:] != x[:-1]]
-        if seg is not None:
-            new[seg[seg < x.size]] = True
-        if new.all():
-            return None
-        block = np.cumsum(new) - 1
-        starts = np.flatnonzero(new)
-        ends = np.r_[starts[1:], x.size] - 1
-        bstart = starts[block]
-        at_seg_start = np.isin(bstart, seg) if seg is not None else None
-        return bstart, ends[block], at_seg_start
-
     # -- per chunk
     def start(self, Wc: np.ndarray, Tc: np.ndarray | None = None):
         """A new chunk of resamples: ``Wc`` (Bc, J) int32 template weights,
@@ -116,6 +98,10 @@ class ClassItems:
         self.Wc, self.Tc = Wc, Tc
         self.Wf = Wc.astype(np.float64)
         self.Tf = None if Tc is None else Tc.astype(np.float64)
+        # the draws as the compiled loops take them: int32, C-ordered, (Bc, 0) term draws without terms
+        W = np.ascontiguousarray(Wc, dtype=np.int32)
+        T = np.zeros((W.shape[0], 0), np.int32) if Tc is None else np.ascontiguousarray(Tc, dtype=np.int32)
+        self.draws = (W, T)
         self._chunk = {}
 
     def n(self, cats) -> np.ndarray:
@@ -183,13 +169,6 @@ class ClassItems:
                     np.ones(n, np.int32) if self.r is None else np.ascontiguousarray(self.r[p], dtype=np.int32))
         return self.memo(("items", key), make)
 
-    def _draws(self):
-        """(template draws, term draws) of the chunk as the kernels take them."""
-        W = np.ascontiguousarray(self.Wc, dtype=np.int32)
-        T = (np.zeros((W.shape[0], 0), np.int32) if self.Tc is None
-             else np.ascontiguousarray(self.Tc, dtype=np.int32))
-        return W, T
-
     # -- W1 = sum_i |F_Q(x_i) - F_P(x_i)| (x_{i+1} - x_i) over the sorted items
     def _w1_static(self, cats):
         def make():
@@ -216,7 +195,7 @@ class ClassItems:
                 start = np.r_[0, np.cumsum(np.bincount(ends, minlength=self.k))]
                 return (np.ascontiguousarray(self.x[p]), pa, pb, start.astype(np.int64), pair_of.astype(np.int64))
             x, pa, pb, start, pair_of = self.memo(("w1_pairs", cats), make)
-            self._chunk[key] = w1_pairs(*self._draws(), *self._item_arrays(("sel", cats), p), g, x,
+            self._chunk[key] = w1_pairs(*self.draws, *self._item_arrays(("sel", cats), p), g, x,
                                                 self.k, pa, pb, start, pair_of)
         return self._chunk[key]
 
@@ -224,16 +203,15 @@ class ClassItems:
         """(Bc, k): W1(background, group t) for every group t, background
         "all" (the whole selection) or "rest" (the selection minus t)."""
         p, dx, g = self._w1_static(cats)
-        return w1_groups(*self._draws(), *self._item_arrays(("sel", cats), p), g, dx, self.k,
+        return w1_groups(*self.draws, *self._item_arrays(("sel", cats), p), g, dx, self.k,
                                  background == "rest")
 
     # -- Mann-Whitney U(H over L) = #{h > l} + 1/2 #{h = l}, exact in integers
-    def _u2_static(self, p, inL, inH, ties, seg=None, cells=None):
+    def _u2_static(self, p, inL, inH, seg=None, cells=None):
         """The kernel's item arrays of a U sum (built once per class): low
         and high flags, the end of each item's tie block, where segments
         start and the output cells."""
         n = p.size
-        bend = np.arange(n, dtype=np.int64) if ties is None else np.ascontiguousarray(ties[1], dtype=np.int64)
         new_segment = np.zeros(n, np.bool_)
         if seg is not None:
             starts, sizes = seg
@@ -245,13 +223,13 @@ class ClassItems:
         high = np.ascontiguousarray(np.broadcast_to(np.asarray(inH, dtype=np.bool_), (n,)))
         by_cell = np.argsort(cell, kind="stable").astype(np.int64)
         cell_start = np.r_[0, np.cumsum(np.bincount(cell, minlength=n_cells))].astype(np.int64)
-        return low, high, bend, new_segment, by_cell, cell_start
+        return low, high, block_ends(self.x[p], new_segment), new_segment, by_cell, cell_start
 
     def _u2(self, key, p, static) -> np.ndarray:
         """2 U(H over L) of the items ``p`` per output cell (:meth:`_u2_static`),
         exact in 64-bit integers: a cell's sum is at most 2 S^2 for S the
         items' summed weight in a resample, which is checked first."""
-        W, T = self._draws()
+        W, T = self.draws
         tpl, term, mult = self._item_arrays(key, p)
         per_template = self.memo(("mult_sum", key), lambda: np.bincount(tpl, weights=mult, minlength=self.J))
         S = float((W @ per_template).max()) if W.size else 0.0
@@ -271,7 +249,7 @@ class ClassItems:
             def make():
                 p = np.arange(self.m)
                 inL = np.isin(self.cat, catsL)
-                return p, self._u2_static(p, inL, True, self._ties(self.x), cells=(self.cat * self.k + self.g, 3 * self.k))
+                return p, self._u2_static(p, inL, True, cells=(self.cat * self.k + self.g, 3 * self.k))
             p, static = self.memo(key, make)
             u2 = self._u2(("sel", CATS["all"]), p, static)
             self._chunk[key] = u2.reshape(-1, 3, self.k) / 2.0
@@ -293,7 +271,7 @@ class ClassItems:
                 p, starts, sizes = self.positions_by_group(union)
                 inL = np.isin(self.cat[p], catsL)
                 inH = np.isin(self.cat[p], catsH)
-                return union, p, self._u2_static(p, inL, inH, self._ties(self.x[p], starts), seg=(starts, sizes))
+                return union, p, self._u2_static(p, inL, inH, seg=(starts, sizes))
             union, p, static = self.memo(key, make)
             self._chunk[key] = self._u2(("grp", union), p, static) / 2.0
         return self._chunk[key]
@@ -307,9 +285,23 @@ class ClassItems:
             p = p_all[(self.g[p_all] == a) | (self.g[p_all] == b)]
             inL = np.isin(self.cat[p], catsL) & (self.g[p] == b)
             inH = np.isin(self.cat[p], catsH) & (self.g[p] == a)
-            return p, self._u2_static(p, inL, inH, self._ties(self.x[p]))
+            return p, self._u2_static(p, inL, inH)
         p, static = self.memo(key, make)
         return self._u2(key, p, static)[:, 0] / 2.0
+
+
+def block_ends(x: np.ndarray, new_segment: np.ndarray | None = None) -> np.ndarray:
+    """The last item of each item's block of equal scores (``x`` sorted
+    within segments; blocks never cross a segment start ``new_segment``):
+    what the compiled U sums read at a block's first item."""
+    n = x.size
+    if n == 0:
+        return np.zeros(0, np.int64)
+    new = np.r_[True, x[1:] != x[:-1]]
+    if new_segment is not None:
+        new |= new_segment
+    starts = np.flatnonzero(new)
+    return (np.r_[starts[1:], n] - 1)[np.cumsum(new) - 1].astype(np.int64)
 
 
 #: the largest common multiple of the template-balance denominators the closed form takes (above it,
