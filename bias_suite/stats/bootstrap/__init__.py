@@ -148,7 +148,9 @@ from .generic import generic_attribute, resampled_attribute
 from .._common import single_threaded_blas
 from ..evidence import event_templates, paired_bounds
 from .intervals import fill as _fill
-from .resamples import AttributeResamples, evaluate_resamples
+from .kernels import kernel_threads, load_compiler
+from .resamples import (MIN_FORKED_WORK, AttributeResamples, evaluate_resamples, forked_map,
+                         kernel_thread_count, resample_jobs)
 from .terms import draw_term_weights, resample_terms_option
 from ..defaults import DEFAULT_B  # the one default of B (evaluate, run, compare and the CLI read it too)
 
@@ -266,7 +268,9 @@ def bootstrap(
 ) -> BootstrapResult:
     """Like :func:`bootstrap_intervals`, returning a :class:`BootstrapResult`
     (intervals, the verdict basis and optionally the replicate values).
-    ``results=None`` evaluates first. ``n_jobs``: processes of the
+    ``results=None`` evaluates first. ``n_jobs``: threads of the closed
+    form's compiled loops (default: ``$BIAS_SUITE_JOBS``, else one per
+    core, at most 4; the values do not depend on it) and processes of the
     resampling path (families without the closed form; see
     :func:`resampling_bootstrap`). ``weighting``: the group view's example
     weights, as given to ``evaluate``. ``resample_terms``, ``tuples``: as in
@@ -292,11 +296,11 @@ def bootstrap(
         asked.setdefault(a, {}).setdefault(m, set()).add(c)
     weights = _draw_weights(data, B, seed)
     terms = draw_term_weights(data, B, seed, resample_terms)
-    with single_threaded_blas():
+    with single_threaded_blas(), kernel_threads(kernel_thread_count(n_jobs)):
         keys, reps, extra = _replicates(data, specs, weights, attributes=wanted_attrs, asked=asked, method=method,
                                         max_tuples=max_tuples, tuple_seed=tseed,
                                         group_order_override=group_order_override, weighting=weighting, terms=terms,
-                                        confidence=confidence)
+                                        confidence=confidence, n_jobs=n_jobs)
     out, basis = _fill(results, keys, reps, extra, confidence, B)
     if not keep_replicates:
         return BootstrapResult(out, basis)
@@ -579,43 +583,56 @@ def _kind_replicates(prep, specs, W, T, method, vals, basis, classes=None):
 
 
 def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_seed, group_order_override,
-                weighting="balanced", terms=None, confidence=0.95, asked=None):
+                weighting="balanced", terms=None, confidence=0.95, asked=None, n_jobs=None):
     """keys [(attribute, metric, class, group)], values (len(keys), B), extra
     {key: dict(basis=..., basis_obs=..., basis_reps=..., templates=J)};
     ``terms`` {attribute: (AttributeTerms, T or None)}; ``asked``
     {attribute: {metric name: classes}}: only those metrics of an attribute,
     and on the closed form only those classes of them (None: every one of
-    ``specs``, every class)."""
+    ``specs``, every class); ``n_jobs``: processes (as in :func:`bootstrap`)."""
     cfs = counterfactual_view(data.frame, max_tuples=max_tuples, seed=tuple_seed,
                               group_order_override=group_order_override)
     # a metric the data's family does not report (the identity-span metrics of a classifier) has no replicates
     specs = [s for s in specs if metric_input_kind(data, s)[0] is not None]
-    keys, rows, extra = [], [], {}
-    every = specs
+    # the units of work: each attribute's metrics of one input kind (a classifier: one per attribute),
+    # independent of each other, so they may run in forked processes (:func:`forked_map`)
+    units = []
+    attr_rows = data.frame["attribute"].to_numpy(dtype=object)
     for a in attributes:
-        specs = every if asked is None else [s for s in every if s.name in asked.get(a, ())]
-        if not specs:
-            continue
-        W = weights[a]
+        chosen = specs if asked is None else [s for s in specs if s.name in asked.get(a, ())]
+        by_kind: dict = {}  # the metrics of each input the family gives
+        for s in chosen:
+            by_kind.setdefault(metric_input_kind(data, s)[0], []).append(s)
+        n_rows = int(np.count_nonzero(attr_rows == a))
+        units.extend((a, kind, kind_specs, n_rows * len(kind_specs)) for kind, kind_specs in by_kind.items())
+
+    def unit_replicates(unit):
+        a, kind, kind_specs, _ = unit
         at, T = (terms or {}).get(a, (None, None))
         vals, basis, evidence = {}, {}, {}
-        by_kind: dict = {}  # the metrics of each input the family gives (a classifier: one)
-        for s in specs:
-            by_kind.setdefault(metric_input_kind(data, s)[0], []).append(s)
-        for kind, kind_specs in by_kind.items():
-            prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None,
-                                     probabilities=kind)
-            classes = None if asked is None else asked.get(a)
-            _kind_replicates(prep, kind_specs, W, T, method, vals, basis, classes)
-            for s in kind_specs:
-                _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence,
-                              None if classes is None else classes.get(s.name))
-        cf_names = {s.name for s in specs if s.view == "counterfactual"}
+        prep = prepare_attribute(data, cfs[a], a, group_order_override, weighting, at if T is not None else None,
+                                 probabilities=kind)
+        classes = None if asked is None else asked.get(a)
+        _kind_replicates(prep, kind_specs, weights[a], T, method, vals, basis, classes)
+        for s in kind_specs:
+            _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence,
+                          None if classes is None else classes.get(s.name))
+        return vals, basis, evidence, prep.J, len(prep.complete_idx)
+
+    B = next(iter(weights.values())).shape[0] if weights else 0
+    jobs = resample_jobs(n_jobs, sum(u[3] for u in units) * B, max(len(units), 1), min_work=MIN_FORKED_WORK)
+    if jobs > 1:
+        load_compiler()  # once here, not once in every forked process
+    done = forked_map(unit_replicates, units, jobs, cost=[u[3] for u in units])
+    keys, rows, extra = [], [], {}
+    for (a, _, kind_specs, _), (vals, basis, evidence, J, n_complete) in zip(units, done):
+        _, T = (terms or {}).get(a, (None, None))
+        cf_names = {s.name for s in kind_specs if s.view == "counterfactual"}
         for (m, c, g), v in vals.items():
             key = (a, m, c, g)
             keys.append(key)
             rows.append(v)
-            e = {"templates": int(len(prep.complete_idx) if m in cf_names else prep.J), "terms_resampled": T is not None,
+            e = {"templates": int(n_complete if m in cf_names else J), "terms_resampled": T is not None,
                  **evidence.get((m, c, g), {})}
             if (m, c, g) in basis:
                 e.update(basis[(m, c, g)])

@@ -26,11 +26,92 @@ The kernels take the weights as ``W`` (R, J) template draws, ``T``
 are not resampled) and the items' template, term and multiplier, in the
 order the caller sorted them. They are compiled once and cached on disk
 (``cache=True``).
+
+Resamples are independent, so :func:`by_resamples` cuts the rows of ``W``
+and ``T`` into contiguous blocks and runs the kernel on each in a thread of
+its own (the kernels release the GIL): every resample's value is computed
+by the same loop as in one thread, so the results do not depend on the
+number of threads. :func:`kernel_threads` sets that number for a block of
+code (the bootstrap sets it from ``n_jobs``).
 """
 from __future__ import annotations
 
+import contextvars
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
 import numpy as np
 from numba import njit
+
+#: Threads the kernels run in (set by :func:`kernel_threads`).
+_THREADS = contextvars.ContextVar("bias_suite_kernel_threads", default=1)
+#: Items x resamples below which a kernel runs in the calling thread.
+MIN_THREADED_WORK = 200_000
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+
+
+def _forget_pool() -> None:  # a forked child has the pool's object but not its threads
+    global _POOL, _POOL_SIZE
+    _POOL, _POOL_SIZE = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+@njit(cache=True)
+def _loaded(x):
+    return x + 1
+
+
+def load_compiler() -> None:
+    """Set up numba's compiler state in this process (about a second, once;
+    loading the first compiled loop from the disk cache does it), so that
+    processes forked from it load their loops in milliseconds."""
+    _loaded(np.int64(0))
+
+
+@contextmanager
+def kernel_threads(n: int):
+    """Run the kernels called inside the block in up to ``n`` threads."""
+    token = _THREADS.set(max(1, int(n)))
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
+
+
+def _pool(n: int) -> ThreadPoolExecutor:
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < n:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=n, thread_name_prefix="bias_suite_kernel"), n
+        return _POOL
+
+
+def by_resamples(kernel, W, T, *args, items: int, axis: int = 0):
+    """``kernel(W, T, *args)`` with the resamples (rows of ``W`` and ``T``)
+    in contiguous blocks over :func:`kernel_threads` threads, the outputs
+    joined on ``axis`` (each output, where the kernel returns a tuple);
+    ``items``: the items one resample passes over (little work stays in
+    the calling thread)."""
+    R = W.shape[0]
+    n = min(_THREADS.get(), R)
+    if n <= 1 or R * max(items, 1) < MIN_THREADED_WORK:
+        return kernel(W, T, *args)
+    cuts = np.linspace(0, R, n + 1).astype(int)
+    pool = _pool(n)
+    parts = [pool.submit(kernel, W[a:b], T[a:b], *args) for a, b in zip(cuts[:-1], cuts[1:])]
+    parts = [f.result() for f in parts]
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate(list(p), axis=axis) for p in zip(*parts))
+    return np.concatenate(parts, axis=axis)
 
 
 @njit(cache=True, nogil=True)

@@ -28,12 +28,16 @@ import pandas as pd
 
 from ...metrics.engine import metric_row_dicts
 from .._common import single_threaded_blas
+from .kernels import kernel_threads
 
 log = logging.getLogger(__name__)
 
 #: Resampled rows (B x the attribute's rows, summed over attributes) below
 #: which the loop stays in this process (a fork and its start cost more).
 MIN_PARALLEL_WORK = 50_000
+#: The closed form's work (B x rows x metrics, summed over its units of work) below which it stays
+#: in this process: its units then take well under a second in all.
+MIN_FORKED_WORK = 20_000_000
 #: Most processes chosen automatically.
 MAX_AUTO_JOBS = 4
 #: Chunks per process: more chunks, a finer progress bar and better balance.
@@ -55,9 +59,8 @@ class AttributeResamples:
     term_weights: np.ndarray | None = None
 
 
-def resample_jobs(n_jobs: int | None, work: int, B: int) -> int:
-    """Processes for ``work`` resampled rows in ``B`` resamples (see the
-    module doc)."""
+def requested_jobs(n_jobs: int | None) -> int | None:
+    """``n_jobs`` where given, else ``$BIAS_SUITE_JOBS`` where set, else None."""
     if n_jobs is None:
         env = os.environ.get("BIAS_SUITE_JOBS", "").strip()
         if env:
@@ -66,14 +69,35 @@ def resample_jobs(n_jobs: int | None, work: int, B: int) -> int:
             except ValueError:
                 log.warning("BIAS_SUITE_JOBS=%r is not an integer; the bootstrap runs in one process", env)
                 n_jobs = 1
+    return None if n_jobs is None else max(1, int(n_jobs))
+
+
+def available_cores() -> int:
+    """Cores this process may run on, at most :data:`MAX_AUTO_JOBS`."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_AUTO_JOBS))
+
+
+def kernel_thread_count(n_jobs: int | None) -> int:
+    """Threads of the closed form's compiled loops: ``n_jobs``, else
+    ``$BIAS_SUITE_JOBS``, else one per available core (at most
+    :data:`MAX_AUTO_JOBS`)."""
+    asked = requested_jobs(n_jobs)
+    return available_cores() if asked is None else asked
+
+
+def resample_jobs(n_jobs: int | None, work: int, B: int, min_work: int = MIN_PARALLEL_WORK) -> int:
+    """Processes for ``work`` resampled rows in ``B`` resamples (see the
+    module doc), or ``work`` of another kind worth a fork from ``min_work``
+    on; at most ``B``."""
+    n_jobs = requested_jobs(n_jobs)
     if n_jobs is None:
-        if work < MIN_PARALLEL_WORK:
+        if work < min_work:
             return 1
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):  # pragma: no cover - not Linux
-            cores = os.cpu_count() or 1
-        n_jobs = min(cores, MAX_AUTO_JOBS)
+        n_jobs = available_cores()
     n_jobs = max(1, min(int(n_jobs), B))
     if n_jobs > 1 and not can_fork():
         return 1
@@ -210,3 +234,46 @@ def _in_processes(task: _Task, jobs: int) -> list[dict]:
         _TASKS.pop(token, None)
         bar.close()
     return out
+
+
+#: The calls of the running :func:`forked_map` loops by token, inherited by the forked workers.
+_CALLS: dict[int, tuple] = {}
+
+
+def _forked_call(args) -> tuple:
+    token, i = args
+    fn, items = _CALLS[token]
+    with single_threaded_blas(), kernel_threads(1):  # the processes share the cores
+        return i, fn(items[i])
+
+
+def forked_map(fn, items: Sequence, jobs: int, cost: Sequence[float] | None = None) -> list:
+    """``[fn(x) for x in items]``, in ``jobs`` forked processes where
+    ``jobs > 1`` (the largest ``cost`` first, so that the processes end
+    together; ``fn`` and ``items`` reach them by the fork, the results come
+    back pickled) and in this process otherwise or where no process can be
+    forked. Each call is independent of the others, so the results are those
+    of the plain loop."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    items = list(items)
+    if jobs > 1 and len(items) > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        order = sorted(range(len(items)), key=lambda i: -cost[i]) if cost is not None else range(len(items))
+        token = id(items)
+        _CALLS[token] = (fn, items)
+        out: list = [None] * len(items)
+        try:
+            with ProcessPoolExecutor(min(jobs, len(items)), mp_context=mp.get_context("fork")) as pool:
+                for i, value in pool.map(_forked_call, [(token, i) for i in order]):
+                    out[i] = value
+            return out
+        except (OSError, AssertionError) as e:  # no fork here (limits, a daemonic process): this process
+            log.info("the bootstrap runs in one process (%s: %s)", type(e).__name__, e)
+        except BrokenProcessPool as e:          # a worker was killed (e.g. out of memory): this process
+            log.warning("a bootstrap worker process stopped (%s); computing in this process", e)
+        finally:
+            _CALLS.pop(token, None)
+    return [fn(x) for x in items]

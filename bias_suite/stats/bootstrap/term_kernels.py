@@ -23,7 +23,7 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import get_score
-from .kernels import tuple_weights, within_template_pairs
+from .kernels import by_resamples, tuple_weights, within_template_pairs
 from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
 from .weighted_items import CATS, ClassItems, block_ends, item_multipliers
 
@@ -99,7 +99,7 @@ class TupleWeights:
                     products.append((batch, idx, X, np.empty((self.R, X.shape[1]))))
                 batch, width = ([n], 1 + w) if n is not None else ([], 1)
         for s, e in self.steps:
-            w = tuple_weights(self.Wf[s:e], self.Tf[s:e], self.tt, self.members)
+            w = by_resamples(tuple_weights, self.Wf[s:e], self.Tf[s:e], self.tt, self.members, items=self.tt.size)
             for _, idx, X, sums in products:
                 sums[s:e] = (w if idx is None else np.take(w, idx, axis=1)) @ X
         done = {}
@@ -369,7 +369,8 @@ def within_terms(items: ClassItems, cats):
                 block_ends(xq, new_template), new_template)
 
     def chunk():
-        return within_template_pairs(*items.draws, *items.memo(("within_terms", cats), static), items.k)
+        arrays = items.memo(("within_terms", cats), static)
+        return by_resamples(within_template_pairs, *items.draws, *arrays, items.k, items=arrays[0].size, axis=1)
 
     return items.chunk_memo(("within_terms", cats), chunk)
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...exceptions import MetricError
 from ...metrics.generalized import NEG, POS, UNLABELLED
-from .kernels import u2_cells, w1_groups, w1_pairs
+from .kernels import by_resamples, u2_cells, w1_groups, w1_pairs
 from .prepared import Prepared
 
 #: the item categories of each selection of a set score
@@ -195,16 +195,16 @@ class ClassItems:
                 start = np.r_[0, np.cumsum(np.bincount(ends, minlength=self.k))]
                 return (np.ascontiguousarray(self.x[p]), pa, pb, start.astype(np.int64), pair_of.astype(np.int64))
             x, pa, pb, start, pair_of = self.memo(("w1_pairs", cats), make)
-            self._chunk[key] = w1_pairs(*self.draws, *self._item_arrays(("sel", cats), p), g, x,
-                                                self.k, pa, pb, start, pair_of)
+            self._chunk[key] = by_resamples(w1_pairs, *self.draws, *self._item_arrays(("sel", cats), p), g, x,
+                                            self.k, pa, pb, start, pair_of, items=p.size)
         return self._chunk[key]
 
     def w1_groups(self, cats, background: str) -> np.ndarray:
         """(Bc, k): W1(background, group t) for every group t, background
         "all" (the whole selection) or "rest" (the selection minus t)."""
         p, dx, g = self._w1_static(cats)
-        return w1_groups(*self.draws, *self._item_arrays(("sel", cats), p), g, dx, self.k,
-                                 background == "rest")
+        return by_resamples(w1_groups, *self.draws, *self._item_arrays(("sel", cats), p), g, dx, self.k,
+                            background == "rest", items=p.size)
 
     # -- Mann-Whitney U(H over L) = #{h > l} + 1/2 #{h = l}, exact in integers
     def _u2_static(self, p, inL, inH, seg=None, cells=None):
@@ -238,7 +238,7 @@ class ClassItems:
         if 2 * S * S >= 2.0**62:
             raise MetricError(f"items of summed weight up to {S:.3g} in a resample overflow the exact U sums "
                               "(bootstrap(..., method='generic'))")
-        return u2_cells(W, T, tpl, term, mult, *static).astype(np.float64)
+        return by_resamples(u2_cells, W, T, tpl, term, mult, *static, items=p.size).astype(np.float64)
 
     def u_by_cat(self, catsL) -> np.ndarray:
         """(Bc, 3, k): U(items of category c and group t over L of all
