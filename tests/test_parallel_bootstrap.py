@@ -169,3 +169,27 @@ def test_kernel_thread_count(monkeypatch):
     assert resamples.kernel_thread_count(3) == 3 and resamples.kernel_thread_count(0) == 1
     monkeypatch.setenv("BIAS_SUITE_JOBS", "2")
     assert resamples.kernel_thread_count(None) == 2
+
+
+def test_a_second_bootstrap_of_the_data_reuses_its_evidence_counts(monkeypatch):
+    """The event-template counts and paired bounds depend on the observed
+    data alone: a second bootstrap of the same data (the reading beyond the
+    listed terms) takes them from the first, with the same result as counting
+    again, in one process or in several."""
+    import bias_suite.stats.bootstrap as bsm
+
+    data = small_table(n_templates=10, seed=8, round_to=1)
+    first = bootstrap(data, B=20, seed=1, resample_terms=True, n_jobs=1)
+    counted = []
+    real = bsm._evidence_of
+    monkeypatch.setattr(bsm, "_evidence_of", lambda *a: counted.append(a) or real(*a))
+    for jobs in (1, 2):
+        again = bootstrap(data, B=20, seed=1, resample_terms=True, n_jobs=jobs)
+        pd.testing.assert_frame_equal(first.results, again.results)
+        pd.testing.assert_frame_equal(first.basis, again.basis)
+    assert counted == []
+    fresh = bootstrap(small_table(n_templates=10, seed=8, round_to=1), B=20, seed=1, resample_terms=True, n_jobs=1)
+    assert counted  # new data: counted anew
+    pd.testing.assert_frame_equal(first.results, fresh.results)
+    pd.testing.assert_frame_equal(first.basis, fresh.basis)
+    assert first.basis["paired"].notna().any() and first.basis["event_templates"].notna().any()

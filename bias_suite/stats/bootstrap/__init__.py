@@ -423,17 +423,41 @@ def _events(data, attribute, cf, codes, J, specs, group_order_override, weightin
     return out
 
 
-def _row_evidence(spec, ad, tpl, J, confidence, into: dict, classes=None) -> None:
+def _row_evidence(spec, ad, tpl, J, confidence, into: dict, classes=None, known=None) -> None:
     """Add to ``into`` {(metric, class, group): {"event_templates": templates
     with events, "paired": the exact paired bound of a rate comparison}} of
     one metric (:mod:`bias_suite.stats.evidence`); ``classes``: only these
-    (None: all)."""
-    for (c, g), n in event_templates(spec, ad, tpl, J).items():
+    (None: all); ``known``: the two counts' results where already at hand
+    (:func:`_known_evidence`)."""
+    events, paired = known if known is not None else _evidence_of(spec, ad, tpl, J, confidence)
+    for (c, g), n in events.items():
         if classes is None or c in classes:
             into.setdefault((spec.name, c, g), {})["event_templates"] = n
-    for (c, g), m in paired_bounds(spec, ad, tpl, J, confidence).items():
+    for (c, g), m in paired.items():
         if classes is None or c in classes:
             into.setdefault((spec.name, c, g), {})["paired"] = m
+
+
+def _evidence_of(spec, ad, tpl, J, confidence) -> tuple:
+    return event_templates(spec, ad, tpl, J), paired_bounds(spec, ad, tpl, J, confidence)
+
+
+def _evidence_key(attribute, kind, spec, prep, confidence, weighting):
+    """What a metric's evidence on an attribute depends on (the observed
+    data, never the resamples or the term weights), or None where a user's
+    metric cannot be a key."""
+    key = (attribute, kind, spec, float(confidence), tuple(prep.ad.groups), weighting)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _known_evidence(data) -> dict:
+    """The evidence already counted on ``data`` (a second bootstrap of the
+    same data, such as the reading beyond the listed terms, reuses it)."""
+    return data.__dict__.setdefault("_bootstrap_evidence", {})
 
 
 def _signed_twins(specs) -> dict:
@@ -614,18 +638,27 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
                                  probabilities=kind)
         classes = None if asked is None else asked.get(a)
         _kind_replicates(prep, kind_specs, weights[a], T, method, vals, basis, classes)
+        fresh = {}  # evidence counted here, kept on the data by the caller (a forked process cannot)
         for s in kind_specs:
+            key = _evidence_key(a, kind, s, prep, confidence, weighting)
+            got = known.get(key) if key is not None else None
+            if got is None:
+                got = _evidence_of(s, prep.ad, prep.tpl, prep.J, confidence)
+                if key is not None:
+                    fresh[key] = got
             _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence,
-                          None if classes is None else classes.get(s.name))
-        return vals, basis, evidence, prep.J, len(prep.complete_idx)
+                          None if classes is None else classes.get(s.name), known=got)
+        return vals, basis, evidence, prep.J, len(prep.complete_idx), fresh
 
     B = next(iter(weights.values())).shape[0] if weights else 0
     jobs = resample_jobs(n_jobs, sum(u[3] for u in units) * B, max(len(units), 1), min_work=MIN_FORKED_WORK)
     if jobs > 1:
         load_compiler()  # once here, not once in every forked process
+    known = _known_evidence(data)
     done = forked_map(unit_replicates, units, jobs, cost=[u[3] for u in units])
     keys, rows, extra = [], [], {}
-    for (a, _, kind_specs, _), (vals, basis, evidence, J, n_complete) in zip(units, done):
+    for (a, _, kind_specs, _), (vals, basis, evidence, J, n_complete, fresh) in zip(units, done):
+        known.update(fresh)
         _, T = (terms or {}).get(a, (None, None))
         cf_names = {s.name for s in kind_specs if s.view == "counterfactual"}
         for (m, c, g), v in vals.items():
