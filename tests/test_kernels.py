@@ -20,6 +20,11 @@ def _weights(W, T, tpl, term, mult):
     return w
 
 
+def _kt(W, T, dtype=np.float64):
+    """The draws in the kernels' layout (resamples last)."""
+    return kernels.draws_for_kernels(W, T if T is not None and T.shape[1] else None, dtype)
+
+
 def _blocks(x, seg):
     """The last item of each item's block of equal scores within its segment."""
     n = x.size
@@ -60,8 +65,8 @@ def test_u2_by_hand():
     T = np.zeros((1, 0), np.int32)
     z = np.zeros(4, np.int64)
     one = np.ones(4, np.int32)
-    out = kernels.u2_cells(W, T, z, z, one, low, high, _blocks(x, z), np.r_[True, False, False, False],
-                           np.arange(4, dtype=np.int64), np.array([0, 4], np.int64))
+    out = kernels.u2_cells(*_kt(W, T, np.int64), z, z, one, low, high, _blocks(x, z), np.r_[True, False, False, False],
+                           z, 1)
     # every weight 2: item 1 over 0 (2 * 2 * 2) and tied with 2 (2 * 2 * 1); item 2 over 0 (8), with itself (4);
     # item 3 over 0 and 2 (8 + 8): 2U = 8 + 4 + 8 + 4 + 16
     assert out.tolist() == [[40]]
@@ -81,12 +86,10 @@ def test_u2_counts_every_pair(it, segmented, data):
         seg = np.zeros(n, np.int64)
     low = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
     high = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
-    cell = seg if segmented else it["g"]
-    by_cell = np.argsort(cell, kind="stable").astype(np.int64)
-    start = np.r_[0, np.cumsum(np.bincount(cell, minlength=k))].astype(np.int64)
+    cell = np.ascontiguousarray(seg if segmented else it["g"], dtype=np.int64)
     new_segment = np.r_[True, seg[1:] != seg[:-1]] if n else np.zeros(0, bool)
-    out = kernels.u2_cells(it["W"], it["T"], it["tpl"], it["term"], it["mult"], low, high, _blocks(it["x"], seg),
-                           new_segment, by_cell, start)
+    out = kernels.u2_cells(*_kt(it["W"], it["T"], np.int64), it["tpl"], it["term"], it["mult"], low, high,
+                           _blocks(it["x"], seg), new_segment, cell, k).T
     w = _weights(it["W"], it["T"], it["tpl"], it["term"], it["mult"])
     want = np.zeros((it["W"].shape[0], k), np.int64)
     for i in range(n):
@@ -108,7 +111,7 @@ def _w1(x, wu, wv):
 def test_w1_groups_is_scipys_wasserstein(it, rest):
     x, g, k = it["x"], it["g"], it["k"]
     dx = np.r_[np.diff(x), 0.0] if x.size else np.zeros(0)
-    out = kernels.w1_groups(it["W"], it["T"], it["tpl"], it["term"], it["mult"], g, dx, k, rest)
+    out = kernels.w1_groups(*_kt(it["W"], it["T"]), it["tpl"], it["term"], it["mult"], g, dx, k, rest).T
     w = _weights(it["W"], it["T"], it["tpl"], it["term"], it["mult"]).astype(float)
     for b in range(w.shape[0]):
         for t in range(k):
@@ -128,7 +131,8 @@ def test_w1_pairs_is_scipys_wasserstein(it):
     ends = np.r_[pa, pb]
     pair_of = (np.argsort(ends, kind="stable") % max(len(pairs), 1)).astype(np.int64)
     start = np.r_[0, np.cumsum(np.bincount(ends, minlength=k))].astype(np.int64)
-    out = kernels.w1_pairs(it["W"], it["T"], it["tpl"], it["term"], it["mult"], g, x, k, pa, pb, start, pair_of)
+    out = kernels.w1_pairs(*_kt(it["W"], it["T"]), it["tpl"], it["term"], it["mult"], g, x, k, pa, pb, start,
+                           pair_of).T
     w = _weights(it["W"], it["T"], it["tpl"], it["term"], it["mult"]).astype(float)
     assert out.shape == (w.shape[0], len(pairs))
     for b in range(w.shape[0]):
@@ -149,8 +153,9 @@ def test_within_template_pairs_counts_pairs_inside_templates(it):
     T = it["T"] if it["T"].shape[1] else np.ones((it["W"].shape[0], 1), np.int32)
     term = it["term"] if it["T"].shape[1] else np.zeros(n, np.int64)
     new_template = np.r_[True, tpl[1:] != tpl[:-1]] if n else np.zeros(0, bool)
-    U, NN = kernels.within_template_pairs(it["W"], T, tpl, term, it["mult"].astype(float), g, _blocks(x, tpl),
-                                          new_template, k)
+    U, NN = kernels.within_template_pairs(*_kt(it["W"], T), tpl, term, it["mult"].astype(float), g,
+                                          _blocks(x, tpl), new_template, k)
+    U, NN = np.moveaxis(U, -1, 1), np.moveaxis(NN, -1, 1)
     R = it["W"].shape[0]
     tw = (T[:, term] * it["mult"]).astype(float)  # term weights only: the template's draws weigh whole templates
     for b in range(R):
@@ -172,7 +177,7 @@ def test_tuple_weights_are_products():
     T = np.array([[1.0, 2.0, 3.0], [2.0, 0.0, 1.0]])
     tpl = np.array([0, 1, 1], np.int64)
     members = np.array([[0, 1], [2, 2], [1, 0]], np.int64)
-    out = kernels.tuple_weights(W, T, tpl, members)
+    out = kernels.tuple_weights(*_kt(W, T), tpl, members).T
     assert out.tolist() == [[1 * 1 * 2, 2 * 3 * 3, 2 * 2 * 1], [0.0, 3 * 1 * 1, 3 * 0 * 2]]
 
 
@@ -181,12 +186,12 @@ def test_empty_and_single_item(n):
     W = np.ones((2, 1), np.int32)
     T = np.zeros((2, 0), np.int32)
     z = np.zeros(n, np.int64)
-    out = kernels.w1_groups(W, T, z, z, np.ones(n, np.int32), z, np.zeros(n), 2, False)
+    out = kernels.w1_groups(*_kt(W, T), z, z, np.ones(n, np.int32), z, np.zeros(n), 2, False).T
     assert np.isnan(out[:, 1]).all()  # a group without items: undefined
     assert (out[:, 0] == 0).all() if n else np.isnan(out[:, 0]).all()  # one item against itself: 0
     pa, pb = np.array([0], np.int64), np.array([1], np.int64)
-    out = kernels.w1_pairs(W, T, z, z, np.ones(n, np.int32), z, np.zeros(n), 2, pa, pb,
-                           np.array([0, 1, 2], np.int64), np.array([0, 0], np.int64))
+    out = kernels.w1_pairs(*_kt(W, T), z, z, np.ones(n, np.int32), z, np.zeros(n), 2, pa, pb,
+                           np.array([0, 1, 2], np.int64), np.array([0, 0], np.int64)).T
     assert np.isnan(out).all()
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 
 from bias_suite.stats.bootstrap import bootstrap, kernels, resamples
 from test_bootstrap import small_table
-from test_kernels import _blocks, items
+from test_kernels import _blocks, _kt, items
 
 
 def _static_u2(x, n):
@@ -25,9 +25,7 @@ def _static_u2(x, n):
     low = (np.arange(n) % 2 == 0)
     high = ~low | (np.arange(n) % 3 == 0)
     cell = np.arange(n, dtype=np.int64) % 2
-    by_cell = np.argsort(cell, kind="stable").astype(np.int64)
-    start = np.r_[0, np.cumsum(np.bincount(cell, minlength=2))].astype(np.int64)
-    return low, high, _blocks(x, np.zeros(n)), seg, by_cell, start
+    return low, high, _blocks(x, np.zeros(n)), seg, cell, 2
 
 
 @settings(max_examples=60, deadline=None)
@@ -51,22 +49,24 @@ def test_every_kernel_in_threads_equals_one_thread(it):
         termw = term if T.shape[1] else np.zeros(n, np.int64)
         order = np.lexsort((x, tpl))
         new_template = np.r_[True, tpl[order][1:] != tpl[order][:-1]] if n else np.zeros(0, bool)
+        exact = _kt(W, T, np.int64)
+        floats = _kt(W, T)
         calls = [
-            (kernels.u2_cells, (W, T, tpl, term, mult, *_static_u2(x, n)), 0),
-            (kernels.w1_groups, (W, T, tpl, term, mult, g, dx, k, True), 0),
-            (kernels.w1_pairs, (W, T, tpl, term, mult, g, x, k, pa, pb, pair_start, pair_of), 0),
-            (kernels.within_template_pairs, (W, Tw, tpl[order], termw[order], mult[order].astype(float), g[order],
-                                             _blocks(x[order], tpl[order]), new_template, k), 1),
-            (kernels.tuple_weights, (W.astype(float), Tw.astype(float), tpl, np.c_[termw, termw]), 0),
+            (kernels.u2_cells, (*exact, tpl, term, mult, *_static_u2(x, n))),
+            (kernels.w1_groups, (*floats, tpl, term, mult, g, dx, k, True)),
+            (kernels.w1_pairs, (*floats, tpl, term, mult, g, x, k, pa, pb, pair_start, pair_of)),
+            (kernels.within_template_pairs, (*_kt(W, Tw), tpl[order], termw[order], mult[order].astype(float),
+                                             g[order], _blocks(x[order], tpl[order]), new_template, k)),
+            (kernels.tuple_weights, (*_kt(W, Tw), tpl, np.c_[termw, termw])),
         ]
-        for kernel, args, axis in calls:
+        for kernel, args in calls:
             one = kernel(*args)
             for threads in (2, 3):
                 with kernels.kernel_threads(threads):
-                    got = kernels.by_resamples(kernel, *args, items=n, axis=axis)
+                    got = kernels.by_resamples(kernel, *args, items=n)
                 for a, b in zip(one if isinstance(one, tuple) else (one,), got if isinstance(got, tuple) else (got,)):
-                    assert a.shape == b.shape
-                    np.testing.assert_array_equal(a, b)  # the same loop per resample: the same bits
+                    assert a.shape == b.shape and a.shape[-1] == W.shape[0]
+                    np.testing.assert_array_equal(a, b)  # the same operations per resample: the same bits
     finally:
         kernels.MIN_THREADED_WORK = old
 
@@ -94,8 +94,7 @@ def test_a_forked_child_runs_its_own_kernel_threads(monkeypatch):
     """The parent's thread pool does not survive a fork: the child makes its
     own instead of waiting forever on threads it does not have."""
     monkeypatch.setattr(kernels, "MIN_THREADED_WORK", 0)
-    W = np.arange(12, dtype=np.float64).reshape(6, 2)
-    T = np.ones((6, 1))
+    W, T = kernels.draws_for_kernels(np.arange(12).reshape(6, 2), np.ones((6, 1)), np.float64)
     tpl = np.array([0, 1, 1], np.int64)
     members = np.zeros((3, 1), np.int64)
     want = kernels.tuple_weights(W, T, tpl, members)

@@ -23,7 +23,7 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import get_score
-from .kernels import by_resamples, tuple_weights, within_template_pairs
+from .kernels import by_resamples, draws_for_kernels, tuple_weights, within_template_pairs
 from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
 from .weighted_items import CATS, ClassItems, block_ends, item_multipliers
 
@@ -99,9 +99,10 @@ class TupleWeights:
                     products.append((batch, idx, X, np.empty((self.R, X.shape[1]))))
                 batch, width = ([n], 1 + w) if n is not None else ([], 1)
         for s, e in self.steps:
-            w = by_resamples(tuple_weights, self.Wf[s:e], self.Tf[s:e], self.tt, self.members, items=self.tt.size)
+            wt = by_resamples(tuple_weights, *draws_for_kernels(self.Wf[s:e], self.Tf[s:e], np.float64), self.tt,
+                              self.members, items=self.tt.size)  # (tuples, resamples)
             for _, idx, X, sums in products:
-                sums[s:e] = (w if idx is None else np.take(w, idx, axis=1)) @ X
+                sums[s:e] = (wt if idx is None else np.take(wt, idx, axis=0)).T @ X
         done = {}
         with np.errstate(divide="ignore", invalid="ignore"):
             for batch, _, _, sums in products:
@@ -370,7 +371,8 @@ def within_terms(items: ClassItems, cats):
 
     def chunk():
         arrays = items.memo(("within_terms", cats), static)
-        return by_resamples(within_template_pairs, *items.draws, *arrays, items.k, items=arrays[0].size, axis=1)
+        U, NN = by_resamples(within_template_pairs, *items.draws, *arrays, items.k, items=arrays[0].size)
+        return np.ascontiguousarray(np.moveaxis(U, -1, 1)), np.ascontiguousarray(np.moveaxis(NN, -1, 1))
 
     return items.chunk_memo(("within_terms", cats), chunk)
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...exceptions import MetricError
 from ...metrics.generalized import NEG, POS, UNLABELLED
-from .kernels import by_resamples, u2_cells, w1_groups, w1_pairs
+from .kernels import by_resamples, draws_for_kernels, u2_cells, w1_groups, w1_pairs
 from .prepared import Prepared
 
 #: the item categories of each selection of a set score
@@ -98,10 +98,10 @@ class ClassItems:
         self.Wc, self.Tc = Wc, Tc
         self.Wf = Wc.astype(np.float64)
         self.Tf = None if Tc is None else Tc.astype(np.float64)
-        # the draws as the compiled loops take them: int32, C-ordered, (Bc, 0) term draws without terms
-        W = np.ascontiguousarray(Wc, dtype=np.int32)
-        T = np.zeros((W.shape[0], 0), np.int32) if Tc is None else np.ascontiguousarray(Tc, dtype=np.int32)
-        self.draws = (W, T)
+        # the draws as the compiled loops take them (resamples last): float64 for the W1 sums and the
+        # pairs inside templates, int64 for the exact U sums
+        self.draws = draws_for_kernels(Wc, Tc, np.float64)
+        self.draws_exact = draws_for_kernels(Wc, Tc, np.int64)
         self._chunk = {}
 
     def n(self, cats) -> np.ndarray:
@@ -195,16 +195,18 @@ class ClassItems:
                 start = np.r_[0, np.cumsum(np.bincount(ends, minlength=self.k))]
                 return (np.ascontiguousarray(self.x[p]), pa, pb, start.astype(np.int64), pair_of.astype(np.int64))
             x, pa, pb, start, pair_of = self.memo(("w1_pairs", cats), make)
-            self._chunk[key] = by_resamples(w1_pairs, *self.draws, *self._item_arrays(("sel", cats), p), g, x,
-                                            self.k, pa, pb, start, pair_of, items=p.size)
+            out = by_resamples(w1_pairs, *self.draws, *self._item_arrays(("sel", cats), p), g, x,
+                               self.k, pa, pb, start, pair_of, items=p.size)
+            self._chunk[key] = np.ascontiguousarray(out.T)
         return self._chunk[key]
 
     def w1_groups(self, cats, background: str) -> np.ndarray:
         """(Bc, k): W1(background, group t) for every group t, background
         "all" (the whole selection) or "rest" (the selection minus t)."""
         p, dx, g = self._w1_static(cats)
-        return by_resamples(w1_groups, *self.draws, *self._item_arrays(("sel", cats), p), g, dx, self.k,
-                            background == "rest", items=p.size)
+        out = by_resamples(w1_groups, *self.draws, *self._item_arrays(("sel", cats), p), g, dx, self.k,
+                           background == "rest", items=p.size)
+        return np.ascontiguousarray(out.T)
 
     # -- Mann-Whitney U(H over L) = #{h > l} + 1/2 #{h = l}, exact in integers
     def _u2_static(self, p, inL, inH, seg=None, cells=None):
@@ -221,24 +223,23 @@ class ClassItems:
             cell, n_cells = (np.zeros(n, np.int64), 1) if cells is None else (cells[0].astype(np.int64), cells[1])
         low = np.ascontiguousarray(np.broadcast_to(np.asarray(inL, dtype=np.bool_), (n,)))
         high = np.ascontiguousarray(np.broadcast_to(np.asarray(inH, dtype=np.bool_), (n,)))
-        by_cell = np.argsort(cell, kind="stable").astype(np.int64)
-        cell_start = np.r_[0, np.cumsum(np.bincount(cell, minlength=n_cells))].astype(np.int64)
-        return low, high, block_ends(self.x[p], new_segment), new_segment, by_cell, cell_start
+        return low, high, block_ends(self.x[p], new_segment), new_segment, np.ascontiguousarray(cell), int(n_cells)
 
     def _u2(self, key, p, static) -> np.ndarray:
         """2 U(H over L) of the items ``p`` per output cell (:meth:`_u2_static`),
         exact in 64-bit integers: a cell's sum is at most 2 S^2 for S the
         items' summed weight in a resample, which is checked first."""
-        W, T = self.draws
+        Wt, Tt = self.draws_exact
         tpl, term, mult = self._item_arrays(key, p)
         per_template = self.memo(("mult_sum", key), lambda: np.bincount(tpl, weights=mult, minlength=self.J))
-        S = float((W @ per_template).max()) if W.size else 0.0
-        if T.size:
-            S *= max(int(T.max()), 1)
+        S = float((per_template @ Wt).max()) if Wt.size else 0.0
+        if Tt.size:
+            S *= max(int(Tt.max()), 1)
         if 2 * S * S >= 2.0**62:
             raise MetricError(f"items of summed weight up to {S:.3g} in a resample overflow the exact U sums "
                               "(bootstrap(..., method='generic'))")
-        return by_resamples(u2_cells, W, T, tpl, term, mult, *static, items=p.size).astype(np.float64)
+        out = by_resamples(u2_cells, Wt, Tt, tpl, term, mult, *static, items=p.size)
+        return np.ascontiguousarray(out.T, dtype=np.float64)
 
     def u_by_cat(self, catsL) -> np.ndarray:
         """(Bc, 3, k): U(items of category c and group t over L of all
