@@ -106,3 +106,19 @@ def test_the_batched_p_values_are_those_of_one_row_at_a_time():
     want = [sign_flip_p(r, e) for r, e in zip(rows, eps)]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     assert got[-1] == 1.0 and got[0] == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1, 1, allow_nan=False).filter(lambda v: abs(v) > 1e-6), min_size=1, max_size=10))
+def test_exact_p_counts_all_two_to_the_k_patterns(xs):
+    """Half of the patterns are enumerated (their negatives have the same
+    absolute sums); the p-value is the share of all 2^k counted one by one."""
+    import itertools
+
+    d = np.array(xs)
+    observed = abs(d.sum())
+    scale = np.abs(d).sum()
+    count = sum(abs(np.dot(signs, d)) >= observed - 1e-9 * scale
+                for signs in itertools.product([1.0, -1.0], repeat=d.size))
+    want = 1.0 if observed <= 1e-12 * scale else count / 2 ** d.size
+    assert sign_flip_p(d) == pytest.approx(want)

@@ -33,9 +33,12 @@ EXACT_MAX = 14
 
 @lru_cache(maxsize=None)
 def _patterns(k: int) -> np.ndarray:
-    """The 2^k sign patterns of k contributions, (2^k, k) of ±1.0."""
-    bits = (np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1
-    return 1.0 - 2.0 * bits
+    """The 2^(k-1) sign patterns of k contributions whose first sign is +,
+    (2^(k-1), k) of ±1.0: the other half are their negatives, whose sums
+    have the same absolute value, so the share of patterns at least as far
+    from 0 is the same over either half as over all 2^k."""
+    bits = (np.arange(2 ** (k - 1))[:, None] >> np.arange(k - 1)[None, :]) & 1
+    return np.hstack([np.ones((bits.shape[0], 1)), 1.0 - 2.0 * bits])
 
 
 def sign_flip_p(contributions, eps: float = 0.0) -> float:
@@ -69,6 +72,6 @@ def sign_flip_ps(rows, eps) -> np.ndarray:
             out[idx] = [math.erfc(v / math.sqrt(2.0)) for v in z.tolist()]
             continue
         d = rows[idx][keep[idx]].reshape(idx.size, int(k))  # each row's contributions, in their order
-        sums = np.abs(_patterns(int(k)) @ d.T)  # (2^k, rows)
+        sums = np.abs(_patterns(int(k)) @ d.T)  # (2^(k-1), rows)
         out[idx] = np.mean(sums >= (observed[idx] - 1e-9 * scale[idx])[None, :], axis=0)
     return out

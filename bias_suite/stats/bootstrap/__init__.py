@@ -648,7 +648,14 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
                     fresh[key] = got
             _row_evidence(s, prep.ad, prep.tpl, prep.J, confidence, evidence,
                           None if classes is None else classes.get(s.name), known=got)
-        return vals, basis, evidence, prep.J, len(prep.complete_idx), fresh
+        # the replicates as two arrays rather than thousands (a forked process sends them back pickled)
+        names = list(vals)
+        B = weights[a].shape[0]
+        V = np.vstack([vals[k] for k in names]) if names else np.zeros((0, B))
+        with_reps = [k for k, e in basis.items() if "basis_reps" in e]
+        BR = np.vstack([basis[k]["basis_reps"] for k in with_reps]) if with_reps else np.zeros((0, B))
+        basis = {k: {f: v for f, v in e.items() if f != "basis_reps"} for k, e in basis.items()}
+        return names, V, with_reps, BR, basis, evidence, prep.J, len(prep.complete_idx), fresh
 
     B = next(iter(weights.values())).shape[0] if weights else 0
     jobs = resample_jobs(n_jobs, sum(u[3] for u in units) * B, max(len(units), 1), min_work=MIN_FORKED_WORK)
@@ -657,14 +664,16 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
     known = _known_evidence(data)
     done = forked_map(unit_replicates, units, jobs, cost=[u[3] for u in units])
     keys, rows, extra = [], [], {}
-    for (a, _, kind_specs, _), (vals, basis, evidence, J, n_complete, fresh) in zip(units, done):
+    for (a, _, kind_specs, _), (names, V, with_reps, BR, basis, evidence, J, n_complete, fresh) in zip(units, done):
         known.update(fresh)
+        for i, k in enumerate(with_reps):
+            basis[k]["basis_reps"] = BR[i]
         _, T = (terms or {}).get(a, (None, None))
         cf_names = {s.name for s in kind_specs if s.view == "counterfactual"}
-        for (m, c, g), v in vals.items():
+        rows.append(V)
+        for m, c, g in names:
             key = (a, m, c, g)
             keys.append(key)
-            rows.append(v)
             e = {"templates": int(n_complete if m in cf_names else J), "terms_resampled": T is not None,
                  **evidence.get((m, c, g), {})}
             if (m, c, g) in basis:
