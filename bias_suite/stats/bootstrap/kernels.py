@@ -20,7 +20,10 @@ instruction (the resamples never depend on each other).
 - :func:`within_template_pairs`: U between the groups inside each
   template, with term weights, summed over templates with the weight of
   their copies (the AEG's pairs inside one template);
-- :func:`tuple_weights`: the counterfactual tuples' weights.
+- :func:`tuple_weights`: the counterfactual tuples' weights;
+- :func:`template_mean_gaps`: the per-template metrics of mean scores
+  (the groups' term-weighted means inside each template, their differences
+  per pair, summed over templates with the template draws).
 
 The kernels take the draws resamples last: ``Wt`` (J, R) template draws
 and ``Tt`` (n_terms, R) term draws (for the U and W1 sums a (0, R) array
@@ -443,3 +446,63 @@ def tuple_weights(Wt, Tt, tpl, members):
             for b in range(R):
                 oi[b] *= Tq[b]
     return out
+
+
+@njit(cache=True, nogil=True)
+def template_mean_gaps(Wt, Tt, tpl, cell_start, term, S, N, pa, pb, absolute, round_off):
+    """Per resample, the sums over templates of the differences of the
+    groups' means per pair: template j (all-template index ``tpl[j]``) and
+    group g hold the entries ``e`` in ``cell_start[j * k + g]`` to
+    ``cell_start[j * k + g + 1]``, each a term ``term[e]`` with the sum
+    ``S[e]`` and count ``N[e]`` of its scores there; the group's mean in
+    resample b is ``sum T S / sum T N`` over its entries (T = ``Tt[term, b]``).
+    A template counts in a resample where every group weighs in it; there
+    d = mean(a) - mean(b) per pair, 0 within ``round_off``, |d| where
+    ``absolute``. Returns (pairs, R) sums of ``Wt[tpl[j], b] * d`` (|d| or
+    d), (pairs, R) sums of the signed d, and (R,) the counting templates'
+    summed draws. ``Wt``, ``Tt`` float64."""
+    R = Wt.shape[1]
+    Jc = tpl.shape[0]
+    P = pa.shape[0]
+    k = (cell_start.shape[0] - 1) // max(Jc, 1)
+    num = np.zeros((P, R))
+    signed = np.zeros((P, R))
+    den = np.zeros(R)
+    mean = np.empty((k, R))
+    sn = np.empty(R)
+    sd = np.empty(R)
+    ok = np.empty(R, dtype=np.bool_)
+    for j in range(Jc):
+        for g in range(k):
+            sn[:] = 0.0
+            sd[:] = 0.0
+            for e in range(cell_start[j * k + g], cell_start[j * k + g + 1]):
+                Te = Tt[term[e]]
+                se, ne = S[e], N[e]
+                for b in range(R):
+                    sn[b] += Te[b] * se
+                    sd[b] += Te[b] * ne
+            mg = mean[g]
+            for b in range(R):
+                mg[b] = sn[b] / sd[b] if sd[b] > 0.0 else np.nan
+        Wj = Wt[tpl[j]]
+        for b in range(R):
+            ok[b] = True
+        for g in range(k):
+            mg = mean[g]
+            for b in range(R):
+                if not np.isfinite(mg[b]):
+                    ok[b] = False
+        for b in range(R):
+            if ok[b]:
+                den[b] += Wj[b]
+        for p in range(P):
+            ma, mb, np_, sp = mean[pa[p]], mean[pb[p]], num[p], signed[p]
+            for b in range(R):
+                if ok[b]:
+                    d = ma[b] - mb[b]
+                    if abs(d) <= round_off:
+                        d = 0.0
+                    np_[b] += Wj[b] * (abs(d) if absolute else d)
+                    sp[b] += Wj[b] * d
+    return num, signed, den

@@ -23,7 +23,7 @@ from ...exceptions import MetricError
 from ...metrics.comparisons import ROUND_OFF, get_comparison
 from ...metrics.generalized import item_selection, normalizer_value
 from ...metrics.scores import get_score
-from .kernels import by_resamples, draws_for_kernels, tuple_weights, within_template_pairs
+from .kernels import by_resamples, draws_for_kernels, template_mean_gaps, tuple_weights, within_template_pairs
 from .prepared import BACKGROUND, Prepared, accumulated, per_template_columns, safe_ratio
 from .weighted_items import CATS, ClassItems, block_ends, item_multipliers
 
@@ -142,6 +142,22 @@ def _weighted_means(prep, x, seg, term, Jc):
     S = np.bincount(cell, weights=x, minlength=nT * k * Jc).reshape(nT, k * Jc)
     N = np.bincount(cell, minlength=nT * k * Jc).astype(np.float64).reshape(nT, k * Jc)
     return S, N
+
+
+def _mean_cells(prep, x, seg, term, Jc):
+    """The entries of the T-weighted means per template and group for
+    :func:`~bias_suite.stats.bootstrap.kernels.template_mean_gaps`: cell
+    starts (Jc * k + 1,), and per entry its term, the sum and the count of
+    its scores, by (template, group, term)."""
+    k = prep.ad.k
+    g = prep.term_g[term]
+    key = (seg * k + g) * max(prep.n_terms, 1) + term
+    uniq, inv = np.unique(key, return_inverse=True)
+    S = np.bincount(inv, weights=x, minlength=uniq.size)
+    N = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+    cell = uniq // max(prep.n_terms, 1)
+    starts = np.searchsorted(cell, np.arange(Jc * k + 1)).astype(np.int64)
+    return starts, (uniq % max(prep.n_terms, 1)).astype(np.int64), S, N
 
 
 def _segment_starts(seg):
@@ -307,14 +323,30 @@ def per_template_term_values(spec, prep: Prepared, score, comp, c, Wf, Tf):
             raise MetricError(f"{spec.name}: per-template set scores are compared with W1")
         plan = _w1_plan(x, seg, g, term, pairs, prep.term_g, Jc, Tf)
     else:
-        S, Nn = _weighted_means(prep, x, seg, term, Jc)
         bounded = x.size == 0 or np.abs(x).max() <= 1.0
+        compiled = bounded and comp.fn in (ABS.fn, DIFF.fn)
+        if not compiled:
+            S, Nn = _weighted_means(prep, x, seg, term, Jc)
     signed_on = not score.set_valued and comp.name == "abs"
     N = normalizer_value(spec.normalizer, k)
     R = Wf.shape[0]
     vals = np.empty((R, 2 * P + 1 if signed_on else P + 1))
     a_idx = np.array([p[0] for p in pairs], dtype=np.int64)
     b_idx = np.array([p[1] for p in pairs], dtype=np.int64)
+    if not score.set_valued and compiled:  # |x - y| or x - y of means within [-1, 1]: one compiled pass
+        cells = _mean_cells(prep, x, seg, term, Jc)
+        num, sgn, den = by_resamples(template_mean_gaps, *draws_for_kernels(Wf, Tf, np.float64),
+                                     prep.complete_idx.astype(np.int64), *cells, a_idx, b_idx, comp.fn is ABS.fn,
+                                     ROUND_OFF, items=x.size)
+        if den[-1] == 0:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vals[:, :P] = (num / den).T
+            vals[:, P] = vals[:, :P].sum(axis=1) / N
+            if signed_on:
+                vals[:, P + 1:] = (sgn / den).T
+        vals[~np.isfinite(vals)] = np.nan
+        return per_template_columns(ad, vals, signed_on)
     for s, e in _steps(R, Jc * (2 * P + k + 1)):
         if score.set_valued:
             D = _weighted_w1(plan, Tf[s:e], Jc)  # (P, Jc, Rc)
