@@ -213,3 +213,51 @@ def test_u_sums_refuse_weights_that_would_overflow():
     items.start(np.full((2, prep.J), 2**30, np.int32))
     with pytest.raises(MetricError, match="overflow the exact U sums.*method='generic'"):
         items.u_over_all(CATS["pos"], CATS["neg"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(items(), st.booleans())
+def test_template_mean_gaps_are_the_weighted_means_differences(it, absolute):
+    """Per resample and template, the groups' term-weighted mean scores, the
+    pairs' differences where every group weighs, summed with the template
+    draws; counted directly."""
+    from bias_suite.stats.bootstrap.term_kernels import _mean_cells
+    from types import SimpleNamespace
+
+    k, J = it["k"], it["J"]
+    n_terms = max(it["T"].shape[1], 1)
+    T = it["T"] if it["T"].shape[1] else np.ones((it["W"].shape[0], 1), np.int32)
+    # each term belongs to one group: term t of group t % k
+    g = it["g"]
+    term = (g + k * (it["term"] % max(n_terms // k, 1))) % n_terms if n_terms >= k else np.zeros_like(g)
+    term_g = np.arange(n_terms) % k if n_terms >= k else np.zeros(n_terms, np.int64)
+    g = term_g[term]
+    prep = SimpleNamespace(ad=SimpleNamespace(k=k), term_g=term_g, n_terms=n_terms)
+    x, tpl = it["x"], it["tpl"]
+    cells = _mean_cells(prep, x, tpl, term, J)
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    pa = np.array([a for a, _ in pairs], np.int64)
+    pb = np.array([b for _, b in pairs], np.int64)
+    num, sgn, den = kernels.template_mean_gaps(*_kt(it["W"], T), np.arange(J, dtype=np.int64), *cells, pa, pb,
+                                               absolute, 1e-9)
+    W = it["W"].astype(float)
+    for b in range(W.shape[0]):
+        tw = T[b, term].astype(float)
+        want_num, want_sgn, want_den = np.zeros(len(pairs)), np.zeros(len(pairs)), 0.0
+        for j in range(J):
+            means = []
+            for t in range(k):
+                sel = (tpl == j) & (g == t)
+                wsum = tw[sel].sum()
+                means.append((tw[sel] * x[sel]).sum() / wsum if wsum > 0 else np.nan)
+            if not np.isfinite(means).all():
+                continue
+            want_den += W[b, j]
+            for p, (a, c) in enumerate(pairs):
+                d = means[a] - means[c]
+                d = 0.0 if abs(d) <= 1e-9 else d
+                want_num[p] += W[b, j] * (abs(d) if absolute else d)
+                want_sgn[p] += W[b, j] * d
+        np.testing.assert_allclose(den[b], want_den, rtol=1e-12)
+        np.testing.assert_allclose(num[:, b], want_num, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(sgn[:, b], want_sgn, rtol=1e-9, atol=1e-9)

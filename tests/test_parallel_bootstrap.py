@@ -59,6 +59,15 @@ def test_every_kernel_in_threads_equals_one_thread(it):
                                              g[order], _blocks(x[order], tpl[order]), new_template, k)),
             (kernels.tuple_weights, (*_kt(W, Tw), tpl, np.c_[termw, termw])),
         ]
+        if n:  # per template and group: the items' terms with their score sums and counts
+            J = int(tpl.max()) + 1
+            key = (tpl * k + g) * (termw.max() + 1) + termw
+            uniq, inv = np.unique(key, return_inverse=True)
+            cells = (np.searchsorted(uniq // (termw.max() + 1), np.arange(J * k + 1)).astype(np.int64),
+                     (uniq % (termw.max() + 1)).astype(np.int64), np.bincount(inv, weights=x),
+                     np.bincount(inv).astype(float))
+            calls.append((kernels.template_mean_gaps, (*_kt(W, Tw), np.arange(J, dtype=np.int64), *cells, pa, pb,
+                                                       True, 1e-9)))
         for kernel, args in calls:
             one = kernel(*args)
             for threads in (2, 3):
