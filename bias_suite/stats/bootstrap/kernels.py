@@ -410,22 +410,29 @@ def within_template_pairs(Wt, Tt, tpl, term, mult, g, bend, new_template, k):
                     rc[b] += bc[b]
         i = e + 1
         if i == n or new_template[i]:  # the template ends: add it with its copies' weights
-            Wj = Wt[j0]
-            for b in range(R):
-                d = Wj[b]
-                q0[b] = d * d - d
-                q1[b] = d * d
-            for a in range(k):
-                for c in range(k):
-                    uac, ra, rc = u[a, c], run[a], run[c]
-                    U0, U1, N0, N1 = U[0, a, c], U[1, a, c], NN[0, a, c], NN[1, a, c]
-                    for b in range(R):
-                        nn = ra[b] * rc[b]
-                        U0[b] += q0[b] * uac[b]
-                        U1[b] += q1[b] * uac[b]
-                        N0[b] += q0[b] * nn
-                        N1[b] += q1[b] * nn
+            _add_template(Wt[j0], u, run, U, NN, q0, q1)
     return U, NN
+
+
+@njit(cache=True, nogil=True)
+def _add_template(Wj, u, run, U, NN, q0, q1):
+    """Add a template's pairs ``u`` (k, k, R) and group weights ``run``
+    (k, R) to the sums with Q = W^2 - W (``[0]``) and Q = W^2 (``[1]``)."""
+    k, R = run.shape
+    for b in range(R):
+        d = Wj[b]
+        q0[b] = d * d - d
+        q1[b] = d * d
+    for a in range(k):
+        for c in range(k):
+            uac, ra, rc = u[a, c], run[a], run[c]
+            U0, U1, N0, N1 = U[0, a, c], U[1, a, c], NN[0, a, c], NN[1, a, c]
+            for b in range(R):
+                nn = ra[b] * rc[b]
+                U0[b] += q0[b] * uac[b]
+                U1[b] += q1[b] * uac[b]
+                N0[b] += q0[b] * nn
+                N1[b] += q1[b] * nn
 
 
 @njit(cache=True, nogil=True)
