@@ -78,10 +78,11 @@ template from one pass over its items weighted by ``T``.
   over template j's tuples and :math:`M_j` their number. Per-template metrics
   likewise from the per-template values.
 - Set metrics (W1, AEG, the AUCs): the scores of one class are sorted once;
-  per resample, one compiled loop over the items in that order
+  one compiled loop over the items in that order
   (:mod:`bias_suite.stats.bootstrap.kernels`, numba) reads each item's
   weight ``W[b, template(i)]`` (times its term's draws and its balance
-  multiplier) and keeps the running sums in integers. W1 is
+  multiplier) for every resample b side by side and keeps the resamples'
+  running sums (exact integers). W1 is
   :math:`\sum_i |F_P(x_i) - F_Q(x_i)| (x_{i+1} - x_i)` over the sorted items;
   Mann-Whitney U (ties 1/2) is
   :math:`\sum_{q \in Q} w_q (C_P(<x_q) + \tfrac12 C_P(=x_q))`, exact in
@@ -94,6 +95,16 @@ template from one pass over its items weighted by ``T``.
   an item of one of its two groups moves ``|F_a - F_b|``. Matrix products run on one BLAS thread
   (threadpoolctl): multi-threaded BLAS gains nothing on these skinny products
   and is very slow on a busy machine.
+
+Several cores: the compiled loops cut the resamples into blocks, one
+thread each, and a large evaluation runs its attributes (each attribute's
+metrics of one input kind) in forked processes
+(:func:`~bias_suite.stats.bootstrap.resamples.forked_map`), ``n_jobs`` or
+``$BIAS_SUITE_JOBS`` of them (default one per core, at most 4). Each
+resample's value comes from the same operations either way, so the
+results do not depend on the count. A second bootstrap of the same data
+(the reading beyond the listed terms) reuses the evidence counts the
+first kept on it.
 
 *Generic path* (any other user-defined metric kind, or ``method="generic"``):
 for every resample it builds the resampled :class:`AttributeData` (rows of
@@ -442,11 +453,11 @@ def _evidence_of(spec, ad, tpl, J, confidence) -> tuple:
     return event_templates(spec, ad, tpl, J), paired_bounds(spec, ad, tpl, J, confidence)
 
 
-def _evidence_key(attribute, kind, spec, prep, confidence, weighting):
+def _evidence_key(attribute, kind, spec, prep, confidence, weighting, view):
     """What a metric's evidence on an attribute depends on (the observed
-    data, never the resamples or the term weights), or None where a user's
-    metric cannot be a key."""
-    key = (attribute, kind, spec, float(confidence), tuple(prep.ad.groups), weighting)
+    data and how it is viewed, never the resamples or the term weights), or
+    None where a user's metric cannot be a key."""
+    key = (attribute, kind, spec, float(confidence), tuple(prep.ad.groups), weighting, view)
     try:
         hash(key)
     except TypeError:
@@ -640,7 +651,7 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
         _kind_replicates(prep, kind_specs, weights[a], T, method, vals, basis, classes)
         fresh = {}  # evidence counted here, kept on the data by the caller (a forked process cannot)
         for s in kind_specs:
-            key = _evidence_key(a, kind, s, prep, confidence, weighting)
+            key = _evidence_key(a, kind, s, prep, confidence, weighting, (max_tuples, tuple_seed))
             got = known.get(key) if key is not None else None
             if got is None:
                 got = _evidence_of(s, prep.ad, prep.tpl, prep.J, confidence)
