@@ -690,6 +690,5 @@ def _replicates(data, specs, weights, *, attributes, method, max_tuples, tuple_s
             if (m, c, g) in basis:
                 e.update(basis[(m, c, g)])
             extra[key] = e
-    B = next(iter(weights.values())).shape[0] if weights else 0
     values = np.vstack(rows) if rows else np.zeros((0, B))
     return keys, values, extra

@@ -226,6 +226,16 @@ def _item_weights(Wt, Tt, tpl, term, mult, i, w):
 
 
 @njit(cache=True, nogil=True)
+def _term_weights(Tt, term, mult, i, w):
+    """Item i's term weight (its term's draws times its multiplier) in
+    every resample into ``w`` (R,)."""
+    m = np.float64(mult[i])
+    Ti = Tt[term[i]]
+    for b in range(w.shape[0]):
+        w[b] = m * Ti[b]
+
+
+@njit(cache=True, nogil=True)
 def _group_totals(Wt, Tt, tpl, term, mult, g, k):
     """(k, R): the items' summed weight per group."""
     R = Wt.shape[1]
@@ -375,10 +385,7 @@ def within_template_pairs(Wt, Tt, tpl, term, mult, g, bend, new_template, k):
         e = bend[i]
         if e == i:  # an item alone at its score: over the lower items, and half of its pair with itself
             a = g[i]
-            m = np.float64(mult[i])
-            Ti = Tt[term[i]]
-            for b in range(R):
-                w[b] = m * Ti[b]
+            _term_weights(Tt, term, mult, i, w)
             for c in range(k):
                 uac, rc = u[a, c], run[c]
                 for b in range(R):
@@ -396,10 +403,7 @@ def within_template_pairs(Wt, Tt, tpl, term, mult, g, bend, new_template, k):
                     bq[b] += m * Tq[b]
             for q in range(i, e + 1):
                 a = g[q]
-                m = np.float64(mult[q])
-                Tq = Tt[term[q]]
-                for b in range(R):
-                    w[b] = m * Tq[b]
+                _term_weights(Tt, term, mult, q, w)
                 for c in range(k):
                     uac, rc, bc = u[a, c], run[c], block[c]
                     for b in range(R):
