@@ -372,6 +372,31 @@ class Comparison(pd.DataFrame):
         return out.assign(_t=out["topic"].map(order)).sort_values(["candidate", "_t"], kind="stable") \
             .drop(columns="_t").reset_index(drop=True)
 
+    def by_group(self) -> pd.DataFrame:
+        """What changed for each group, per candidate: its status before and after, its effect (×τ, + = worse
+        off) in both models, the paired change of that effect's distance from no bias with its interval, and a
+        status: ``reduced``, ``increased``, ``reversed``, ``unchanged`` (the change's interval inside ±τ, or no
+        direction in either model) or ``undecided`` (:func:`bias_suite.stats.groups.group_changes`)."""
+        from .stats.groups import GROUP_CHANGE_COLUMNS, GROUP_CHANGES, group_changes
+
+        info = getattr(self, "details", None)
+        if info is None or not info.models:
+            return pd.DataFrame(columns=GROUP_CHANGE_COLUMNS)
+        base, parts = info.models[0], []
+        for cand in info.models[1:]:
+            for task, res in info.results[cand].items():
+                before = info.results[base].get(task)
+                if before is None:
+                    continue
+                rows = self[(self["candidate"] == cand) & (self["task"] == task)]
+                part = group_changes(before, res, rows, candidate=cand)
+                part["attribute"] = [_label(a, task, info.labels) for a in part["attribute"]]
+                parts.append(part)
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=GROUP_CHANGE_COLUMNS)
+        rank = out["status"].map({c: i for i, c in enumerate(GROUP_CHANGES)})
+        return out.assign(_r=rank).sort_values(["candidate", "_r"], kind="stable").drop(columns="_r") \
+            .reset_index(drop=True)
+
     def models(self) -> pd.DataFrame:
         """Models × attributes: each model's worst verdict per attribute on
         the paired examples and the largest effect (×τ) among its rows with

@@ -14,6 +14,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from .io.values import without_sentinels
 from .exceptions import BiasSuiteError
 from .families import as_scored, family_of
 from .metrics.engine import evaluate as metric_values
@@ -198,7 +199,7 @@ def _evaluate(scored, opts: EvaluationOptions, *, group_order_override=None, ext
             res = _scope(res, data, metric_rows, specs=specs, bootstrap=int(bootstrap), confidence=confidence,
                          seed=seed, max_tuples=max_tuples, group_order_override=group_order_override,
                          weighting=weighting, thresholds=thresholds, resample_terms=resample_terms)
-    return single_group_nulls(res, data.frame, specs, group_order_override), bs
+    return without_sentinels(single_group_nulls(res, data.frame, specs, group_order_override)), bs
 
 
 def _scope(res, data, metric_rows, *, specs, bootstrap, confidence, seed, max_tuples, group_order_override, weighting,

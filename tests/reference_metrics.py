@@ -400,6 +400,14 @@ def _group_metrics(out, attr, aexs, groups, classes):
                 per[t] = _ratio(phi(lab_by_group[t], c), phi(rest, c))
             _emit_vbcm(out, metric, attr, c, groups, per, n_lab)
 
+        # ---- ProbGap: mean f(x, c) of the group minus that of the rest, every row (labelled or not)
+        per = {}
+        for t in groups:
+            g = [e.probs[c] for e in by_group[t]]
+            b = [e.probs[c] for e in aexs if e.group != t]
+            per[t] = (sum(g) / len(g) - sum(b) / len(b)) if g and b else None
+        _emit_vbcm(out, "ProbGap", attr, c, groups, per, n_all)
+
         # ---- AEGs
         for metric, keep in (("PosAEG", lambda e: e.label == c), ("NegAEG", lambda e: e.label != c)):
             per = {}

@@ -512,13 +512,13 @@ def test_identity_span_metrics_are_not_reported_for_classifiers():
     from bias_suite.exceptions import MetricError
     from bias_suite.families import scored_from_arrays
     from bias_suite.metrics import MetricSpec, rate_score
-    from bias_suite.metrics.catalog import IDENTITY_SPAN_METRICS, PUBLISHED_METRICS
+    from bias_suite.metrics.catalog import IDENTITY_SPAN_METRICS, OWN_METRICS, PUBLISHED_METRICS
 
     frame = pd.DataFrame([dict(id=f"{t}{g}", template=t, attribute="a", group=g, term=g, text="x", label="pos")
                           for t in ("t1", "t2") for g in ("x", "y")])
     data = scored_from_arrays(frame, np.array([[0.2, 0.8], [0.4, 0.6], [0.3, 0.7], [0.9, 0.1]]), ["neg", "pos"])
     res = evaluate(data)
-    assert set(res["metric"]) == {m.name for m in PUBLISHED_METRICS}  # as before: no identity-span rows, no notes
+    assert set(res["metric"]) == {m.name for m in PUBLISHED_METRICS + OWN_METRICS}  # as before: no identity-span rows, no notes
     assert evaluate(data, metrics=[m.name for m in IDENTITY_SPAN_METRICS]).empty
     # a user's rate measured at the identity term is not computed on texts either (not as plain rates)
     mine = MetricSpec("Mine", "PCM", score=rate_score("id_tp", lambda s: (s["tp"], s["tp"] < 0, ""), at="identity"),

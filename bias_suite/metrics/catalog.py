@@ -390,8 +390,20 @@ IDENTITY_SPAN_METRICS: list[MetricSpec] = [
        measures=("correct", 1)),
 ]
 
+#: this project's own metrics of classifiers: the per-group answer's headline effect (docs/verdicts.md), a
+#: probability gap that grows with the size of the difference (the rank and rate metrics saturate)
+OWN_METRICS: list[MetricSpec] = [
+    _g("ProbGap", "VBCM", "mean_prob", "diff_to_background", None, "rest", "bias_suite, not a published metric: a BCM of Czarnowska et al. 2021 (phi = mean probability of c, "
+       "d = signed difference, beta = the rest)",
+       "mean f(S^t, c) - mean f(S minus S^t, c): the group's mean probability of c minus the rest's",
+       topic="scores", threshold=0.05, worse=None, shown=("column",), order=2.5,
+       meaning="mean probability of c for the group − the same for the other groups",
+       direction="higher = the group's sentences get a higher probability of c than the other groups' sentences",
+       measures=("outcome", 1)),
+]
+
 #: every named metric: the published ones and this project's own
-NAMED_METRICS: list[MetricSpec] = PUBLISHED_METRICS + IDENTITY_SPAN_METRICS
+NAMED_METRICS: list[MetricSpec] = PUBLISHED_METRICS + OWN_METRICS + IDENTITY_SPAN_METRICS
 
 REGISTRY: dict[str, MetricSpec] = {m.name: m for m in NAMED_METRICS}
 

@@ -120,6 +120,10 @@ def _ratio_to_background(background, group):
     return _ratio(group, background)
 
 
+def _diff_to_background(background, group):
+    return _diff(group, background)
+
+
 def _value(background, group):
     """VBCM whose phi already compares group and background (the AUCs)."""
     g = np.asarray(group, float)
@@ -145,6 +149,7 @@ COMPARISONS: dict[str, Distance] = {
         Distance("diff", "scalar", _diff, True, "x - y"),
         Distance("ratio", "scalar", _ratio, True, "x / y"),
         Distance("ratio_to_background", "scalar", _ratio_to_background, True, "phi(group) / phi(background)"),
+        Distance("diff_to_background", "scalar", _diff_to_background, True, "phi(group) - phi(background)"),
         Distance("value", "scalar", _value, False, "phi(group) (phi compares group and background itself)"),
         Distance("W1", "set", None, False, "1-Wasserstein distance between score sets"),
         Distance("AEG", "set", None, True, "1/2 - P(b > g), b ~ background, g ~ group, ties 1/2"),

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from ..exceptions import MetricError
-from .sets import NEG, POS, segmented_w1
+from .sets import NEG, POS, UNLABELLED, segmented_w1
 
 #: where a score is measured: every unit of an example, or the identity term only
 AT = ("all", "identity")
@@ -104,6 +104,13 @@ class Score:
         one class; ``pos``/``neg``: the categories of gold c and of the other
         labelled items)."""
         raise MetricError(f"score {self.name!r} has no value under resampling weights of items")
+
+    def weighted_sides(self, items, pos, neg) -> tuple[dict, np.ndarray]:
+        """The sides a background comparison reads under resampling weights, as the engine's ``group_phi``
+        gives them ({"group": (values, undefined)}, and "rest"/"all" where the score has them), and the (R,)
+        value of all examples."""
+        gv, overall = self.weighted(items, pos, neg)
+        return {"group": (gv, ~np.isfinite(gv))}, overall
 
     def events(self):
         """What makes a template evidence for the score: ``("counts", outcomes)``
@@ -412,6 +419,16 @@ class MeanScore(Score):
             rest=(rv, (n_raw.sum() - n_raw) == 0, [f"empty rest of {ad.groups[t]!r}" for t in range(k)], n_raw.sum() - n_raw),
         )
 
+    def weighted_sides(self, items, pos, neg) -> tuple[dict, np.ndarray]:
+        """Group, rest and all means of f(x, c) under resampling weights (the template balance's multipliers
+        scale sums and counts alike, so a mean is that of the examples)."""
+        cats = {"all": (POS, NEG, UNLABELLED), "pos": (POS,), "neg": (NEG,)}[self.select]
+        n, s = items.n(cats), items.sums(cats)
+        na, sa = n.sum(1, keepdims=True), s.sum(1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gv, rv, av = s / n, (sa - s) / (na - n), np.broadcast_to(sa / na, n.shape)
+        return {"group": (gv, n == 0), "rest": (rv, (na - n) == 0), "all": (av, np.broadcast_to(na == 0, n.shape))}, av[:, 0]
+
     def template_differences(self, spec, comp, values, segment, n_segments, group, k, pairs) -> np.ndarray:
         J = n_segments
         cell = segment * k + group  # sums in item order, as np.add.at would add them
@@ -422,7 +439,9 @@ class MeanScore(Score):
         return np.stack([comp.fn(m[:, a], m[:, b])[0] for a, b in pairs], axis=1)
 
     def closed_form(self, spec, comp) -> bool:
-        return spec.view != "group" and spec.per_template
+        if spec.view == "group":  # a scalar comparison of the sides' weighted means (ProbGap)
+            return comp.kind == "scalar" and self.select in _SELECTIONS
+        return spec.per_template
 
 
 def _safe_ratio(num, den):

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..io.values import is_null
 from . import theme
-from .data import Heatmap, class_rank, order_unique
+from .data import Heatmap, class_rank, is_ratio, order_unique
 from .htmlfmt import tooltip, direction_cell_style, esc, fmt, metric_title, verdict_mark
 
 def render_heatmap(hm: Heatmap) -> str:
@@ -86,6 +86,10 @@ def scale_legend(signed: bool = True) -> str:
     return f'<span class="scale" data-signed="{int(signed)}"><span class="muted">{what}</span> {sw}</span>'
 
 
+#: the ticks of a ratio's log axis (the four-fifths band's ends among them)
+RATIO_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1.0, 1.25, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+
+
 def _nice_ticks(lo: float, hi: float, n: int = 5) -> list:
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo]
@@ -110,13 +114,17 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
     per class."""
     cls = sorted(order_unique(sub["class"]), key=class_rank(classes))
     groups = [g for g in groups if g in set(sub["group"])] or order_unique(sub["group"])
+    ratio = is_ratio(metric)
     vals = pd.concat([sub["value"], sub["ci_low"], sub["ci_high"]]).astype(float)
-    vals = vals[np.isfinite(vals)]
+    vals = vals[np.isfinite(vals) & (vals > 0 if ratio else True)]
     if vals.empty:
         return ""
-    lo, hi = float(vals.min()), float(vals.max())
+    # a ratio on a log axis: 0.8 and 1.25 equally far from 1, a bound of 0 at the axis' left end
+    floor = float(vals.min()) / 2 if ratio else 0.0
+    T = (lambda v: math.log(max(float(v), floor))) if ratio else float
+    lo, hi = T(vals.min()), T(vals.max())
     refs = pd.to_numeric(sub["baseline"], errors="coerce").dropna().unique() if "baseline" in sub.columns else []
-    ref = float(refs[0]) if len(refs) == 1 else 1.0 if "Ratio" in metric else 0.0
+    ref = T(float(refs[0]) if len(refs) == 1 else 1.0 if ratio else 0.0)
     if lo - (hi - lo) * 0.5 <= ref <= hi + (hi - lo) * 0.5 or lo <= ref <= hi:
         lo, hi = min(lo, ref), max(hi, ref)
     if hi - lo < 1e-9:
@@ -127,7 +135,7 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
     width = 560
     plot_w = width - left - right
     height = top + band * len(groups) + 34
-    X = lambda v: left + (float(v) - lo) / (hi - lo) * plot_w
+    X = lambda v: left + (T(v) - lo) / (hi - lo) * plot_w
     parts = [
         f'<svg class="chart" role="img" aria-label="{esc(metric)} per group" viewBox="0 0 {width} {height}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
         f'<text x="8" y="14" class="ct">{esc(metric)}</text>',
@@ -138,11 +146,13 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
         parts.append(f'<circle cx="{lx + 6:.1f}" cy="10" r="4" fill="{col}"/><text x="{lx + 13:.1f}" y="14" class="lg">{esc(c)}</text>')
         lx += 22 + 6.5 * len(str(c))
     y0, y1 = top - 4, top + band * len(groups)
-    for t in _nice_ticks(lo, hi):
+    ticks = [t for t in RATIO_TICKS if lo <= math.log(t) <= hi] if ratio else _nice_ticks(lo, hi)
+    for t in ticks:
         x = X(t)
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y0}" y2="{y1}" class="grid"/><text x="{x:.1f}" y="{y1 + 14}" class="tk" text-anchor="middle">{_tick(t)}</text>')
     if lo <= ref <= hi:
-        parts.append(f'<line x1="{X(ref):.1f}" x2="{X(ref):.1f}" y1="{y0}" y2="{y1}" class="ref"/>')
+        xr = left + (ref - lo) / (hi - lo) * plot_w
+        parts.append(f'<line x1="{xr:.1f}" x2="{xr:.1f}" y1="{y0}" y2="{y1}" class="ref"/>')
     for gi, g in enumerate(groups):
         yb = top + gi * band
         if gi % 2 == 0:
@@ -155,9 +165,13 @@ def render_group_chart(metric: str, sub: pd.DataFrame, classes, groups) -> str:
             rec = r.iloc[0]
             col = colours[k]
             y = yb + 6 + k * 11
-            if not is_null(rec["ci_low"]) and not is_null(rec["ci_high"]):
-                parts.append(f'<line x1="{X(rec["ci_low"]):.1f}" x2="{X(rec["ci_high"]):.1f}" y1="{y}" y2="{y}" stroke="{col}" stroke-width="1.6"/>')
+            if not is_null(rec["ci_low"]):  # an interval without an upper bound reaches the axis' right end
+                end = hi if is_null(rec["ci_high"]) else T(rec["ci_high"])
+                x_hi = left + (min(end, hi) - lo) / (hi - lo) * plot_w
+                parts.append(f'<line x1="{X(rec["ci_low"]):.1f}" x2="{x_hi:.1f}" y1="{y}" y2="{y}" stroke="{col}" stroke-width="1.6"/>')
             parts.append(f'<circle cx="{X(rec["value"]):.1f}" cy="{y}" r="3.6" fill="{col}"><title>{tooltip(rec.to_dict())}</title></circle>')
-    parts.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" class="tk" text-anchor="middle">value{" (line: " + fmt(ref, 0) + ")" if lo <= ref <= hi else ""}</text>')
+    axis = "value, log axis" if ratio else "value"
+    ref_text = fmt(math.exp(ref) if ratio else ref, 0)
+    parts.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 4}" class="tk" text-anchor="middle">{axis}{" (line: " + ref_text + ")" if lo <= ref <= hi else ""}</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -45,7 +45,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..io.values import is_null
+from ..io.values import is_null, UNBOUNDED, UNBOUNDED_NOTE
 from . import theme
 from .data import metric_worse, signed_distance
 from .findings import JUDGED, Prepared, consistency_text, reach_text, select_findings, who, with_scope
@@ -129,8 +129,8 @@ def num(v, digits: int = 3) -> str:
     if is_null(v):
         return "–"
     x = float(v)
-    if not math.isfinite(x):
-        return "∞" if x > 0 else "−∞"
+    if not math.isfinite(x) or abs(x) >= UNBOUNDED:
+        return "unbounded"
     if abs(x) >= 1000:
         return f"{x:,.0f}"
     if abs(x) >= 10:
@@ -151,6 +151,8 @@ def effect_text(e) -> str:
 
 def _interval(r) -> str:
     lo, hi = r.get("ci_low"), r.get("ci_high")
+    if not is_null(lo) and is_null(hi) and r.get("note") == UNBOUNDED_NOTE:
+        return f"[{num(lo)}, unbounded]"
     if is_null(lo) or is_null(hi):
         return ""
     return f"[{num(lo)}, {num(hi)}]"
@@ -440,15 +442,21 @@ def groups_section(inp: HeadlineInput, max_rows: int | None, width: int | None =
     table and one line on how to read it; nothing when no group is judged."""
     from rich.text import Text
 
-    from .groups import groups_table
+    from .groups import GROUP_FINDING_WIDTH, group_rows_shown, groups_table
 
     bg = _by_group(inp)
     if bg.empty or max_rows == 0:
         return []
-    return [_title("How the model treats each group (worst off first; effect in units of τ, + = worse off)"),
-            groups_table(bg, max_rows=max_rows, width=width),
-            Text("a group's own values only; values that other groups cause are counted apart (Results.by_group() "
-                 "has its values by verdict)", style=theme.MUTED)]
+    out = [_title("How the model treats each group (worst off first; effect in units of τ, + = worse off)"),
+           groups_table(bg, max_rows=max_rows, width=width)]
+    if width is not None and width < GROUP_FINDING_WIDTH:  # the settle column does not fit: a line under the table
+        shown = {(a, g) for a, g, *_ in group_rows_shown(bg, max_rows)}
+        for r in bg.itertuples(index=False):
+            if r.status == "undecided" and r.settle and (r.attribute, r.group) in shown:
+                out.append(Text(f"  {r.group}: {r.settle}", style=theme.MUTED))
+    out.append(Text("a group's own values only; values that other groups cause are counted apart (Results.by_group() "
+                    "has its values by verdict)", style=theme.MUTED))
+    return out
 
 
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
@@ -546,10 +554,12 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
         if r is not None:
             return r
     # the last resort: one grid row, no legend; its material cells, then the example pair, while they fit
-    tries = [(rows, cover, worst) for rows in (6, 3, 0) for cover in (True, False) for worst in (True, False)]
-    for i, (rows, cover, worst) in enumerate(tries):
-        r = headline_renderables(inp, top=1, max_attributes=1, compact=True, legend=False, worst=worst, colour=colour,
-                                 cover=cover, group_rows=rows, width=width)
+    # (the per-group answer is never dropped: at least 3 of its rows stay)
+    tries = [(rows, top, cover, worst) for top in (1, 0) for rows in (6, 4, 3) for cover in (True, False)
+             for worst in (True, False)]
+    for i, (rows, top, cover, worst) in enumerate(tries):
+        r = headline_renderables(inp, top=top, max_attributes=1, compact=True, legend=False, worst=worst,
+                                 colour=colour, cover=cover, group_rows=rows, width=width)
         if _lines(r, width) <= max_lines or i == len(tries) - 1:
             return r
 

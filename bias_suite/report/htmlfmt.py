@@ -5,7 +5,7 @@ from __future__ import annotations
 import html as _html
 import math
 
-from ..io.values import is_null
+from ..io.values import is_null, format_p
 from . import theme
 from .data import metric_spec
 
@@ -23,7 +23,7 @@ def fmt(v, digits: int = 3) -> str:
     except (TypeError, ValueError):
         return esc(v)
     if not math.isfinite(x):
-        return "∞" if x > 0 else ("−∞" if x < 0 else "–")
+        return "unbounded" if x > 0 else ("unbounded below" if x < 0 else "–")
     if abs(x) >= 1000:
         return f"{x:,.0f}"
     if abs(x) >= 100:
@@ -39,14 +39,11 @@ def fmt_count(v) -> str:
     if is_null(v):
         return "–"
     x = float(v)
-    return "∞" if not math.isfinite(x) else f"{math.floor(x) + 1:,}"
+    return "no bound" if not math.isfinite(x) else f"{math.floor(x) + 1:,}"
 
 
 def fmt_p(p) -> str:
-    if is_null(p):
-        return "–"
-    p = float(p)
-    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+    return format_p(p)
 
 
 def verdict_kind(v) -> str | None:
@@ -104,7 +101,8 @@ def tooltip(rec: dict | None) -> str:
     parts = [f"{rec.get('metric')} · {rec.get('class')} · {rec.get('group') or 'accumulated'}"]
     parts.append(f"value {fmt(rec.get('value'), 4)}")
     if not is_null(rec.get("ci_low")) or not is_null(rec.get("ci_high")):
-        parts.append(f"interval [{fmt(rec.get('ci_low'), 4)}, {fmt(rec.get('ci_high'), 4)}]")
+        high = "unbounded" if is_null(rec.get("ci_high")) else fmt(rec.get("ci_high"), 4)
+        parts.append(f"interval [{fmt(rec.get('ci_low'), 4)}, {high}]")
     if not is_null(rec.get("baseline", None)) and not is_null(rec.get("threshold", None)):
         parts.append(f"no-bias value b = {fmt(rec.get('baseline'), 4)}, threshold τ = {fmt(rec.get('threshold'), 4)}")
     if not is_null(rec.get("effect", None)):

@@ -36,7 +36,8 @@ from typing import Iterable, Mapping
 from ..metrics.comparisons import ROUND_OFF
 
 __all__ = ["PER_CLASS_RATES", "zero_difference_bound", "templates_needed", "is_per_class_rate",
-           "rate_metric_taus", "SizeShortfall", "size_shortfall", "format_shortfall", "size_warnings"]
+           "rate_metric_taus", "SizeShortfall", "size_shortfall", "format_shortfall", "size_warnings",
+           "templates_for_tau", "POWER_HALF_WIDTH"]
 
 #: rate scores whose chances are the examples (spans) of gold class c
 PER_CLASS_RATES = ("TPR", "FNR", "recall", "identity_recall", "identity_FNR")
@@ -184,3 +185,19 @@ def size_warnings(suites: Iterable, *, thresholds: Mapping[str, float] | None = 
         if s is not None:
             out.append(format_shortfall(s))
     return out
+
+
+#: the half-width at which an effect of τ is shown with about 80% power at 95%: τ = (1.96 + 0.84) se
+POWER_HALF_WIDTH = 1.96 / (1.96 + 0.84)
+
+
+def templates_for_tau(halfwidth: float, tau: float, templates) -> str:
+    """'; an effect of τ needs about N templates (now n)': the templates under the same design that would show
+    an effect of exactly τ (not the estimate, which was selected for being large) with about 80% power."""
+    if not (halfwidth > 0) or not (tau > 0) or not templates:
+        return ""
+    n = float(templates)
+    need = max(math.ceil(n * (halfwidth / (POWER_HALF_WIDTH * tau)) ** 2), int(n) + 1)
+    if need > 100 * n:
+        return "; an effect of τ needs more than 100× the templates"
+    return f"; an effect of τ needs about {need} templates (now {int(n)})"

@@ -76,6 +76,7 @@ from .evidence import MIN_EVENT_TEMPLATES, PairedBound
 from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, ratios_tested_by_differences
 from .defaults import DEFAULT_MULTIPLICITY  # the default error control (evaluate, run, compare read it too)
 from ..metrics.materiality import RATIO_BAND, TOPICS
+from .suite_size import templates_for_tau
 from .topics import SEVERITY, VERDICTS
 
 __all__ = ["add_verdicts", "direction_of", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
@@ -240,9 +241,10 @@ def decide(value, low, high, *, kind: str, tau: float, baseline: float = 0.0, co
                 "reason": f"the interval lies within {band}"}
     need = (t - dist) if dist < t else dist
     target = -math.expm1(-max(t - dist, 0.0)) if kind == "ratio" else max(t - dist, 0.0)  # the room, linear
+    more = _more(half, need, templates, paired, target, z)
     return {"verdict": "inconclusive", "effect": effect, "p": p, "t": stat, "df": df,
-            "reason": "the interval holds the no-bias value and reaches past the threshold; "
-                      + _more(half, need, templates, paired, target, z)}
+            "reason": "the interval holds the no-bias value and reaches past the threshold; " + more
+                      + ("" if exact else templates_for_tau(half, t, templates))}
 
 
 def _snap(x, b):

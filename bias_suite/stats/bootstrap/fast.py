@@ -347,9 +347,8 @@ def _set_values(prep: Prepared, c: int, jobs, Wx, out, basis, B, Tx=None):
             sc = get_score(spec.score)
             comp = get_comparison(spec.comparison)
             if not sc.set_valued:  # a scalar of weighted items (an AUC), then the engine's comparisons
-                gv, overall = sc.weighted(items, CATS["pos"], CATS["neg"])
-                phi = {"group": (gv, ~np.isfinite(gv))}
-                contrast = gv - overall[:, None]
+                phi, overall = sc.weighted_sides(items, CATS["pos"], CATS["neg"])
+                contrast = phi["group"][0] - overall[:, None]
                 vals, signed = scalar_values(spec, ad, sc, comp, phi, contrast=contrast)
             else:
                 vals, signed = _set_metric_chunk(spec, ad, sc, comp, items)

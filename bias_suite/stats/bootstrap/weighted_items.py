@@ -114,6 +114,24 @@ class ClassItems:
                 self._chunk[key] = ((self.Wf @ self.cells(cats)) * self.Tf) @ self.prep.term_onehot()
         return self._chunk[key]
 
+    def sums(self, cats) -> np.ndarray:
+        """(Bc, k) weighted sums of f(x, c) over a selection's items per group (as :meth:`n` counts them)."""
+        key = ("sum", cats)
+        if key not in self._chunk:
+            terms = self.Tc is not None
+            by, n = (self.term, self.prep.n_terms) if terms else (self.g, self.k)
+
+            def make():
+                p = self.positions(cats)
+                w = self.x[p] if self.r is None else self.x[p] * self.r[p]
+                return np.bincount(self.tpl[p] * n + by[p], weights=w, minlength=self.J * n).reshape(self.J, n)
+            cells = self.memo(("sum_cells", terms, cats), make)
+            if not terms:
+                self._chunk[key] = self.Wf @ cells
+            else:
+                self._chunk[key] = ((self.Wf @ cells) * self.Tf) @ self.prep.term_onehot()
+        return self._chunk[key]
+
     # -- pairs inside one template (the AEG correction)
     def within(self, cats):
         """Per template j: ``M[j, a, b]`` = U(items of group a over items of

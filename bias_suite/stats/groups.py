@@ -1,0 +1,582 @@
+"""The per-group answer: how the model treats each group, worst off first.
+
+:func:`by_group` reads a judged results table (the columns of
+docs/formats.md, with ``signed``, ``signed_low``, ``signed_high`` and, where
+present, ``source``) and returns one row per attribute and group:
+
+- ``effect``, ``effect_low``, ``effect_high``: the group's largest own
+  effect in units of τ, directed so that **positive means worse off for the
+  group** (a ratio on its log against log 1.25). It is that of its largest
+  claim (``material`` or ``small``) with a direction; with no such claim,
+  that of its largest estimate, so that undecided groups are ordered too.
+- ``status``:
+  ``worse off`` / ``better off`` (its claims with a direction all point one
+  way), ``mixed`` (both ways, or claims without a direction),
+  ``undecided`` (no claim, and some of its values may still be material:
+  an ``inconclusive`` value whose estimate is at least τ),
+  ``no difference shown`` (no claim, no estimate at least τ, but not every
+  value is cleared), ``cleared`` (every judged value ``negligible``).
+- ``finding``: its largest own value (metric · class, and the other group
+  of a pair), ``value``, ``low``, ``high`` on the verdict's scale;
+- counts of its own values by verdict, and ``spillover``: values about the
+  group whose effect comes from other groups (``source``), counted apart and
+  never a claim about the group;
+- ``settle``: for an undecided group, what its largest inconclusive value
+  says would decide it.
+
+Own values: rows about the group against the rest or all examples, and
+rows about a pair with it. A claim about a pair counts towards a group's
+direction only when the group stands on the same side against at least half
+of the attribute's other groups for that metric and class (a group harmed
+against every other group is worse off; each of the others is better off
+against it alone and is not called better off for that). With two groups
+the pair is the whole comparison and counts for both.
+
+Which side is worse for a group (:func:`harm_sign`): more errors; the
+unfavourable outcome (a class named like ``negative`` or ``toxic``) more
+often, or the favourable one (``positive``) less often; a lower AUC against
+the overall one. Probabilities of a class without such a name (``neutral``,
+entity types) have no direction, except for the metrics on examples of
+that gold class, where a higher probability is a more accurate one.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..io.values import UNBOUNDED, is_null
+from .topics import VERDICTS
+
+__all__ = ["by_group", "harm_sign", "class_valence", "STATUSES", "GROUP_COLUMNS", "TRAIL_COLUMNS", "CLAIMS",
+           "UNBOUNDED"]
+
+STATUSES = ("worse off", "slightly worse off", "mixed", "undecided", "slightly better off", "better off",
+            "no difference shown", "cleared")
+#: the verdicts that claim an effect
+CLAIMS = ("material", "small")
+#: the metrics that give a group's effect, by preference: its probability gap against the rest; then the gaps of
+#: probabilities and of the identity span that pair within templates (rank and rate metrics saturate)
+HEADLINE = (("ProbGap",), ("CFGap", "CFGap-TC", "AvgScoreDiff", "PertSS", "IdentitySpan-CFGap", "IdentitySpan-FNED",
+                           "IdentitySpan-Recall-Gap", "IdentitySpan-Recall-Diff", "IdentitySpan-CF-Recall-Gap"))
+#: the key under which :func:`_group_effects` keeps the classes each group's own material rows move
+MOVED = ("", "")
+TRAIL_COLUMNS = ["attribute", "group", "metric", "cls", "other", "verdict", "effect", "role", "why"]
+GROUP_COLUMNS = ["attribute", "group", "status", "effect", "effect_low", "effect_high", "finding", "value", "low",
+                 "high", *VERDICTS, "spillover", "settle"]
+
+#: class names whose prediction is an unfavourable outcome for the text's subject, and favourable ones
+UNFAVOURABLE = frozenset({"negative", "neg", "toxic", "toxicity", "severe_toxic", "severe_toxicity", "obscene", "threat",
+                          "insult", "identity_hate", "identity_attack", "hate", "hateful", "hate_speech", "offensive",
+                          "abusive", "abuse", "harassment", "sexism", "racism", "harmful", "unsafe", "very_negative"})
+FAVOURABLE = frozenset({"positive", "pos", "non-toxic", "nontoxic", "non_toxic", "not_toxic", "normal", "safe",
+                        "benign", "very_positive"})
+
+# what a metric's signed value measures, as (kind, sign): "errors" (+1: more errors for the group), "outcome"
+# (+1: the group is given class c more often or a higher probability of c), "correct" (+1: the group's own
+# gold class gets a higher probability), "auc" (+1: a higher AUC than the overall one), "cost" (+1: higher cost);
+# a registered metric's record says it (``measures``, ``error_rate``); the Bernstein rows, which have no record:
+_BERNSTEIN_MEASURES = {
+    # positive = predicted c less often; a lower TPR; a higher FPR (of class c)
+    "Bernstein-DemographicParity": ("outcome", -1), "Bernstein-EqualOpportunity": ("outcome", -1),
+    "Bernstein-FalsePositiveParity": ("outcome", 1),
+}
+# error rates with no valence of their class: more errors is worse whichever class they count
+_BERNSTEIN_ERROR_RATES = {"Bernstein-EqualOpportunity": 1, "Bernstein-FalsePositiveParity": 1}
+
+
+def _measures(metric: str) -> tuple:
+    """(kind, sign, error rate sign) of a metric (module doc; (None, 0, 0) when unknown)."""
+    from ..metrics.catalog import REGISTRY
+
+    spec = REGISTRY.get(metric)
+    if spec is not None:
+        kind, sign = spec.measures or (None, 0)
+        return kind, sign, spec.error_rate
+    kind, sign = _BERNSTEIN_MEASURES.get(metric, (None, 0))
+    return kind, sign, _BERNSTEIN_ERROR_RATES.get(metric, 0)
+
+
+#: what a row's reason says would decide it: sized for an effect of τ first, else the exact paired bound's count
+_SETTLE = (re.compile(r"(an effect of τ needs (?:about|more than) [^;]*)"), re.compile(r"(about [^;]*? would decide it)"))
+
+
+def class_valence(cls) -> int:
+    """+1 for a favourable outcome (``positive``), -1 for an unfavourable one
+    (``negative``, ``toxic``, ...), 0 otherwise."""
+    c = str(cls).strip().lower().replace(" ", "_")
+    return -1 if c in UNFAVOURABLE else 1 if c in FAVOURABLE else 0
+
+
+def harm_sign(metric, cls, *, valenced: bool = False) -> int:
+    """+1 when a higher signed value (first group − second, or group −
+    background) is worse for the (first) group, -1 when lower is, 0 when
+    the metric and class say no direction (module doc). ``valenced``: some
+    class of the task is favourable or unfavourable; an error rate of a
+    class without a valence then has no direction either (fewer false
+    'neutral' predictions may mean more false 'negative' ones)."""
+    kind, s, error_rate = _measures(str(metric))
+    v = class_valence(cls)
+    if kind == "outcome" or (kind == "correct" and valenced):
+        s = 1 if kind == "correct" else s  # a higher probability of the gold class c: c more often
+        if v:
+            return -s * v
+        return 0 if valenced else error_rate
+    if kind == "errors":  # per class, an outcome's accuracy is no harm or help in itself where outcomes have one
+        return s if not valenced or str(cls) == "all" else 0
+    if kind == "correct":
+        return -1  # a higher probability of the gold class: fewer errors
+    if kind == "auc":
+        return 0 if valenced and not v else -1
+    return 0
+
+
+def _scaled(metric_ratio: bool, x, tau) -> float:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return math.nan
+    if metric_ratio:
+        return math.log(x) / math.log(1.25) if x > 0 else -math.inf
+    return float(x) / float(tau) if tau else math.nan
+
+
+def _is_ratio(metric) -> bool:
+    """Whether a metric is judged as a ratio (its record's scale; False for a name without a record)."""
+    from ..metrics.catalog import REGISTRY
+
+    spec = REGISTRY.get(str(metric))
+    return spec is not None and spec.scale == "ratio"
+
+
+def _own_rows(res: pd.DataFrame) -> pd.DataFrame:
+    """The judged rows about one group or one pair, with a signed value."""
+    fam = res["family"].astype(str)
+    keep = (res["verdict"].isin(VERDICTS)
+            & res["group"].map(lambda g: isinstance(g, str)) & (fam != "significance")
+            & ~res["metric"].astype(str).str.endswith("-SampleSize"))
+    return res[keep]
+
+
+def _readings(res: pd.DataFrame) -> tuple[dict, dict]:
+    """Every own row read from each of its groups' side: {(attribute, group): [reading]} and
+    {attribute: {group: None}} (groups in order of appearance)."""
+    src = res["source"] if "source" in res.columns else pd.Series(None, index=res.index, dtype=object)
+    spill = src.map(lambda s: isinstance(s, str) and bool(s.strip()))
+    nan = pd.Series(np.nan, index=res.index)
+    signed, slo, shi = (pd.to_numeric(res.get(c, nan), errors="coerce") for c in ("signed", "signed_low", "signed_high"))
+    tau = pd.to_numeric(res["threshold"], errors="coerce")
+    valenced = any(class_valence(c) for c in pd.unique(res["class"]))
+    entries: dict = {}
+    groups_of: dict = {}
+    for idx, metric, a, c, g, verdict, reason in zip(res.index, res["metric"], res["attribute"], res["class"],
+                                                     res["group"], res["verdict"], res["reason"]):
+        sides = g.split("|")
+        for s in sides:
+            groups_of.setdefault(a, {}).setdefault(s, None)
+        ratio = _is_ratio(metric)
+        h = harm_sign(metric, c, valenced=valenced)
+        v, lo, hi = (_scaled(ratio, x, tau[idx]) for x in (signed[idx], slo[idx], shi[idx]))
+        for k, s in enumerate(sides):
+            hv = h * (-1.0 if k == 1 else 1.0)  # a pair is first − second: the second group sees it reversed
+            e, elo, ehi = (hv * x for x in (v, lo, hi)) if hv else (math.nan,) * 3
+            if hv < 0:
+                elo, ehi = ehi, elo
+            o = _oriented(ratio, k, signed[idx], slo[idx], shi[idx])
+            ov = (math.log(o["value"]) if ratio and o["value"] > 0 else o["value"]) if np.isfinite(o["value"]) else 0.0
+            size = abs(v) if np.isfinite(v) else (float(res.at[idx, "effect"]) if not is_null(res.at[idx, "effect"])
+                                                  else math.nan)
+            entries.setdefault((a, s), []).append(dict(
+                dirn=(1 if e > 0 else -1) if hv and np.isfinite(e) else (1 if ov > 0 else -1 if ov < 0 else 0),
+                idx=idx, metric=metric, cls=c, group=g, verdict=verdict, reason=reason, spill=bool(spill[idx]),
+                source=src[idx] if spill[idx] else None, pair=len(sides) == 2, side=k, harm=hv, e=e, elo=elo,
+                ehi=ehi, size=size, tau=tau[idx], role=None, **o))
+    return entries, groups_of
+
+
+def by_group(results: pd.DataFrame, *, trail: bool = False):
+    """One row per attribute and group (module doc), groups of an attribute
+    ordered worst off first, attributes in their order in the results.
+
+    trail : also return, as a second frame, every own row of every group
+        with its ``role`` (``counted``, ``spill-over``, ``bystander pair``,
+        ``another group's effect``, ``no claim``) and why (:data:`TRAIL_COLUMNS`).
+    """
+    empty = pd.DataFrame(columns=GROUP_COLUMNS)
+    if results is None or len(results) == 0 or "verdict" not in results.columns:
+        return (empty, pd.DataFrame(columns=TRAIL_COLUMNS)) if trail else empty
+    res = _own_rows(results)
+    if res.empty:
+        return (empty, pd.DataFrame(columns=TRAIL_COLUMNS)) if trail else empty
+    entries, groups_of = _readings(res)
+    owners = _pair_owners(entries, groups_of)
+    effects = _group_effects(entries)
+    rows, trails = [], []
+    for a, groups in groups_of.items():
+        k = len(groups)
+        out = {g: _group_row(a, g, entries.get((a, g), []), owners, k=k, effects=effects.get(a, {}),
+                             attributed="source" in results.columns)
+               for g in groups}
+        if k == 2:
+            _mirror(out, list(groups))
+        ordered = sorted(out.values(), key=lambda r: (-(r["effect"] if np.isfinite(r["effect"]) else -1e9),
+                                                       STATUSES.index(r["status"])))
+        rows.extend(ordered)
+        if trail:
+            trails.extend(_trail_rows(a, g, entries.get((a, g), [])) for g in groups)
+    table = pd.DataFrame(rows, columns=GROUP_COLUMNS)
+    if not trail:
+        return table
+    flat = [t for ts in trails for t in ts]
+    return table, pd.DataFrame(flat, columns=TRAIL_COLUMNS)
+
+
+def _oriented(ratio: bool, side: int, v, lo, hi) -> dict:
+    """A pair's value as the group on ``side`` sees it (its own minus the other's)."""
+    if side == 0:
+        return dict(value=v, low=lo, high=hi)
+    if ratio:
+        inv = (lambda x: 1.0 / x if x and np.isfinite(x) else math.nan)
+        return dict(value=inv(v), low=inv(hi), high=inv(lo))
+    return dict(value=-v, low=-hi, high=-lo)
+
+
+def _pair_owners(entries: dict, groups_of: dict) -> set:
+    """The (row, group) of the claimed pairs that are the group's own effect: per attribute, metric and class,
+    the group that stands apart (on one side against more than half of the groups still in play, the most
+    such pairs first, then the larger summed effect) owns those pairs and leaves play; the rest is peeled the
+    same way until no group stands apart. With three groups, one pair against the one group that differs is
+    that group's effect, not the bystander's; with two groups the pair is the whole comparison and belongs to
+    both."""
+    by_cell: dict = {}  # (attribute, metric, class) -> {group: [(other, dirn, row, |effect|)]}
+    for (a, g), es in entries.items():
+        for e in es:
+            if e["pair"] and e["verdict"] in CLAIMS and not e["spill"] and e["dirn"]:
+                other = next((p for p in str(e["group"]).split("|") if p != g), None)
+                size = abs(e["e"]) if np.isfinite(e["e"]) else (e["size"] if np.isfinite(e["size"]) else 0.0)
+                by_cell.setdefault((a, e["metric"], e["cls"]), {}).setdefault(g, []).append(
+                    (other, e["dirn"], e["idx"], size))
+    out = set()
+    for (a, _, _), pairs in by_cell.items():
+        play = set(groups_of.get(a, {}))
+        if len(play) == 2:
+            out.update((idx, g) for g, rows in pairs.items() for _, _, idx, _ in rows)
+            continue
+        while len(play) > 1:
+            best, owned = None, None
+            for g in sorted(play):
+                for d in (1, -1):
+                    rows = [r for r in pairs.get(g, ()) if r[0] in play and r[1] == d]
+                    score = (len(rows), sum(r[3] for r in rows))
+                    if 2 * len(rows) > len(play) - 1 and (best is None or score > best[0]):
+                        best, owned = (score, g), rows
+            if best is None:
+                break
+            g = best[1]
+            out.update((idx, g) for _, _, idx, _ in owned)
+            play.discard(g)
+    return out
+
+
+def _group_effects(entries: dict) -> dict:
+    """{attribute: {(metric, class): {group: its largest own material effect against its background, signed}}}:
+    the effects that push every other group's background the other way."""
+    out: dict = {}
+    for (a, g), es in entries.items():
+        for e in es:
+            if not e["pair"] and not e["spill"] and e["verdict"] == "material":  # any class it moves
+                out.setdefault(a, {}).setdefault(MOVED, {}).setdefault(e["cls"], set()).add(g)
+            x = _signed_size(e)
+            if not e["pair"] and not e["spill"] and e["verdict"] == "material" and np.isfinite(x):
+                cell = out.setdefault(a, {}).setdefault((e["metric"], e["cls"]), {})
+                if abs(x) > abs(cell.get(g, 0.0)):
+                    cell[g] = x
+    return out
+
+
+def _signed_size(e: dict) -> float:
+    """A row's size in units of τ, signed: harm-directed where it has a direction, else by its own sign."""
+    if e["harm"] and np.isfinite(e["e"]):
+        return float(e["e"])
+    return float(e["dirn"] * e["size"]) if e["dirn"] and np.isfinite(e["size"]) else math.nan
+
+
+def _shadowed_by(e: dict, g: str, k: int, effects: dict) -> str | None:
+    """The group whose own effect would put this row of ``g`` (against its background) where it is: a group h
+    of the same metric and class whose effect points the other way and is large enough that its share of
+    g's background (1 / (k − 1) of it) explains at least half of this row's size."""
+    x = _signed_size(e)
+    if e["pair"] or k < 3 or not np.isfinite(x):
+        return None
+    for h, eh in sorted(effects.get((e["metric"], e["cls"]), {}).items(), key=lambda x: -abs(x[1])):
+        if h != g and eh * x < 0 and abs(x) <= 2.0 * abs(eh) / (k - 1):
+            return h
+    return None
+
+
+def _mover(e: dict, g: str, effects: dict) -> str | None:
+    """Another group with its own material effect against its background on the row's class."""
+    return next(iter(sorted(set(effects.get(MOVED, {}).get(e["cls"], ())) - {g})), None)
+
+
+def _assign_roles(a, g, es: list, owners: set, k: int, effects: dict, attributed: bool = True) -> None:
+    """Each of the group's rows: counted towards its status, or set apart, and why (the trail). Where the
+    results were not attributed (no ``source`` column), a claim against the background on a class that
+    another group's own material effect moves is set apart whatever its size."""
+    for e in es:
+        claim = e["verdict"] in CLAIMS
+        if e["spill"]:
+            e["role"], e["why"] = "spill-over", f"caused by {e['source']} (the attribution)"
+        elif e["pair"] and claim and k > 2 and (e["idx"], g) not in owners:
+            e["spill"] = True
+            e["role"], e["why"] = "bystander pair", (
+                "the group does not stand apart from most of the groups: the other group's effect")
+        elif (claim and not e["pair"] and k > 2 and (e["verdict"] == "small" or not attributed)
+              and (h := _mover(e, g, effects))):
+            e["spill"] = True
+            e["role"], e["why"] = "another group's effect", (
+                f"'{h}' has its own material effect on '{e['cls']}': a small value against a background that "
+                "holds it may be theirs")
+        elif claim and (h := _shadowed_by(e, g, k, effects)) is not None:
+            e["spill"] = True
+            e["role"], e["why"] = "another group's effect", (
+                f"'{h}' in the background explains this value's direction and at least half its size")
+        elif claim:
+            e["role"], e["why"] = "counted", "an own claim"
+        else:
+            e["role"], e["why"] = "no claim", e["verdict"]
+
+
+def _status(directed: list, undirected: list, own: list, solo: list) -> str:
+    """The status from the group's own claims (module doc)."""
+    material = [e for e in directed if e["verdict"] == "material"]
+    decisive = material or directed
+    worse, better = any(e["e"] > 0 for e in decisive), any(e["e"] < 0 for e in decisive)
+    if worse and better:
+        return "mixed"
+    if worse or better:
+        return ("" if material else "slightly ") + ("worse off" if worse else "better off")
+    if undirected:
+        return "mixed"
+    judged = [e for e in own if e["verdict"] != "undefined"]
+    if judged and all(e["verdict"] == "negligible" for e in judged):
+        return "cleared"
+    if any(e["verdict"] == "inconclusive" and np.isfinite(e["size"]) and e["size"] >= 1.0 for e in solo):
+        return "undecided"
+    return "no difference shown"
+
+
+def _tier(e: dict, pushed=()) -> float:
+    """0: the group's probability gap against the rest; 1: other gaps of probabilities or of the identity span,
+    paired within templates (1.5: the gap against a rest that holds another group's own effect on the class);
+    2: rank and rate metrics, which saturate; 3: Bernstein bounds (the widest)."""
+    m = str(e["metric"])
+    if m in HEADLINE[0]:
+        return 1.5 if e["cls"] in pushed else 0
+    return 1 if m in HEADLINE[1] else 3 if m.startswith("Bernstein-") else 2
+
+
+def _flat(e: dict) -> bool:
+    return not (np.isfinite(e["elo"]) and np.isfinite(e["ehi"])) or e["ehi"] - e["elo"] <= 1e-9 * max(1, abs(e["e"]))
+
+
+def _headline_row(claims: list, solo: list, status: str, pushed=()) -> dict | None:
+    """The row that gives the group's effect: a claim in the status's direction on the scale that grows with
+    the difference (tiers, :func:`_tier`), never a saturated rank or rate metric of no width; without a
+    direction, its largest own estimate on that scale."""
+    sign = 1 if status.endswith("worse off") else -1 if status.endswith("better off") else 0
+    if sign:
+        pool = [e for e in claims if e["harm"] and np.isfinite(e["e"]) and e["e"] * sign > 0
+                and (_tier(e) < 2 or not _flat(e))]
+    elif status == "mixed":
+        pool = [e for e in claims if np.isfinite(e["e"]) or np.isfinite(e["size"])]
+    else:
+        pool = [e for e in solo if e["verdict"] in ("inconclusive", "small", "negligible") and np.isfinite(e["e"])]
+    if not pool:
+        return None
+    best = min(_tier(e, pushed) for e in pool)
+    return max((e for e in pool if _tier(e, pushed) == best), key=lambda e: abs(e["e"]) if np.isfinite(e["e"]) else e["size"])
+
+
+def _group_row(a, g, es: list, owners: set, *, k: int, effects: dict, attributed: bool = True) -> dict:
+    _assign_roles(a, g, es, owners, k, effects, attributed)
+    own = [e for e in es if not e["spill"]]
+    counts = {v: sum(1 for e in own if e["verdict"] == v) for v in VERDICTS}
+    spillover = sum(1 for e in es if e["spill"] and e["verdict"] in CLAIMS)
+    claims = [e for e in own if e["verdict"] in CLAIMS]
+    # without a claim, the group's own estimates: its rows against the rest or all examples (a pair's estimate
+    # is as much the other group's), or its pair when the attribute has two groups; a row whose background
+    # holds another group with its own material effect on the same metric and class is left out: its estimate
+    # may be theirs
+    pushed = {c for (_, c), gs in effects.items() if set(gs) - {g}} | {c for c, gs in effects.get(MOVED, {}).items()
+                                                                    if set(gs) - {g}}
+    solo = [e for e in own if (not e["pair"] or k == 2) and (e["verdict"] in CLAIMS or e["cls"] not in pushed)]
+    directed = [e for e in claims if e["harm"] and np.isfinite(e["e"])]
+    undirected = [e for e in claims if not e["harm"] and not e["pair"]]
+    status = _status(directed, undirected, own, solo)
+    head = _headline_row(claims, solo, status, pushed)
+    if head is None and status.endswith("off"):  # only saturated rows of no width show it: not a headline
+        status = "undecided"
+    row = dict(attribute=a, group=g, status=status, effect=math.nan, effect_low=math.nan, effect_high=math.nan,
+               finding=None, value=math.nan, low=math.nan, high=math.nan, **counts, spillover=spillover,
+               settle=_settle(solo, g) if status == "undecided" else None)
+    if head is not None:
+        row.update(effect=head["e"] if np.isfinite(head["e"]) else math.nan, effect_low=_finite(head["elo"]),
+                   effect_high=_finite(head["ehi"]), finding=_where(head, g), value=head["value"],
+                   low=_finite(head["low"]), high=_finite(head["high"]))
+    return row
+
+
+def _finite(x):
+    """A bound as stored in the per-group table: a number, or NaN where it has none (no sentinel numbers)."""
+    return float(x) if x is not None and np.isfinite(x) and abs(x) < UNBOUNDED else math.nan
+
+
+#: mirrored statuses of the second of two groups
+MIRROR = {"worse off": "better off", "better off": "worse off", "slightly worse off": "slightly better off",
+          "slightly better off": "slightly worse off"}
+
+
+def _mirror(out: dict, groups: list) -> None:
+    """With two groups there is one comparison: the group whose own reading decides more (a direction first,
+    then a material one, then the larger effect) leads, and the other's row is its exact mirror."""
+    def weight(r):
+        st = r["status"]
+        return (st in MIRROR, not st.startswith("slightly"), abs(r["effect"]) if np.isfinite(r["effect"]) else -1)
+
+    lead, other = sorted(groups, key=lambda g: weight(out[g]), reverse=True)
+    L, O = out[lead], out[other]
+    if L["status"] not in MIRROR:
+        return
+    o = _oriented(_is_ratio(L["finding"].split(" · ")[0]), 1, L["value"], L["low"], L["high"])
+    O.update(status=MIRROR[L["status"]], effect=-L["effect"], effect_low=-L["effect_high"],
+             effect_high=-L["effect_low"], finding=f"{L['finding']}, '{other}' against '{lead}'", value=o["value"],
+             low=_finite(o["low"]), high=_finite(o["high"]), settle=None)
+
+
+def _settle(solo: list, g: str) -> str:
+    """What would decide an undecided group: from its largest inconclusive own estimate, the number of
+    templates that would decide an effect of τ, or, where more templates cannot, what to read or add."""
+    und = sorted((e for e in solo if e["verdict"] == "inconclusive" and np.isfinite(e["size"])),
+                 key=lambda e: (_tier(e), -e["size"]))
+    for e in und:
+        m = _SETTLE[0].search(str(e["reason"])) or _SETTLE[1].search(str(e["reason"]))
+        if m:
+            return f"{_where(e, g)}: {m.group(1)}"
+    top = und[0] if und else None
+    if top is None:
+        return "no estimate of its own to size: add templates that hold its terms"
+    reason = str(top["reason"])
+    if "events in only" in reason or "no evidence either way" in reason:
+        return (f"{_where(top, g)}: its events are too rare for more templates to settle soon; read ProbGap "
+                f"(probabilities, every template counts) or add templates of gold '{top['cls']}'")
+    if "unbounded" in reason or not np.isfinite(top["ehi"]) or not np.isfinite(top["elo"]):
+        return f"{_where(top, g)}: the ratio has no bound; read the difference of the same rates (FPED, FNED)"
+    return f"{_where(top, g)}: more templates or more terms of the group would decide it"
+
+
+def _trail_rows(a, g, es: list) -> list:
+    return [dict(attribute=a, group=g, metric=e["metric"], cls=e["cls"], other=(
+        next((p for p in str(e["group"]).split("|") if p != g), None) if e["pair"] else None),
+        verdict=e["verdict"], effect=e["e"], role=e["role"], why=e["why"]) for e in es]
+
+
+def _where(e: dict, g: str) -> str:
+    """"CFGap · positive vs 'muslim'" for a pair, "FNED · negative" for a group row."""
+    parts = str(e["group"]).split("|")
+    other = [p for p in parts if p != g]
+    vs = f" vs {other[0]}" if e["pair"] and other else ""
+    return f"{e['metric']} · {e['cls']}{vs}"
+
+
+
+
+# ----------------------------------------------------------------- change
+#: what happened to a group between two models (:func:`group_changes`)
+GROUP_CHANGES = ("increased", "reversed", "undecided", "reduced", "unchanged")
+GROUP_CHANGE_COLUMNS = ["candidate", "attribute", "group", "status_before", "status_after", "finding", "effect_before",
+                        "effect_after", "change", "change_low", "change_high", "status"]
+_DIRECTED = ("worse off", "slightly worse off", "better off", "slightly better off")
+
+
+def _side(status: str) -> int:
+    return 1 if status.endswith("worse off") else -1 if status.endswith("better off") else 0
+
+
+def group_changes(before: pd.DataFrame, after: pd.DataFrame, rows: pd.DataFrame, candidate: str = "") -> pd.DataFrame:
+    """Each group's answer before and after (two judged results tables of the same examples) and the paired
+    change of its effect: ``rows`` are a comparison's rows (``bias_suite.stats.change``: the change of each
+    value's distance from no bias, with its interval). The effect followed is the group's headline row in the
+    model where it has a direction (the baseline's first), in units of τ, + = worse for the group.
+
+    status: ``reversed`` (a direction before and the opposite after), ``reduced`` / ``increased`` (the
+    change's interval below / above 0: the distance from no bias shrinks / grows), ``unchanged`` (no direction
+    in either model, or the change's interval inside ±τ), ``undecided`` (otherwise, or no paired interval).
+    """
+    bg0, bg1 = (by_group(r).set_index(["attribute", "group"]) for r in (before, after))
+    out = []
+    for key in bg0.index.union(bg1.index, sort=False):
+        r0 = bg0.loc[key] if key in bg0.index else None
+        r1 = bg1.loc[key] if key in bg1.index else None
+        s0 = r0["status"] if r0 is not None else "no difference shown"
+        s1 = r1["status"] if r1 is not None else "no difference shown"
+        lead = r0 if r0 is not None and s0 in _DIRECTED else r1 if r1 is not None and s1 in _DIRECTED else None
+        row = dict(candidate=candidate, attribute=key[0], group=key[1], status_before=s0, status_after=s1,
+                   finding=None, effect_before=math.nan, effect_after=math.nan, change=math.nan,
+                   change_low=math.nan, change_high=math.nan)
+        if lead is None:
+            row["status"] = "undecided" if "undecided" in (s0, s1) else "unchanged"
+            out.append(row)
+            continue
+        row.update(_paired_change(lead, key, rows))
+        row["status"] = _change_status(s0, s1, row)
+        out.append(row)
+    return pd.DataFrame(out, columns=GROUP_CHANGE_COLUMNS)
+
+
+def _paired_change(lead, key, rows: pd.DataFrame) -> dict:
+    """The headline row's values in both models and the change of its distance from no bias, harm-directed,
+    in units of τ."""
+    finding = str(lead["finding"] or "")
+    metric, _, rest = finding.partition(" · ")
+    cls, _, other = rest.partition(" vs ")
+    other = other.split(",")[0].strip()
+    a, g = key
+    groups = {g, f"{g}|{other}", f"{other}|{g}"} if other else {g}
+    sel = rows[(rows["metric"] == metric) & (rows["attribute"] == a) & (rows["class"].astype(str) == cls)
+               & rows["group"].isin(groups)]
+    out = dict(finding=finding or None)
+    if sel.empty:
+        return out
+    r = sel.iloc[0]
+    tau = float(r["threshold"]) if not is_null(r["threshold"]) else math.nan
+    ratio = _is_ratio(metric)
+    valenced = class_valence(cls) != 0
+    h = harm_sign(metric, cls, valenced=valenced) or 1
+    if "|" in str(r["group"]) and str(r["group"]).split("|")[1] == g:
+        h = -h  # the pair as the second group sees it
+    if str(r["scale"]) not in ("|value|", "|signed difference|", "|log ratio|"):
+        v0 = v1 = math.nan  # (an AUC's value is not its contrast with the overall AUC)
+    else:
+        v0, v1 = (_scaled(ratio, r[c], tau) for c in ("value_baseline", "value_candidate"))
+    out.update(effect_before=h * v0, effect_after=h * v1)
+    lo, hi, cv = (pd.to_numeric(r[c], errors="coerce") for c in ("ci_low", "ci_high", "change_value"))
+    scale = math.log(1.25) if ratio else tau
+    if np.isfinite(cv) and scale:
+        out.update(change=float(cv) / scale, change_low=_finite(lo / scale), change_high=_finite(hi / scale))
+    return out
+
+
+def _change_status(s0: str, s1: str, row: dict) -> str:
+    if _side(s0) and _side(s1) and _side(s0) != _side(s1):
+        return "reversed"
+    lo, hi = row["change_low"], row["change_high"]
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "undecided"
+    if lo >= -1.0 and hi <= 1.0:
+        return "unchanged"
+    if hi < 0:
+        return "reduced"
+    if lo > 0:
+        return "increased"
+    return "undecided"
