@@ -147,8 +147,9 @@ def test_no_sentinel_numbers_in_results_or_text():
                    dict(metric="FNED", family="BCM", **{"class": "negative"}, group="g1", value=0.1, ci_low=-np.inf,
                         ci_high=0.2, verdict="inconclusive", reason="r", note="kept")])
     out = without_sentinels(res)
-    assert out.at[0, "ci_high"] is None and out.at[0, "note"] == UNBOUNDED_NOTE and out.at[0, "ci_low"] == 0.0
-    assert out.at[1, "ci_low"] is None and out.at[1, "note"] == "kept" and out.at[1, "ci_high"] == 0.2
+    assert np.isnan(out.at[0, "ci_high"]) and out.at[0, "note"] == UNBOUNDED_NOTE and out.at[0, "ci_low"] == 0.0
+    assert np.isnan(out.at[1, "ci_low"]) and out.at[1, "note"] == "kept" and out.at[1, "ci_high"] == 0.2
+    assert out["ci_high"].dtype == res["ci_high"].dtype  # the column keeps its type
     assert res.at[0, "ci_high"] == 1e12  # the input is left as it was
     assert format_p(1.2e-297) == "< 1e-16" and format_p(0.0004) == "4.0e-04" and format_p(0.2) == "0.200"
     text = by_group(out).to_string()

@@ -68,9 +68,9 @@ def without_sentinels(frame):
     out.attrs.update(frame.attrs)
     for c in cols:
         x = pd.to_numeric(out[c], errors="coerce").to_numpy(dtype=float)
-        bad = np.isinf(x) | (np.abs(np.nan_to_num(x)) >= UNBOUNDED)
+        bad = np.isinf(x) | (np.abs(np.nan_to_num(x, posinf=0.0, neginf=0.0)) >= UNBOUNDED)
         if bad.any():
-            out[c] = out[c].astype(object).where(~bad, None)
+            out[c] = out[c].mask(bad, np.nan)
             hit |= bad
     if hit.any() and "note" in out.columns:
         note = out["note"].astype(object)
