@@ -210,7 +210,7 @@ def by_group(results: pd.DataFrame, *, trail: bool = False):
         return (empty, pd.DataFrame(columns=TRAIL_COLUMNS)) if trail else empty
     entries, groups_of = _readings(res)
     owners = _pair_owners(entries, groups_of)
-    effects = _group_effects(entries)
+    effects = _group_effects(entries, groups_of)
     rows, trails = [], []
     for a, groups in groups_of.items():
         k = len(groups)
@@ -278,27 +278,45 @@ def _pair_owners(entries: dict, groups_of: dict) -> set:
     return out
 
 
-def _group_effects(entries: dict) -> dict:
-    """{attribute: {(metric, class): {group: its largest own material effect against its background, signed}}}:
-    the effects that push every other group's background the other way."""
+def _group_effects(entries: dict, groups_of: dict) -> dict:
+    """{attribute: {(metric, class): {group: its largest own material effect against its background, signed}}}
+    and, under :data:`MOVED`, {class: groups}: the effects that push every other group's background the other
+    way. A group whose value another group's effect in the same cell explains (:func:`_explains`) is not one
+    of them (it matters where the results were never attributed)."""
     out: dict = {}
     for (a, g), es in entries.items():
         for e in es:
-            if not e["pair"] and not e["spill"] and e["verdict"] == "material":  # any class it moves
-                out.setdefault(a, {}).setdefault(MOVED, {}).setdefault(e["cls"], set()).add(g)
             x = _signed_size(e)
             if not e["pair"] and not e["spill"] and e["verdict"] == "material" and np.isfinite(x):
                 cell = out.setdefault(a, {}).setdefault((e["metric"], e["cls"]), {})
                 if abs(x) > abs(cell.get(g, 0.0)):
                     cell[g] = x
+    for a, cells in out.items():
+        k = len(groups_of.get(a, {}))
+        moved: dict = {}
+        for (metric, cls), cell in list(cells.items()):
+            kept = {g: x for g, x in cell.items() if not any(_explains(xh, x, k) for h, xh in cell.items() if h != g)}
+            cells[(metric, cls)] = kept
+            moved.setdefault(cls, set()).update(kept)
+        cells[MOVED] = moved
     return out
+
+
+def _explains(by: float, x: float, k: int) -> bool:
+    """Whether an effect ``by`` of another group, at its share 1 / (k − 1) of a background, explains a value
+    ``x`` against that background: the other way, and at most twice that share."""
+    return k >= 3 and by * x < 0 and abs(x) <= 2.0 * abs(by) / (k - 1)
+
+
+#: the size (×τ) that stands for a ratio of 0 or of no bound when one group's effect is weighed against another's
+BOUNDLESS = 1e6
 
 
 def _signed_size(e: dict) -> float:
     """A row's size in units of τ, signed: harm-directed where it has a direction, else by its own sign."""
-    if e["harm"] and np.isfinite(e["e"]):
-        return float(e["e"])
-    return float(e["dirn"] * e["size"]) if e["dirn"] and np.isfinite(e["size"]) else math.nan
+    if e["harm"] and not np.isnan(e["e"]):
+        return float(np.clip(e["e"], -BOUNDLESS, BOUNDLESS))  # (a ratio of 0 is as far from 1 as it gets)
+    return float(e["dirn"] * min(e["size"], BOUNDLESS)) if e["dirn"] and not np.isnan(e["size"]) else math.nan
 
 
 def _shadowed_by(e: dict, g: str, k: int, effects: dict) -> str | None:
@@ -309,9 +327,19 @@ def _shadowed_by(e: dict, g: str, k: int, effects: dict) -> str | None:
     if e["pair"] or k < 3 or not np.isfinite(x):
         return None
     for h, eh in sorted(effects.get((e["metric"], e["cls"]), {}).items(), key=lambda x: -abs(x[1])):
-        if h != g and eh * x < 0 and abs(x) <= 2.0 * abs(eh) / (k - 1):
+        if h != g and _explains(eh, x, k):
             return h
     return None
+
+
+def _opposite_mover(e: dict, g: str, effects: dict) -> str | None:
+    """Another group with its own material effect on the row's class, harm-directed the other way."""
+    x = _signed_size(e)
+    if not e["harm"] or not np.isfinite(x):
+        return None
+    found = {h for (m, c), cell in effects.items() if m != "" and c == e["cls"] for h, xh in cell.items()
+             if h != g and xh * x < 0 and e["harm"]}
+    return min(found) if found else None
 
 
 def _mover(e: dict, g: str, effects: dict) -> str | None:
@@ -323,6 +351,8 @@ def _assign_roles(a, g, es: list, owners: set, k: int, effects: dict, attributed
     """Each of the group's rows: counted towards its status, or set apart, and why (the trail). Where the
     results were not attributed (no ``source`` column), a claim against the background on a class that
     another group's own material effect moves is set apart whatever its size."""
+    paired = {e["cls"] for e in es if e["pair"]}
+    own_pairs = {(e["cls"], e["dirn"]) for e in es if e["pair"] and (e["idx"], g) in owners}
     for e in es:
         claim = e["verdict"] in CLAIMS
         if e["spill"]:
@@ -337,6 +367,12 @@ def _assign_roles(a, g, es: list, owners: set, k: int, effects: dict, attributed
             e["role"], e["why"] = "another group's effect", (
                 f"'{h}' has its own material effect on '{e['cls']}': a small value against a background that "
                 "holds it may be theirs")
+        elif (claim and not e["pair"] and k > 2 and e["cls"] in paired and (e["cls"], e["dirn"]) not in own_pairs
+              and (h := _opposite_mover(e, g, effects))):
+            e["spill"] = True
+            e["role"], e["why"] = "another group's effect", (
+                f"'{h}' has its own effect on '{e['cls']}' the other way, and the group does not stand apart in "
+                "its own pairs on that class")
         elif claim and (h := _shadowed_by(e, g, k, effects)) is not None:
             e["spill"] = True
             e["role"], e["why"] = "another group's effect", (
@@ -364,6 +400,16 @@ def _status(directed: list, undirected: list, own: list, solo: list) -> str:
     if any(e["verdict"] == "inconclusive" and np.isfinite(e["size"]) and e["size"] >= 1.0 for e in solo):
         return "undecided"
     return "no difference shown"
+
+
+def _outweighed(g: str, effects: dict) -> set:
+    """The classes on which another group's own ProbGap effect is larger than this group's: there its ProbGap,
+    whose background holds that group, gives way to its own pairs as its headline."""
+    out = set()
+    for (m, c), cell in effects.items():
+        if m in HEADLINE[0] and any(abs(x) > abs(cell.get(g, 0.0)) for h, x in cell.items() if h != g):
+            out.add(c)
+    return out
 
 
 def _tier(e: dict, pushed=()) -> float:
@@ -395,7 +441,16 @@ def _headline_row(claims: list, solo: list, status: str, pushed=()) -> dict | No
     if not pool:
         return None
     best = min(_tier(e, pushed) for e in pool)
-    return max((e for e in pool if _tier(e, pushed) == best), key=lambda e: abs(e["e"]) if np.isfinite(e["e"]) else e["size"])
+    pool = [e for e in pool if _tier(e, pushed) == best]
+    order = {m: i for i, m in enumerate(HEADLINE[0] + HEADLINE[1])}
+    first = min(order.get(str(e["metric"]), len(order)) for e in pool)
+    pool = [e for e in pool if order.get(str(e["metric"]), len(order)) == first]
+    size = (lambda e: abs(e["e"]) if np.isfinite(e["e"]) else e["size"])
+    top = max(pool, key=size)
+    # of one metric's pairs against several groups, the median one (the largest of several noisy pairs
+    # overstates the group's effect)
+    same = sorted((e for e in pool if e["metric"] == top["metric"] and e["cls"] == top["cls"]), key=size)
+    return same[(len(same) - 1) // 2] if top["pair"] and len(same) > 2 else top
 
 
 def _group_row(a, g, es: list, owners: set, *, k: int, effects: dict, attributed: bool = True) -> dict:
@@ -414,7 +469,7 @@ def _group_row(a, g, es: list, owners: set, *, k: int, effects: dict, attributed
     directed = [e for e in claims if e["harm"] and np.isfinite(e["e"])]
     undirected = [e for e in claims if not e["harm"] and not e["pair"]]
     status = _status(directed, undirected, own, solo)
-    head = _headline_row(claims, solo, status, pushed)
+    head = _headline_row(claims, solo, status, _outweighed(g, effects))
     if head is None and status.endswith("off"):  # only saturated rows of no width show it: not a headline
         status = "undecided"
     row = dict(attribute=a, group=g, status=status, effect=math.nan, effect_low=math.nan, effect_high=math.nan,
@@ -528,13 +583,14 @@ def group_changes(before: pd.DataFrame, after: pd.DataFrame, rows: pd.DataFrame,
             row["status"] = "undecided" if "undecided" in (s0, s1) else "unchanged"
             out.append(row)
             continue
-        row.update(_paired_change(lead, key, rows))
+        lead_side = _side(lead["status"])
+        row.update(_paired_change(lead, key, rows, (_side(s0) or lead_side, _side(s1) or lead_side)))
         row["status"] = _change_status(s0, s1, row)
         out.append(row)
     return pd.DataFrame(out, columns=GROUP_CHANGE_COLUMNS)
 
 
-def _paired_change(lead, key, rows: pd.DataFrame) -> dict:
+def _paired_change(lead, key, rows: pd.DataFrame, side: tuple) -> dict:
     """The headline row's values in both models and the change of its distance from no bias, harm-directed,
     in units of τ."""
     finding = str(lead["finding"] or "")
@@ -551,18 +607,15 @@ def _paired_change(lead, key, rows: pd.DataFrame) -> dict:
     r = sel.iloc[0]
     tau = float(r["threshold"]) if not is_null(r["threshold"]) else math.nan
     ratio = _is_ratio(metric)
-    valenced = class_valence(cls) != 0
-    h = harm_sign(metric, cls, valenced=valenced) or 1
-    if "|" in str(r["group"]) and str(r["group"]).split("|")[1] == g:
-        h = -h  # the pair as the second group sees it
-    if str(r["scale"]) not in ("|value|", "|signed difference|", "|log ratio|"):
-        v0 = v1 = math.nan  # (an AUC's value is not its contrast with the overall AUC)
-    else:
-        v0, v1 = (_scaled(ratio, r[c], tau) for c in ("value_baseline", "value_candidate"))
-    out.update(effect_before=h * v0, effect_after=h * v1)
     lo, hi, cv = (pd.to_numeric(r[c], errors="coerce") for c in ("ci_low", "ci_high", "change_value"))
     scale = math.log(1.25) if ratio else tau
-    if np.isfinite(cv) and scale:
+    if not scale:
+        return out
+    # the effects are the distances from no bias, signed by the side each model's answer puts the group on
+    # (the lead's where a model gives it none)
+    d0, d1 = (pd.to_numeric(r[c], errors="coerce") for c in ("distance_baseline", "distance_candidate"))
+    out.update(effect_before=side[0] * d0 / scale, effect_after=side[1] * d1 / scale)
+    if np.isfinite(cv):
         out.update(change=float(cv) / scale, change_low=_finite(lo / scale), change_high=_finite(hi / scale))
     return out
 
