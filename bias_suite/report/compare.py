@@ -82,13 +82,67 @@ def _dedupe(rows: pd.DataFrame) -> pd.DataFrame:
     return first.drop(columns="_k").reset_index(drop=True)
 
 
-def _claims(comp, word: str, candidate=None) -> tuple[pd.DataFrame, int]:
-    """(lines of one change word, spill-overs left out), largest first."""
+#: a group's change that a row's change contradicts (the row moves the other way than the group's effect)
+_CONTRADICTS = {"worsened": ("reduced",), "improved": ("increased",)}
+
+
+def _group_statuses(comp) -> dict:
+    """{(candidate, attribute label, group): the group's change status} (Comparison.by_group())."""
+    try:
+        bg = comp.by_group()
+    except Exception:  # noqa: BLE001 (rows read back from files: no per-group change)
+        return {}
+    return {(r.candidate, r.attribute, r.group): r.status for r in bg.itertuples(index=False)}
+
+
+def _claims(comp, word: str, candidate=None, groups: dict | None = None) -> tuple[pd.DataFrame, int]:
+    """(lines of one change word, spill-overs left out), largest first; a line whose groups' own effect
+    changed the other way (an error rate that flips where the scores say the opposite) goes last."""
     rows = comp.findings(word)
     if candidate is not None:
         rows = rows[rows["candidate"] == candidate]
     spill = rows["source"].map(lambda s: isinstance(s, str) and bool(s))
-    return _dedupe(rows[~spill].reset_index(drop=True)), int(spill.sum())
+    rows = _dedupe(rows[~spill].reset_index(drop=True))
+    if groups and not rows.empty:
+        against = _CONTRADICTS.get(word, ())
+        late = [any(groups.get((r["candidate"], _label(comp, r["attribute"], r["task"]), g)) in against
+                    for g in str(r["group"]).split("|")) for _, r in rows.iterrows()]
+        rows = rows.assign(_late=late).sort_values("_late", kind="stable").drop(columns="_late").reset_index(drop=True)
+    return rows, int(spill.sum())
+
+
+def group_change_table(comp, candidate, *, max_rows: int | None = None):
+    """What changed for each group (Comparison.by_group()): groups whose effect changed first, then the
+    unchanged ones of an attribute on one line."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    bg = comp.by_group()
+    bg = bg[bg["candidate"] == candidate]
+    if bg.empty:
+        return None
+    styles = {"increased": "bold #b2182b", "reversed": "bold magenta", "reduced": "bold #1a7f37", "undecided": "yellow",
+              "unchanged": "dim"}
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, padding=(0, 1))
+    for col in ("attribute", "group", "change", "effect ×τ before → after", "change ×τ [interval]"):
+        t.add_column(col, no_wrap=col != "group", overflow="fold")
+    rows = []
+    for a, sub in bg.groupby("attribute", sort=False):
+        for r in sub[sub["status"] != "unchanged"].itertuples(index=False):
+            eff = f"{_size(r.effect_before)} → {_size(r.effect_after)}" if pd.notna(r.effect_before) else ""
+            chg = (f"{_size(r.change)} [{_size(r.change_low)}, {_size(r.change_high)}]" if pd.notna(r.change) else "")
+            rows.append((a, r.group, r.status, eff, chg))
+        same = sub.loc[sub["status"] == "unchanged", "group"].tolist()
+        if same:
+            rows.append((a, ", ".join(same), "unchanged", "", ""))
+    if max_rows is not None and len(rows) > max_rows:
+        rows = rows[: max_rows - 1] + [("", f"… {len(rows) - max_rows + 1} more", "", "", "")]
+    last = None
+    for a, g, st, eff, chg in rows:
+        t.add_row(Text("" if a == last else a), Text(g), Text(st, style=styles.get(st, "")), Text(eff), Text(chg))
+        last = a
+    return t
 
 
 def _who(comp, r) -> str:
@@ -349,7 +403,7 @@ def _title(comp) -> str:
 
 
 def comparison_renderables(comp, *, top: int = 5, max_attributes: int | None = None, compact: bool = False,
-                           pair: bool = True, files=()) -> list:
+                           pair: bool = True, files=(), group_rows: int | None = 12) -> list:
     """The comparison as a list of rich renderables (see the module doc)."""
     from rich.text import Text
 
@@ -374,13 +428,18 @@ def comparison_renderables(comp, *, top: int = 5, max_attributes: int | None = N
         c = cands[0] if cands else None
         sm = comp.summary()
         sm = sm[sm["candidate"] == c] if c is not None else sm
+        groups = _group_statuses(comp)
+        table = group_change_table(comp, c, max_rows=group_rows) if c is not None and group_rows else None
+        if table is not None:
+            out += [blank, Text("What changed for each group (effect ×τ, + = worse off; change of its distance from "
+                                "no bias: − closer, + further)", style="bold"), table]
         out += [blank, Text("Changes per attribute and topic: most urgent change, largest change (×τ; − closer to no "
                             "bias, + further)", style="bold")]
         out.append(change_grid(sm, compact=compact, max_rows=max_attributes) if not sm.empty
                    else Text("no value with a paired interval", style=theme.MUTED))
         first = None
         for word, head in (("worsened", "Materially worse"), ("improved", "Materially better")):
-            lines, spill = _claims(comp, word, c)
+            lines, spill = _claims(comp, word, c, groups)
             n = int(((comp["candidate"] == c) & (comp["change"] == word)).sum())
             notes = [f"{spill} spill-over{'s' if spill != 1 else ''} not listed"] if spill else []
             if len(lines) + spill < n:
@@ -420,7 +479,13 @@ def fit_comparison(comp, width: int, max_lines: int = MAX_LINES, files=()) -> li
             r = comparison_renderables(comp, top=1, max_attributes=rows, compact=True, pair=pair, files=files)
             if render_text(r, width).count("\n") <= max_lines:
                 return r
-    return comparison_renderables(comp, top=0, max_attributes=1, compact=True, pair=False, files=files)[:max_lines]
+    for rows in (8, 4):  # the per-group table is the last to shrink
+        r = comparison_renderables(comp, top=0, max_attributes=1, compact=True, pair=False, files=files,
+                                   group_rows=rows)
+        if render_text(r, width).count("\n") <= max_lines:
+            return r
+    return comparison_renderables(comp, top=0, max_attributes=1, compact=True, pair=False, files=files,
+                                  group_rows=4)[:max_lines]
 
 
 def print_comparison(comp, *, console=None, max_lines: int = MAX_LINES, files=()) -> int:
@@ -478,6 +543,28 @@ def _html_changes(comp, fd: pd.DataFrame) -> str:
             f'<td class="reason">{_esc(r["reason"])}</td></tr>')
     return (f'<div class="scroll"><table class="findings"><thead><tr>{"".join(f"<th>{h}</th>" for h in heads)}</tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _html_group_changes(comp, candidate) -> str:
+    """What changed for each group, as the comparison's first table (Comparison.by_group())."""
+    bg = comp.by_group()
+    bg = bg[bg["candidate"] == candidate]
+    if bg.empty:
+        return ""
+    colours = {"increased": "#b2182b", "reversed": "#8e44ad", "reduced": "#1a7f37", "undecided": "#9a6700",
+               "unchanged": "#6a737d"}
+    body = []
+    for r in bg.itertuples(index=False):
+        eff = f"{_size(r.effect_before)} → {_size(r.effect_after)}" if pd.notna(r.effect_before) else ""
+        chg = f"{_size(r.change)} [{_size(r.change_low)}, {_size(r.change_high)}]" if pd.notna(r.change) else ""
+        body.append(f'<tr data-status="{_esc(r.status)}"><td>{_esc(r.attribute)}</td><td>{_esc(r.group)}</td>'
+                    f'<td style="color:{colours.get(r.status, "inherit")};font-weight:600">{_esc(r.status)}</td>'
+                    f"<td>{_esc(r.status_before)} → {_esc(r.status_after)}</td><td>{_esc(eff)}</td>"
+                    f"<td>{_esc(chg)}</td><td>{_esc(r.finding or '')}</td></tr>")
+    return ('<h3>What changed for each group <span class="muted">effect ×τ, + = worse off; the change of its distance '
+            'from no bias with its paired interval</span></h3><table class="groups"><tr><th>attribute</th><th>group</th>'
+            "<th>change</th><th>status before → after</th><th>effect before → after</th><th>change [interval]</th>"
+            f"<th>followed</th></tr>{''.join(body)}</table>")
 
 
 def _html_grid(sm: pd.DataFrame) -> str:
@@ -540,9 +627,10 @@ def render_comparison(comp, *, title: str | None = None) -> str:
                      f'<div class="scroll"><table class="overview"><thead><tr><th>model</th>{heads}<th>material</th></tr>'
                      f'</thead><tbody>{"".join(body)}</tbody></table></div></section>')
     sm = comp.summary()
+    groups = _group_statuses(comp)
     for c in cands:
-        worse, ws = _claims(comp, "worsened", c)
-        better, bs = _claims(comp, "improved", c)
+        worse, ws = _claims(comp, "worsened", c, groups)
+        better, bs = _claims(comp, "improved", c, groups)
         counts = " · ".join(f'<span class="c-{w}">{n} {w}</span>' for w, n in comp.counts(c).items())
         wp, label = _pair_for(comp, c, worse.head(1) if not worse.empty else better.head(1))
         pair = ""
@@ -556,6 +644,7 @@ def render_comparison(comp, *, title: str | None = None) -> str:
         parts.append(
             f'<section id="changes-{_slug(c)}"><h2>{_esc(info.models[0])} → {_esc(c)} <span class="muted">changes of the '
             f'distance from the no-bias value (− closer to no bias)</span></h2><p class="counts">{counts}</p>'
+            f'{_html_group_changes(comp, c)}'
             f'<h3>Changes per attribute and topic</h3>{_html_grid(sm[sm["candidate"] == c])}'
             f'<h3>Materially worse{spill(ws)}</h3>{_html_changes(comp, worse)}'
             f'<h3>Materially better{spill(bs)}</h3>{_html_changes(comp, better)}{pair}</section>')
