@@ -13,7 +13,8 @@ from ..stats.groups import (CLAIMS, GROUP_COLUMNS, STATUSES, TRAIL_COLUMNS, by_g
                             harm_sign)
 
 __all__ = ["by_group", "harm_sign", "class_valence", "STATUSES", "GROUP_COLUMNS", "TRAIL_COLUMNS", "group_lines",
-           "groups_table", "render_groups", "group_rows_shown", "GROUP_FINDING_WIDTH"]
+           "groups_table", "render_groups", "group_rows_shown", "GROUP_FINDING_WIDTH", "groups_chart_svg",
+           "STATUS_COLOURS", "chart_range"]
 
 
 # ----------------------------------------------------------------- terminal
@@ -108,6 +109,66 @@ def groups_table(bg: pd.DataFrame, *, max_rows: int | None = None, width: int | 
     return t
 
 
+# ----------------------------------------------------------------- chart
+#: the colour of each status in charts and the HTML table (worse off in the colour of harm)
+STATUS_COLOURS = {"worse off": "#b2182b", "slightly worse off": "#d6604d", "better off": "#2166ac",
+                  "slightly better off": "#4393c3", "mixed": "#8e44ad", "undecided": "#9a6700",
+                  "no difference shown": "#6a737d", "cleared": "#1a7f37"}
+
+
+def chart_range(sub: pd.DataFrame) -> float:
+    """The half-width of a per-group chart's x axis (×τ): every interval and the ±τ band, symmetric about 0."""
+    ends = pd.concat([sub["effect"], sub["effect_low"], sub["effect_high"]]).astype(float)
+    ends = ends[np.isfinite(ends)]
+    top = float(ends.abs().max()) if len(ends) else 0.0
+    return max(1.5, top * 1.08)
+
+
+def groups_chart_svg(bg: pd.DataFrame, attribute) -> str:
+    """One attribute's per-group answer as an inline SVG: each group's effect (×τ, + = worse off) with its
+    interval against the ±τ band, coloured by status; spill-overs counted beside the group's name."""
+    from .htmlfmt import esc
+
+    sub = bg[bg["attribute"] == attribute]
+    if sub.empty:
+        return ""
+    half = chart_range(sub)
+    left, right, top, row = 190, 130, 26, 18
+    width = 640
+    plot_w = width - left - right
+    height = top + row * len(sub) + 30
+    X = lambda v: left + (float(v) + half) / (2 * half) * plot_w  # noqa: E731
+    parts = [f'<svg class="chart groups-chart" role="img" aria-label="{esc(attribute)}: effect per group" '
+             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+             f'<text x="8" y="14" class="ct">{esc(attribute)}</text>',
+             f'<rect x="{X(-1):.1f}" y="{top - 6}" width="{X(1) - X(-1):.1f}" height="{row * len(sub) + 4}" '
+             'fill="#e8e8e8" opacity="0.6"><title>within ±τ: below the threshold</title></rect>',
+             f'<line x1="{X(0):.1f}" x2="{X(0):.1f}" y1="{top - 6}" y2="{top + row * len(sub) - 2}" class="ref"/>']
+    for t in sorted({-round(half), -1, 0, 1, round(half)}):
+        if abs(t) <= half:
+            parts.append(f'<text x="{X(t):.1f}" y="{height - 14}" class="tk" text-anchor="middle">{t:+d}</text>'
+                         .replace("+0", "0").replace("-", "−"))
+    for i, r in enumerate(sub.itertuples(index=False)):
+        y = top + i * row + row / 2 - 4
+        col = STATUS_COLOURS.get(r.status, "#333")
+        label = r.group + (f" ({r.spillover} spill-over{'s' if r.spillover != 1 else ''})" if r.spillover else "")
+        parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" class="gl" text-anchor="end">{esc(label)}</text>')
+        parts.append(f'<text x="{width - right + 8}" y="{y + 4:.1f}" class="gl" fill="{col}">{esc(r.status)}</text>')
+        if r.effect is None or not np.isfinite(r.effect):
+            continue
+        lo = r.effect_low if np.isfinite(r.effect_low) else -half
+        hi = r.effect_high if np.isfinite(r.effect_high) else half
+        tip = esc(f"{r.group}: {r.status}, effect {_num(r.effect)} [{_num(r.effect_low)}, {_num(r.effect_high)}] τ"
+                  f" ({r.finding})")
+        parts.append(f'<line x1="{X(max(lo, -half)):.1f}" x2="{X(min(hi, half)):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                     f'stroke="{col}" stroke-width="2"/>')
+        parts.append(f'<circle cx="{X(max(-half, min(half, r.effect))):.1f}" cy="{y:.1f}" r="4" fill="{col}">'
+                     f"<title>{tip}</title></circle>")
+    parts.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 2}" class="tk" text-anchor="middle">effect ×τ '
+                 "(+ worse off for the group; shaded: within ±τ)</text></svg>")
+    return "".join(parts)
+
+
 # ----------------------------------------------------------------- HTML
 def render_groups(results: pd.DataFrame) -> str:
     """The per-group answer as the HTML report's opening section (every
@@ -118,9 +179,7 @@ def render_groups(results: pd.DataFrame) -> str:
     bg = by_group(results)
     if bg.empty:
         return ""
-    colours = {"worse off": "#b2182b", "slightly worse off": "#d6604d", "better off": "#2166ac",
-               "slightly better off": "#4393c3", "mixed": "#8e44ad", "undecided": "#9a6700",
-               "no difference shown": "#6a737d", "cleared": "#1a7f37"}
+    colours = STATUS_COLOURS
     head = ("<tr><th>attribute</th><th>group</th><th>status</th><th>effect ×τ (+ worse off)</th>"
             "<th>largest own finding</th><th>value [interval]</th><th>material</th><th>small</th><th>negligible</th>"
             "<th>inconclusive</th><th>spill-overs</th><th>what would settle it</th></tr>")
@@ -135,8 +194,10 @@ def render_groups(results: pd.DataFrame) -> str:
             f"<td>{esc(eff)}</td><td>{esc(r.finding or '')}</td><td>{esc(val)}</td><td>{r.material}</td>"
             f"<td>{r.small}</td><td>{r.negligible}</td><td>{r.inconclusive}</td>"
             f'<td class="muted">{r.spillover}</td><td class="muted">{esc(r.settle or "")}</td></tr>')
+    charts = "".join(groups_chart_svg(bg, a) for a in pd.unique(bg["attribute"]))
     return ('<section id="groups"><h2>How the model treats each group</h2>'
-            '<p class="muted">Per attribute, worst off first. The effect is the group\'s largest own effect in units '
+            f'<div class="groups-charts">{charts}</div>'
+            '<p class="muted">Per attribute, worst off first. The effect is the group\'s own effect in units '
             "of τ, positive when it is worse for the group; the counts are its own values by verdict, and spill-overs "
             "(values about the group caused by other groups) are counted apart and never a claim about it.</p>"
             f'<table class="groups">{head}{"".join(body)}</table></section>')

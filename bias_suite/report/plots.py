@@ -2,6 +2,9 @@
 
 ``write_figures(results_dir, out_dir, fmt="png")`` writes, per attribute,
 
+- ``<attribute>_groups_answer.<fmt>``: the per-group answer (each group's
+  effect in units of τ with its interval against the ±τ band, coloured by
+  status), as the HTML report opens with it;
 - ``<attribute>_heatmap_groups.<fmt>``: metrics × groups, raw values in the
   cells, colour = distance from the metric's no-bias value b in units of its
   threshold tau, ``(value - b) / tau``, on the binned diverging scale of
@@ -189,6 +192,42 @@ def group_chart_figure(metric: str, sub: pd.DataFrame, classes, groups, *, width
     return fig
 
 
+def group_answer_figure(bg: pd.DataFrame, attribute, *, width: float = COLUMN_WIDTH_IN):
+    """The per-group answer of one attribute (the HTML report's opening chart): each group's effect (×τ,
+    + = worse off) with its interval against the ±τ band, coloured by status, spill-overs beside the name."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from .groups import STATUS_COLOURS, chart_range
+
+    sub = bg[bg["attribute"] == attribute]
+    half = chart_range(sub)
+    with plt.rc_context(_rc()):
+        fig, ax = plt.subplots(figsize=(width, max(1.2, 0.45 + 0.2 * len(sub))), constrained_layout=True)
+        ax.axvspan(-1, 1, color="#e8e8e8", zorder=0)
+        ax.axvline(0, color=theme.FIGURE_COLOURS["ref"], linewidth=0.6, linestyle="--", zorder=1)
+        labels = []
+        for i, r in enumerate(sub.itertuples(index=False)):
+            col = STATUS_COLOURS.get(r.status, "#333333")
+            labels.append(f"{r.group} ({r.status}" + (f", {r.spillover} spill-overs)" if r.spillover else ")"))
+            if r.effect is None or not np.isfinite(r.effect):
+                continue
+            lo = r.effect_low if np.isfinite(r.effect_low) else -half
+            hi = r.effect_high if np.isfinite(r.effect_high) else half
+            ax.hlines(i, max(lo, -half), min(hi, half), color=col, linewidth=1.4, zorder=2)
+            ax.plot(max(-half, min(half, r.effect)), i, "o", color=col, markersize=3.6, zorder=3)
+        ax.set_xlim(-half, half)
+        ax.set_yticks(range(len(sub)))
+        ax.set_yticklabels(labels)
+        ax.set_ylim(len(sub) - 0.5, -0.5)
+        ax.set_xlabel(f"{attribute}: effect ×τ (+ worse off for the group; shaded: within ±τ)")
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    return fig
+
+
 def _save(fig, path: Path, fmt: str) -> Path:
     import matplotlib.pyplot as plt
 
@@ -218,7 +257,12 @@ def write_figures(results, out_dir, *, fmt: str = "png", attributes=None, metric
             raise ValueError(f"none of the metrics {list(metrics)} is in the results")
     classes = data.classes
     written = []
+    from ..stats.groups import by_group
+
+    bg = by_group(data.results) if "verdict" in data.results.columns else pd.DataFrame(columns=["attribute"])
     for a in attributes or [x for x in data.attributes if (res["attribute"] == x).any()]:
+        if (bg["attribute"] == a).any():  # the per-group answer first, as the report opens with it
+            written.append(_save(group_answer_figure(bg, a), out / f"{_safe(a)}_groups_answer.{fmt}", fmt))
         for hm in heatmap_tables(res, a, classes):
             written.append(_save(heatmap_figure(hm), out / f"{_safe(a)}_heatmap_{hm.kind}s.{fmt}", fmt))
         ra = res[res["attribute"] == a]
