@@ -245,9 +245,9 @@ def _pair_owners(entries: dict, groups_of: dict) -> set:
     """The (row, group) of the claimed pairs that are the group's own effect: per attribute, metric and class,
     the group that stands apart (on one side against more than half of the groups still in play, the most
     such pairs first, then the larger summed effect) owns those pairs and leaves play; the rest is peeled the
-    same way until no group stands apart. With three groups, one pair against the one group that differs is
-    that group's effect, not the bystander's; with two groups the pair is the whole comparison and belongs to
-    both."""
+    same way while more than two groups are in play (of the last two, neither stands apart from the rest).
+    With three groups, one pair against the one group that differs is that group's effect, not the
+    bystander's; with two groups the pair is the whole comparison and belongs to both."""
     by_cell: dict = {}  # (attribute, metric, class) -> {group: [(other, dirn, row, |effect|)]}
     for (a, g), es in entries.items():
         for e in es:
@@ -262,7 +262,7 @@ def _pair_owners(entries: dict, groups_of: dict) -> set:
         if len(play) == 2:
             out.update((idx, g) for g, rows in pairs.items() for _, _, idx, _ in rows)
             continue
-        while len(play) > 1:
+        while len(play) > 2:  # (of the last two in play, neither stands apart from the rest: the pair says no more)
             best, owned = None, None
             for g in sorted(play):
                 for d in (1, -1):
