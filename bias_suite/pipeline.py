@@ -210,6 +210,8 @@ def _run_family(fam: TaskFamily, suites: list, table, model, out_dir, opts: RunO
     fam.check_model(suites, predictor, opts.class_map, table=table)
     if suites:  # (once the model and the output folder are known to be usable: an error comes alone)
         _warn_small_suites(suites, opts)
+    elif table is not None and table.has_template:  # an examples table or perturbed sentences: the same check
+        _warn_small_table(table, fam, opts)
     pstats: list = []
     inv_failures = None
     scored = fam.score(examples, predictor, class_map=opts.class_map, cache=opts.cache, engine=opts.engine,
@@ -335,6 +337,21 @@ def _warn_small_suites(suites: Sequence[Suite], opts: RunOptions) -> None:
 
     for line in size_warnings(suites, thresholds=opts.thresholds, confidence=opts.confidence,
                               attributes=opts.attributes, metrics=opts.metrics):
+        warnings.warn(line, SuiteWarning, stacklevel=3)
+
+
+def _warn_small_table(table, fam: TaskFamily, opts: RunOptions) -> None:
+    """The too-few-templates warning of :func:`_warn_small_suites` for an examples table (its templates
+    counted from its rows)."""
+    import warnings
+
+    from .exceptions import SuiteWarning
+    from .stats.suite_size import table_size_warning
+
+    line = table_size_warning(Path(str(table.source)).name, table.frame, thresholds=opts.thresholds,
+                              confidence=opts.confidence, attributes=opts.attributes, metrics=opts.metrics,
+                              identity_span=fam.identity_span, kind=fam.class_word)
+    if line:
         warnings.warn(line, SuiteWarning, stacklevel=3)
 
 

@@ -413,3 +413,23 @@ def test_attribute_columns_exclude_a_group_column(tmp_path):
     eec_like().to_csv(tmp_path / "eec.csv", index=False)
     e = _err(read_examples, tmp_path / "eec.csv", text="Sentence", attribute_columns=["Gender"], group="Race")
     assert e.field == "Race" and "not both" in str(e)
+
+
+def test_an_examples_table_with_few_templates_gets_the_suites_warning():
+    """22 counterfactual templates of two groups: the per-class rate metrics need 59 per class at tau 0.05,
+    as a suite would be told; a table with enough templates gets no warning."""
+    from bias_suite.exceptions import SuiteWarning
+
+    def table(n):
+        rows = [{"id": f"t{j}-{g}", "template": f"t{j}", "attribute": "gender", "group": g, "term": g,
+                 "text": f"sentence {j} about the {g}", "label": ("negative", "positive")[j % 2]}
+                for j in range(n) for g in ("woman", "man")]
+        return from_frame(pd.DataFrame(rows))
+
+    with pytest.warns(SuiteWarning, match=r"11 templates of class negative \(also positive 11\).*about 59 per class"):
+        run(table(22), LenPredictor(), None, cache=False, progress=False, bootstrap=0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SuiteWarning)
+        run(table(130), LenPredictor(), None, cache=False, progress=False, bootstrap=0)

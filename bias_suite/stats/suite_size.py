@@ -37,7 +37,7 @@ from ..metrics.comparisons import ROUND_OFF
 
 __all__ = ["PER_CLASS_RATES", "zero_difference_bound", "templates_needed", "is_per_class_rate",
            "rate_metric_taus", "SizeShortfall", "size_shortfall", "format_shortfall", "size_warnings",
-           "templates_for_tau", "POWER_HALF_WIDTH"]
+           "templates_for_tau", "POWER_HALF_WIDTH", "table_size_warning"]
 
 #: rate scores whose chances are the examples (spans) of gold class c
 PER_CLASS_RATES = ("TPR", "FNR", "recall", "identity_recall", "identity_FNR")
@@ -185,6 +185,19 @@ def size_warnings(suites: Iterable, *, thresholds: Mapping[str, float] | None = 
         if s is not None:
             out.append(format_shortfall(s))
     return out
+
+
+def table_size_warning(name: str, frame, *, thresholds: Mapping[str, float] | None = None,
+                       confidence: float = 0.95, attributes: Iterable[str] | None = None, metrics=None,
+                       identity_span: bool = False, kind: str = "class") -> str | None:
+    """The warning of :func:`size_warnings` for an examples table or perturbed data set (its templates
+    counted from its rows, :func:`bias_suite.suites.sizes.frame_class_templates`), or None."""
+    from ..suites.sizes import frame_class_templates
+
+    counts = frame_class_templates(frame, attributes=attributes)
+    taus = rate_metric_taus(thresholds, metrics, identity_span=identity_span)
+    s = size_shortfall(name, counts, taus, confidence, kind=kind)
+    return None if s is None else format_shortfall(s)
 
 
 #: the half-width at which an effect of τ is shown with about 80% power at 95%: τ = (1.96 + 0.84) se

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from .expansion import n_fills
 from .loader import Suite, Template
 
-__all__ = ["class_templates"]
+__all__ = ["class_templates", "frame_class_templates"]
 
 
 def class_templates(suite: Suite, *, attributes: Iterable[str] | None = None,
@@ -42,3 +42,24 @@ def class_templates(suite: Suite, *, attributes: Iterable[str] | None = None,
     rank = {c: i for i, c in enumerate(suite.classes or [])}
     return {a: dict(sorted(per.items(), key=lambda kv: rank.get(kv[0], len(rank))))
             for a, per in out.items()}
+
+
+def frame_class_templates(frame, *, attributes: Iterable[str] | None = None) -> dict[str, dict[str, int]]:
+    """``{attribute: {class: counterfactual templates}}`` of an examples frame (an examples table, a user's
+    perturbed sentences): the templates with rows of at least two groups of the attribute, counted by their
+    gold ``label`` (a template's rows share it; unlabelled templates left out)."""
+    need = {"template", "attribute", "group", "label"}
+    if frame is None or len(frame) == 0 or not need <= set(frame.columns):
+        return {}
+    f = frame[list(need)].dropna(subset=["template", "attribute", "group", "label"])
+    if attributes is not None:
+        f = f[f["attribute"].isin(set(attributes))]
+    groups = f.groupby(["attribute", "template"], sort=False)["group"].nunique()
+    counterfactual = groups[groups >= 2].index
+    f = f.set_index(["attribute", "template"])
+    f = f[f.index.isin(counterfactual)].reset_index()
+    first = f.drop_duplicates(["attribute", "template"])
+    out: dict[str, dict[str, int]] = {}
+    for (a, c), n in first.groupby(["attribute", "label"], sort=False).size().items():
+        out.setdefault(str(a), {})[str(c)] = int(n)
+    return out
