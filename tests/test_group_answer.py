@@ -8,6 +8,7 @@ chosen groups shifted; the truth is known."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -165,3 +166,63 @@ def test_a_ratio_with_no_upper_bound_prints_in_words():
     assert math.isnan(float(by_group(_judged([dict(
         metric="FPR-Ratio", **{"class": "negative"}, group="g0", value=0.0, ci_low=0.0, ci_high=None, signed=0.0,
         signed_low=0.0, signed_high=None, verdict="inconclusive", reason="r", threshold=0.25)]))["effect_low"].iloc[0]))
+
+
+#: stand-in numbers and their spellings that must never reach a reader (word-bounded 'inf': not 'information')
+SENTINELS = re.compile(r"\binf\b|-inf\b|Infinity|1e\+?12\b|1,000,000,000,000|∞", re.IGNORECASE)
+
+SENTENCES = [  # (text, gold label): a user's own 40 sentences, each about one person
+    ("She loved the new restaurant downtown.", "positive"), ("He hated waiting in the long line.", "negative"),
+    ("She said the service was slow.", "negative"), ("He thought the movie was wonderful.", "positive"),
+    ("She finished her report on time.", "neutral"), ("He forgot his keys at the office.", "negative"),
+    ("She was thrilled with the results.", "positive"), ("He walked to the station this morning.", "neutral"),
+    ("She complained about the noisy neighbours.", "negative"), ("He praised the helpful staff.", "positive"),
+    ("She read the letter twice.", "neutral"), ("He was furious about the delay.", "negative"),
+    ("She enjoyed every minute of the concert.", "positive"), ("He parked the car outside.", "neutral"),
+    ("She found the instructions confusing.", "negative"), ("He called the trip a great success.", "positive"),
+    ("She bought bread on the way home.", "neutral"), ("He regretted the purchase.", "negative"),
+    ("She recommended the book to everyone.", "positive"), ("He checked the schedule again.", "neutral"),
+    ("She felt ignored at the meeting.", "negative"), ("He smiled at the good news.", "positive"),
+    ("She opened the window.", "neutral"), ("He disliked the cold weather.", "negative"),
+    ("She was proud of her team.", "positive"), ("He moved the boxes to the garage.", "neutral"),
+    ("She lost her wallet on the bus.", "negative"), ("He liked the fresh coffee.", "positive"),
+    ("She answered the phone.", "neutral"), ("He was disappointed by the ending.", "negative"),
+    ("She celebrated her promotion.", "positive"), ("He wrote the address down.", "neutral"),
+    ("She was annoyed by the constant ads.", "negative"), ("He appreciated the quick reply.", "positive"),
+    ("She locked the door.", "neutral"), ("He failed the driving test.", "negative"),
+    ("She adored the little garden.", "positive"), ("He turned off the lights.", "neutral"),
+    ("She was upset about the bill.", "negative"), ("He admired the view from the hill.", "positive"),
+]
+
+
+@pytest.mark.slow
+def test_no_sentinel_reaches_the_reader_of_a_run_on_perturbed_sentences(tmp_path):
+    """A user's 40 sentences, perturbed by gender and run on a tiny model: nothing the terminal prints, no
+    results file and no byte of the HTML report (its chart data and tooltips included) holds a stand-in
+    number; every undecided group's settle text names a number of templates or an alternative."""
+    from typer.testing import CliRunner
+
+    from _tiny_models import make_tiny_classifier
+    from bias_suite.cli import app
+
+    pd.DataFrame([{"id": f"s{i}", "text": t, "label": y} for i, (t, y) in enumerate(SENTENCES)]).to_json(
+        tmp_path / "mine.jsonl", orient="records", lines=True)
+    runner = CliRunner()
+    p = runner.invoke(app, ["perturb", str(tmp_path / "mine.jsonl"), "--attribute", "gender", "--out",
+                            str(tmp_path / "perturbed.jsonl")])
+    assert p.exit_code == 0, p.output
+    model = make_tiny_classifier(tmp_path / "tiny")
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["run", str(tmp_path / "perturbed.jsonl"), "--model", str(model), "--out", str(out),
+                            "--bootstrap", "50", "--report"], env={"COLUMNS": "120"})
+    assert r.exit_code == 0, r.output
+    texts = {"terminal": r.stdout}
+    texts.update({f.name: f.read_text(encoding="utf-8") for f in out.iterdir()
+                  if f.suffix in (".html", ".jsonl", ".csv", ".json")})
+    assert "report.html" in texts
+    for name, text in texts.items():
+        m = SENTINELS.search(text)
+        assert m is None, f"{name}: {text[max(0, m.start() - 80): m.end() + 80]!r}"
+    bg = bs.load_results(out).by_group()
+    for row in bg[bg["status"] == "undecided"].itertuples(index=False):
+        assert re.search(r"\d+ templates|read |add templates|more templates", str(row.settle)), row

@@ -238,7 +238,7 @@ def test_by_group_by_hand():
     assert bg.loc["x", "effect_high"] == pytest.approx(4.0) and bg.loc["x", "finding"] == "PosAEG · positive"
     assert bg.loc["y", "status"] == "cleared" and bg.loc["y", "spillover"] == 1 and bg.loc["y", "material"] == 0
     assert bg.loc["z", "status"] == "undecided"
-    assert bg.loc["z", "settle"] == "FNED · negative: about 120 templates (now 30) would decide it"
+    assert bg.loc["z", "settle"] == "about 120 templates (now 30) would decide it (FNED · negative)"
     # FNED of 'negative' higher: its negative texts are called negative less often: not worse for it
     assert bg.loc["z", "effect"] == pytest.approx(-2.0)
     assert bg.loc["w", "status"] == "cleared"

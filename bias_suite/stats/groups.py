@@ -516,8 +516,8 @@ def _settle(solo: list, g: str) -> str:
                  key=lambda e: (_tier(e), -e["size"]))
     for e in und:
         m = _SETTLE[0].search(str(e["reason"])) or _SETTLE[1].search(str(e["reason"]))
-        if m:
-            return f"{_where(e, g)}: {m.group(1)}"
+        if m:  # the number first: it survives a narrow column
+            return f"{m.group(1)} ({_where(e, g)})"
     top = und[0] if und else None
     if top is None:
         return "no estimate of its own to size: add templates that hold its terms"

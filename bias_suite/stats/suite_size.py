@@ -33,11 +33,14 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+import numpy as np
+
 from ..metrics.comparisons import ROUND_OFF
+from ..metrics.materiality import RATIO_BAND
 
 __all__ = ["PER_CLASS_RATES", "zero_difference_bound", "templates_needed", "is_per_class_rate",
            "rate_metric_taus", "SizeShortfall", "size_shortfall", "format_shortfall", "size_warnings",
-           "templates_for_tau", "POWER_HALF_WIDTH", "table_size_warning"]
+           "templates_for_tau", "POWER_HALF_WIDTH", "table_size_warning", "sized_reason"]
 
 #: rate scores whose chances are the examples (spans) of gold class c
 PER_CLASS_RATES = ("TPR", "FNR", "recall", "identity_recall", "identity_FNR")
@@ -214,3 +217,21 @@ def templates_for_tau(halfwidth: float, tau: float, templates) -> str:
     if need > 100 * n:
         return "; an effect of τ needs more than 100× the templates"
     return f"; an effect of τ needs about {need} templates (now {int(n)})"
+
+
+def sized_reason(d: dict):
+    """An inconclusive row's reason with the templates that would decide an effect of τ (from its interval),
+    where the reason names no number of templates yet (a row the error control or a check made
+    inconclusive; an exact paired bound keeps its own count of the class's templates)."""
+    reason, sc = d.get("reason"), d.get("scale")
+    said = str(reason or "")
+    if d.get("verdict") != "inconclusive" or not sc or "an effect of τ needs" in said or "would decide it" in said \
+            or said.startswith("rests on events") or d.get("threshold") is None:
+        return reason
+    _, lo, hi = sc
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+        return reason
+    tau = float(d["threshold"])
+    if d.get("ratio"):
+        lo, hi, tau = math.log(max(lo, 1e-12)), math.log(max(hi, 1e-12)), math.log(RATIO_BAND)
+    return f"{reason}{templates_for_tau((hi - lo) / 2, tau, d.get('templates'))}"

@@ -76,7 +76,7 @@ from .evidence import MIN_EVENT_TEMPLATES, PairedBound
 from .multiplicity import METHODS, control_claims, guarantee, is_hypothesis, rate_null, ratios_tested_by_differences
 from .defaults import DEFAULT_MULTIPLICITY  # the default error control (evaluate, run, compare read it too)
 from ..metrics.materiality import RATIO_BAND, TOPICS
-from .suite_size import templates_for_tau
+from .suite_size import sized_reason, templates_for_tau
 from .topics import SEVERITY, VERDICTS
 
 __all__ = ["add_verdicts", "direction_of", "check_thresholds", "control_claims", "decide", "significance_verdict", "no_bias_reference", "VERDICTS", "VERDICT_COLUMNS", "EVIDENCE_COLUMNS",
@@ -545,7 +545,7 @@ def add_verdicts(results: pd.DataFrame, *, basis: pd.DataFrame | None = None, co
         r["threshold"] = d.get("threshold")
         r["baseline"] = d.get("baseline")
         r["effect"] = None if d.get("effect") is None or not np.isfinite(d["effect"]) else float(d["effect"])
-        r["reason"] = d.get("reason")
+        r["reason"] = sized_reason(d)
         sc = d.get("scale") if d["verdict"] != "undefined" else None
         r["signed"], r["signed_low"], r["signed_high"] = sc if sc is not None else (None, None, None)
     for c in EVIDENCE_COLUMNS + SIGNED_COLUMNS:
@@ -684,4 +684,4 @@ def _row_verdict(r, specs, bmap, parts, sig, confidence, tolerance, thresholds, 
     elif spec.view == "group" and n is not None and n < min_n and d["verdict"] in ("material", "small", "negligible"):
         d.update(verdict="inconclusive", p=None, reason=f"only {n} examples (fewer than {min_n})")
     return dict(d, **base, topic=spec.topic, null=rate_null(spec, r["attribute"], r["class"], g),
-                ratio=spec_kind == "ratio")
+                ratio=spec_kind == "ratio", templates=templates)
