@@ -72,6 +72,38 @@ def run_files(parts: Sequence, out=None) -> list:
     return files
 
 
+def print_group_trail(results, *, console) -> None:
+    """``--detail``: per group with a claim about it, the rows counted towards its status and the rows set
+    apart, each with why (:func:`bias_suite.stats.groups.by_group` with ``trail``)."""
+    from rich.markup import escape
+
+    from ..stats.groups import by_group
+
+    if results is None or "verdict" not in results.columns:
+        return
+    bg, trail = by_group(results, trail=True)
+    busy = set(map(tuple, trail.loc[trail["role"] != "no claim", ["attribute", "group"]].to_numpy()))
+    shown = bg[[(a, g) in busy for a, g in zip(bg["attribute"], bg["group"])]]
+    if shown.empty:
+        return
+    console.print("[bold]Why each group has its status[/] (rows counted towards it; rows set apart, and why)")
+    for r in shown.itertuples(index=False):
+        t = trail[(trail["attribute"] == r.attribute) & (trail["group"] == r.group)]
+        counted = t[t["role"] == "counted"]
+        apart = t[t["role"].isin(("spill-over", "bystander pair", "another group's effect"))]
+        console.print(escape(f"  {r.attribute} · {r.group}: {r.status} ({len(counted)} counted, {len(apart)} set "
+                             "apart)"), highlight=False)
+        for e in list(counted.itertuples(index=False))[:6]:
+            vs = f" vs {e.other}" if e.other else ""
+            console.print(escape(f"    counted   {e.metric} · {e.cls}{vs} ({e.verdict})"), highlight=False)
+        for why, sub in apart.groupby("why", sort=False):
+            names = ", ".join(f"{e.metric} · {e.cls}" + (f" vs {e.other}" if e.other else "")
+                              for e in list(sub.itertuples(index=False))[:3])
+            more = f" and {len(sub) - 3} more" if len(sub) > 3 else ""
+            console.print(escape(f"    set apart {names}{more}: {why}"), highlight=False)
+    console.print("")
+
+
 def print_results(parts: Sequence[tuple], *, title: str, files: Sequence[str], intervals=None, console=None,
                   quiet: bool = False, detail: bool = False, used: int = 0, attributes=None,
                   lines: int = MAX_LINES) -> None:
@@ -92,6 +124,7 @@ def print_results(parts: Sequence[tuple], *, title: str, files: Sequence[str], i
 
         for results, scored, _ in parts:
             print_summary(results, scored, console=console, attributes=attributes)
+            print_group_trail(results, console=console)
     combined = combine_results([(label, results) for results, _, label in parts])
     inp = HeadlineInput(combined, scored=[(label, s) for _, s, label in parts], intervals=intervals, files=files,
                         detail_hint=not detail, title=title)
