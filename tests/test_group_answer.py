@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,32 +20,15 @@ import bias_suite as bs
 from bias_suite.io.values import UNBOUNDED_NOTE, format_p, without_sentinels
 from bias_suite.stats.groups import by_group
 
-CLASSES = ("negative", "neutral", "positive")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from group_answer import generate  # noqa: E402
+
 DIRECTED = ("worse off", "slightly worse off", "better off", "slightly better off")
 
 
 def scored(k: int, shifts: dict, J: int = 120, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    groups = [f"g{i}" for i in range(k)]
-    terms = [(g, f"{g}_t{t}") for g in groups for t in range(3)]
-    V = len(terms)
-    gold = rng.integers(0, 3, size=J)
-    logits = rng.normal(0.0, 0.7, size=(J, 3))
-    logits[np.arange(J), gold] += rng.normal(1.8, 0.9, size=J)
-    x = np.repeat(logits, V, axis=0) + rng.normal(0.0, 0.05, size=(J * V, 3))
-    grp = np.array([g for g, _ in terms] * J, dtype=object)
-    for g, s in shifts.items():
-        x[grp == g, 0] += s
-    P = np.exp(x - x.max(axis=1, keepdims=True))
-    P /= P.sum(axis=1, keepdims=True)
-    tid = np.repeat(np.arange(J), V)
-    term = np.array([t for _, t in terms] * J, dtype=object)
-    df = pd.DataFrame({"id": [f"{j}-{t}" for j, t in zip(tid, term)], "template": [f"t{j}" for j in tid],
-                       "attribute": "identity", "group": grp, "term": term,
-                       "text": [f"sentence {j} about {t}" for j, t in zip(tid, term)],
-                       "label": np.asarray(CLASSES, dtype=object)[np.repeat(gold, V)]})
-    df["probs"] = [dict(zip(CLASSES, r)) for r in P.tolist()]
-    return df
+    """The benchmark's generator (benchmarks/group_answer.py) with 120 templates."""
+    return generate(k, shifts, seed, J)
 
 
 def true_gap(df: pd.DataFrame, g: str) -> float:
