@@ -361,12 +361,11 @@ def _assign_roles(a, g, es: list, owners: set, k: int, effects: dict, attributed
             e["spill"] = True
             e["role"], e["why"] = "bystander pair", (
                 "the group does not stand apart from most of the groups: the other group's effect")
-        elif (claim and not e["pair"] and k > 2 and (e["verdict"] == "small" or not attributed)
-              and (h := _mover(e, g, effects))):
+        elif claim and not e["pair"] and k > 2 and not attributed and (h := _mover(e, g, effects)):
             e["spill"] = True
             e["role"], e["why"] = "another group's effect", (
-                f"'{h}' has its own material effect on '{e['cls']}': a small value against a background that "
-                "holds it may be theirs")
+                f"'{h}' has its own material effect on '{e['cls']}', and these results were never attributed: a "
+                "value against a background that holds it may be theirs")
         elif (claim and not e["pair"] and k > 2 and e["cls"] in paired and (e["cls"], e["dirn"]) not in own_pairs
               and (h := _opposite_mover(e, g, effects))):
             e["spill"] = True
@@ -392,8 +391,8 @@ def _status(directed: list, undirected: list, own: list, solo: list) -> str:
         return "mixed"
     if worse or better:
         return ("" if material else "slightly ") + ("worse off" if worse else "better off")
-    if undirected:
-        return "mixed"
+    # (claims without a direction, on a class that is neither favourable nor unfavourable, count among the
+    # group's values but say neither worse nor better: they give no status of their own)
     judged = [e for e in own if e["verdict"] != "undefined"]
     if judged and all(e["verdict"] == "negligible" for e in judged):
         return "cleared"
@@ -402,12 +401,15 @@ def _status(directed: list, undirected: list, own: list, solo: list) -> str:
     return "no difference shown"
 
 
-def _outweighed(g: str, effects: dict) -> set:
-    """The classes on which another group's own ProbGap effect is larger than this group's: there its ProbGap,
-    whose background holds that group, gives way to its own pairs as its headline."""
+def _outweighed(g: str, effects: dict, k: int, own: list) -> set:
+    """The classes on which another group's own ProbGap effect, at its share 1 / (k − 1) of this group's
+    background, is at least half of this group's own ProbGap: there the ProbGap, whose background holds that
+    group, gives way to the group's own pairs as its headline."""
+    mine = {e["cls"]: abs(e["e"]) for e in own if e["metric"] in HEADLINE[0] and not e["pair"] and np.isfinite(e["e"])}
     out = set()
     for (m, c), cell in effects.items():
-        if m in HEADLINE[0] and any(abs(x) > abs(cell.get(g, 0.0)) for h, x in cell.items() if h != g):
+        if m in HEADLINE[0] and any(abs(x) / max(k - 1, 1) >= 0.5 * mine.get(c, 0.0) for h, x in cell.items()
+                                    if h != g):
             out.add(c)
     return out
 
@@ -434,8 +436,8 @@ def _headline_row(claims: list, solo: list, status: str, pushed=()) -> dict | No
     if sign:
         pool = [e for e in claims if e["harm"] and np.isfinite(e["e"]) and e["e"] * sign > 0
                 and (_tier(e) < 2 or not _flat(e))]
-    elif status == "mixed":
-        pool = [e for e in claims if np.isfinite(e["e"]) or np.isfinite(e["size"])]
+    elif status == "mixed":  # its claims with a direction, the largest either way
+        pool = [e for e in claims if e["harm"] and np.isfinite(e["e"]) and (_tier(e) < 2 or not _flat(e))]
     else:
         pool = [e for e in solo if e["verdict"] in ("inconclusive", "small", "negligible") and np.isfinite(e["e"])]
     if not pool:
@@ -469,7 +471,7 @@ def _group_row(a, g, es: list, owners: set, *, k: int, effects: dict, attributed
     directed = [e for e in claims if e["harm"] and np.isfinite(e["e"])]
     undirected = [e for e in claims if not e["harm"] and not e["pair"]]
     status = _status(directed, undirected, own, solo)
-    head = _headline_row(claims, solo, status, _outweighed(g, effects))
+    head = _headline_row(claims, solo, status, _outweighed(g, effects, k, own))
     if head is None and status.endswith("off"):  # only saturated rows of no width show it: not a headline
         status = "undecided"
     row = dict(attribute=a, group=g, status=status, effect=math.nan, effect_low=math.nan, effect_high=math.nan,
