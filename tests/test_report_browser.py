@@ -118,9 +118,15 @@ def test_report_in_headless_chromium(report, browser):
         found = browser.find_elements(By.CSS_SELECTOR, sel)
         assert found, sel
         assert found[0].find_elements(By.CSS_SELECTOR, "tbody tr"), sel
-    charts = browser.find_elements(By.CSS_SELECTOR, "svg.chart")
+    charts = browser.find_elements(By.CSS_SELECTOR, "svg.chart:not(.groups-chart)")
     assert len(charts) >= 2 and charts[0].size["width"] > 100
     assert len(charts[0].find_elements(By.CSS_SELECTOR, "circle")) > 3
+    # the per-group answer opens the report as a chart per attribute, before its table
+    answer = browser.find_elements(By.CSS_SELECTOR, "#groups svg.groups-chart")
+    assert len(answer) == 2 and all(c.size["width"] > 300 for c in answer)
+    first = browser.find_element(By.CSS_SELECTOR, "#groups table.groups")
+    assert answer[0].location["y"] < first.location["y"]
+    assert all(c.find_elements(By.CSS_SELECTOR, "rect") for c in answer)  # the ±τ band
     # escaped user text stays text
     assert "<script>alert(1)</script>" in browser.find_element(By.CSS_SELECTOR, "table.failures").text
 

@@ -34,6 +34,8 @@ def test_png_figures_per_attribute(results_dir, tmp_path):
     for a in ("gender", "names"):
         assert f"{a}_heatmap_groups.png" in names and f"{a}_heatmap_pairs.png" in names
         assert f"{a}_groups_BPSN.png" in names and f"{a}_groups_Bernstein-EqualOpportunity.png" in names
+        assert f"{a}_groups_answer.png" in names  # the per-group answer, as the report opens with it
+    assert paths[0].name == "gender_groups_answer.png"
     assert "gender_groups_CFGap.png" not in names  # pairwise: heatmap only
     with Image.open(tmp_path / "gender_heatmap_groups.png") as im:
         w, h = im.size
@@ -63,8 +65,8 @@ def test_cli_plot(results_dir, tmp_path):
     r = runner.invoke(app, ["plot", str(results_dir), "--out", str(tmp_path / "f"), "--format", "svg", "--metrics", "FNED,BPSN"])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in (tmp_path / "f").iterdir()) == sorted([
-        "gender_heatmap_groups.svg", "gender_groups_FNED.svg", "gender_groups_BPSN.svg",
-        "names_heatmap_groups.svg", "names_groups_FNED.svg", "names_groups_BPSN.svg",
+        "gender_groups_answer.svg", "gender_heatmap_groups.svg", "gender_groups_FNED.svg", "gender_groups_BPSN.svg",
+        "names_groups_answer.svg", "names_heatmap_groups.svg", "names_groups_FNED.svg", "names_groups_BPSN.svg",
     ])
     r = runner.invoke(app, ["plot", str(results_dir), "--out", str(tmp_path / "g"), "--format", "gif"])
     assert r.exit_code == 2 and "format must be one of" in r.output

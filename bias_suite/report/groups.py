@@ -133,10 +133,10 @@ def groups_chart_svg(bg: pd.DataFrame, attribute) -> str:
     if sub.empty:
         return ""
     half = chart_range(sub)
-    left, right, top, row = 190, 130, 26, 18
-    width = 640
+    left, right, top, row = 150, 118, 20, 14
+    width = 520
     plot_w = width - left - right
-    height = top + row * len(sub) + 30
+    height = top + row * len(sub) + 26
     X = lambda v: left + (float(v) + half) / (2 * half) * plot_w  # noqa: E731
     parts = [f'<svg class="chart groups-chart" role="img" aria-label="{esc(attribute)}: effect per group" '
              f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
@@ -162,7 +162,7 @@ def groups_chart_svg(bg: pd.DataFrame, attribute) -> str:
                   f" ({r.finding})")
         parts.append(f'<line x1="{X(max(lo, -half)):.1f}" x2="{X(min(hi, half)):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
                      f'stroke="{col}" stroke-width="2"/>')
-        parts.append(f'<circle cx="{X(max(-half, min(half, r.effect))):.1f}" cy="{y:.1f}" r="4" fill="{col}">'
+        parts.append(f'<circle cx="{X(max(-half, min(half, r.effect))):.1f}" cy="{y:.1f}" r="3.5" fill="{col}">'
                      f"<title>{tip}</title></circle>")
     parts.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 2}" class="tk" text-anchor="middle">effect ×τ '
                  "(+ worse off for the group; shaded: within ±τ)</text></svg>")
@@ -170,7 +170,7 @@ def groups_chart_svg(bg: pd.DataFrame, attribute) -> str:
 
 
 # ----------------------------------------------------------------- HTML
-def render_groups(results: pd.DataFrame) -> str:
+def render_groups(results: pd.DataFrame, *, counts: str = "") -> str:
     """The per-group answer as the HTML report's opening section (every
     group a row, with its values by verdict; empty string when no group is
     judged)."""
@@ -195,8 +195,8 @@ def render_groups(results: pd.DataFrame) -> str:
             f"<td>{r.small}</td><td>{r.negligible}</td><td>{r.inconclusive}</td>"
             f'<td class="muted">{r.spillover}</td><td class="muted">{esc(r.settle or "")}</td></tr>')
     charts = "".join(groups_chart_svg(bg, a) for a in pd.unique(bg["attribute"]))
-    return ('<section id="groups"><h2>How the model treats each group</h2>'
-            f'<div class="groups-charts">{charts}</div>'
+    return ('<section id="groups"><h2>How the model treats each group</h2>' + counts +
+            f'<div class="groups-charts" style="display:flex;flex-wrap:wrap;gap:4px 16px">{charts}</div>'
             '<p class="muted">Per attribute, worst off first. The effect is the group\'s own effect in units '
             "of τ, positive when it is worse for the group; the counts are its own values by verdict, and spill-overs "
             "(values about the group caused by other groups) are counted apart and never a claim about it.</p>"

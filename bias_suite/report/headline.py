@@ -461,7 +461,8 @@ def groups_section(inp: HeadlineInput, max_rows: int | None, width: int | None =
 
 def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: int | None = None,
                          compact: bool = False, legend: bool = True, worst: bool = True, colour: bool = True,
-                         cover: bool = True, group_rows: int | None = 24, width: int | None = None) -> list:
+                         cover: bool = True, group_rows: int | None = 24, width: int | None = None,
+                         overview: bool = True) -> list:
     """The headline as a list of rich renderables (see the module doc).
 
     ``top`` findings (more when the material cells of the grid shown need
@@ -489,8 +490,9 @@ def headline_renderables(inp: HeadlineInput, *, top: int = 10, max_attributes: i
     section = groups_section(inp, group_rows, width)
     if section:
         out += [blank] + section
-    out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
-            overview_table(ov, compact=compact, max_rows=max_attributes)]
+    if overview:  # (the last thing a tight --lines gives up before the per-group answer)
+        out += [blank, _title("Overview: worst verdict and largest effect (×τ) per attribute and topic"),
+                overview_table(ov, compact=compact, max_rows=max_attributes)]
     sel = _selection(inp, top, max_attributes, cover)
     shown = sel.rows if top else sel.rows.iloc[0:0]
     if not shown.empty and inp.scored is not None:
@@ -554,12 +556,12 @@ def fit_headline(inp: HeadlineInput, width: int, max_lines: int = MAX_LINES, *, 
         if r is not None:
             return r
     # the last resort: one grid row, no legend; its material cells, then the example pair, while they fit
-    # (the per-group answer is never dropped: at least 3 of its rows stay)
-    tries = [(rows, top, cover, worst) for top in (1, 0) for rows in (6, 4, 3) for cover in (True, False)
-             for worst in (True, False)]
-    for i, (rows, top, cover, worst) in enumerate(tries):
+    # (the per-group answer is never dropped: the overview grid goes first, and at least 2 of its rows stay)
+    tries = [(rows, top, cover, worst, True) for top in (1, 0) for rows in (6, 4, 3) for cover in (True, False)
+             for worst in (True, False)] + [(rows, 0, False, False, False) for rows in (4, 3, 2)]
+    for i, (rows, top, cover, worst, grid) in enumerate(tries):
         r = headline_renderables(inp, top=top, max_attributes=1, compact=True, legend=False, worst=worst,
-                                 colour=colour, cover=cover, group_rows=rows, width=width)
+                                 colour=colour, cover=cover, group_rows=rows, width=width, overview=grid)
         if _lines(r, width) <= max_lines or i == len(tries) - 1:
             return r
 

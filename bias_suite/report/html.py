@@ -55,6 +55,7 @@ from .sections import (
     render_metadata,
     render_missing,
     render_overview,
+    verdict_counts_html,
     render_rows,
     render_significance,
     render_verdicts,
@@ -225,7 +226,8 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
         if not rest.empty:
             sections.append('<section id="inv-other"><h2>Invariance failures (other)</h2>' + render_failures(rest, None) + "</section>")
     nav = "".join(f'<a href="#attr-{slug(a)}">{esc(a)}</a>' for a in attrs)
-    overview = render_overview(res, intervals=(meta or {}).get("intervals"), scored=data.scored)
+    groups = render_groups(res, counts=verdict_counts_html(res))  # the answer and the verdict counts lead
+    overview = render_overview(res, intervals=(meta or {}).get("intervals"), scored=data.scored, counts=not groups)
     warn = "".join(f'<p class="warn">{esc(w)}</p>' for w in data.warnings)
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return (
@@ -237,7 +239,7 @@ def render_report(data: ReportData, *, title: str | None = None, top_templates: 
         f"<header><h1>{esc(title)}</h1>"
         f'<div class="muted">{len(res)} result rows · {len(attrs)} attribute{"s" if len(attrs) != 1 else ""} · classes {esc(", ".join(map(str, classes)))}</div>'
         f"<nav><a href=\"#groups\">groups</a><a href=\"#overview\">overview</a><a href=\"#findings\">findings</a>{nav}<a href=\"#run\">run</a></nav></header><main>{warn}"
-        + render_groups(res)
+        + groups
         + overview
         + "".join(sections)
         + f'<section id="run"><h2>Run</h2>{render_metadata(meta, data)}</section>'

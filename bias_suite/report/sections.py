@@ -255,7 +255,18 @@ def _metric_cell(r: dict) -> str:
             + (f'<div class="meaning">{esc(words)}</div>' if words else ""))
 
 
-def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top: int = 10, scored=None) -> str:
+def verdict_counts_html(results: pd.DataFrame) -> str:
+    """The verdict counts as the report shows them (``<p class="counts">``)."""
+    from .headline import headline_summary
+
+    counts = headline_summary().verdict_counts(results)
+    spans = " · ".join(f'<span class="v-{v}">{int(counts.get(v, 0))} {v}</span>' for v in theme.VERDICTS
+                       if v == "material" or counts.get(v, 0))
+    return f'<p class="counts">{spans}</p>'
+
+
+def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top: int = 10, scored=None,
+                    counts: bool = True) -> str:
     """The report's first screen: verdict counts, the colour legend, the
     attributes x topics grid (worst verdict, largest effect in tau) and the
     top findings, chosen and ranked as in the terminal
@@ -274,9 +285,7 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
         return ('<section id="overview"><p class="muted">These results carry no verdicts; run with a bootstrap '
                 "(--bootstrap B) for intervals, verdicts and this overview.</p></section>")
     sm = headline_summary()
-    counts = sm.verdict_counts(results)
-    count_html = " · ".join(f'<span class="v-{v}">{int(counts.get(v, 0))} {v}</span>' for v in theme.VERDICTS
-                            if v == "material" or counts.get(v, 0))
+    count_html = verdict_counts_html(results) if counts else ""
     marks = " ".join(f'<span class="mark m-{v}">{esc(m)}</span> {v}' for v, m in theme.VERDICT_MARKS.items() if m)
     legend = (f'<div class="legend" id="legend"><div><b>Colour is size</b> in units of each metric\'s threshold τ, '
               f"from its no-bias value b: {scale_legend(signed=False)}</div>"
@@ -344,4 +353,4 @@ def render_overview(results: pd.DataFrame, *, intervals: dict | None = None, top
             bits.append(f"B = {iv['bootstrap']} template resamples")
         control = f'<p class="muted" id="error-control">Error control across cells: {esc(", ".join(b for b in bits if b))}.</p>'
     return (f'<section id="overview"><h2 class="first">Overview <span class="muted">worst verdict and largest effect (×τ) '
-            f'per attribute and topic</span></h2><p class="counts">{count_html}</p>{legend}{grid}{findings}{control}</section>')
+            f'per attribute and topic</span></h2>{count_html}{legend}{grid}{findings}{control}</section>')
