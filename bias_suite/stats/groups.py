@@ -506,8 +506,15 @@ def _mirror(out: dict, groups: list) -> None:
     if L["status"] not in MIRROR:
         return
     o = _oriented(_is_ratio(L["finding"].split(" · ")[0]), 1, L["value"], L["low"], L["high"])
+    head, _, vs = str(L["finding"]).partition(" vs ")
+    if vs == other:
+        finding = f"{head} vs {lead}"
+    elif head.split(" · ")[0] in HEADLINE[0]:  # against the rest, which is the other group: its own row, mirrored
+        finding = head
+    else:
+        finding = f"{L['finding']}, as '{lead}' against '{other}' reads it"
     O.update(status=MIRROR[L["status"]], effect=-L["effect"], effect_low=-L["effect_high"],
-             effect_high=-L["effect_low"], finding=f"{L['finding']}, '{other}' against '{lead}'", value=o["value"],
+             effect_high=-L["effect_low"], finding=finding, value=o["value"],
              low=_finite(o["low"]), high=_finite(o["high"]), settle=None)
 
 
