@@ -40,11 +40,11 @@ CASES = [
     ("gender", "It made her cry.", {"male": "It made him cry."}),
     ("gender", "Let her go.", {"male": "Let him go."}),
     ("gender", "Her family lives nearby.", {"male": "His family lives nearby."}),
-    ("gender", "She said she would lend her bike to her sister herself.",
-     {"male": "He said he would lend his bike to his sister himself."}),
+    ("gender", "She said she would ride her bike to her sister herself.",
+     {"male": "He said he would ride his bike to his brother himself."}),   # kinship nouns swap along
     ("gender", "SHE WAS RIGHT.", {"male": "HE WAS RIGHT."}),
     ("gender", '"She is here," I said.', {"male": '"He is here," I said.'}),
-    ("gender", "The man and his son left.", {"female": "The woman and her son left."}),
+    ("gender", "The man and his son left.", {"female": "The woman and her daughter left."}),
     # identity nouns, singular and plural, with articles and possessives
     ("gender", "A woman smiled.", {"male": "A man smiled.", "non_binary": "A non-binary person smiled."}),
     ("gender", "An elderly woman smiled.", {"male": "An elderly man smiled."}),
@@ -180,7 +180,7 @@ def test_the_tagger_where_it_reads_otherwise(tagger_available):
     frame, rep = _perturbed("gender", [s for s, _, _ in TAGGER_DIFFERS], tagger=True)
     first = _first_variants(frame)
     assert [first[(f"{i}/gender", "male")] for i in (1, 2, 3)] == [t for _, _, t in TAGGER_DIFFERS]
-    assert rep.tagger == "spaCy en_core_web_sm"
+    assert rep.tagger.startswith("spaCy en_core_web_sm")
 
 
 def test_the_tagger_agrees_with_the_table_elsewhere(tagger_available):
@@ -246,8 +246,9 @@ def test_insert_puts_an_adjective_before_a_person_noun():
     assert (rep.inserted, rep.mentioned, rep.templates) == (2, 0, 2)
     g, rep = _perturbed("gender", ["A friend called.", "Emma's friend called.", "My brother is kind."], insert=True)
     assert list(g["text"]) == ["A female friend called.", "A male friend called.", "A non-binary friend called.",
-                               "A genderqueer friend called."]   # a gender adjective before a gender-neutral noun only
-    assert rep.attributes[0].inserted == 1
+                               "A genderqueer friend called.",   # a gender adjective before a gender-neutral noun only
+                               "My brother is kind.", "My sister is kind."]   # "brother" is a mention of gender
+    assert rep.attributes[0].inserted == 1 and rep.attributes[0].mentioned == 1
     r, _ = _perturbed("religion", ["My brother is kind."], insert=True, terms_per_group=1)
     assert r[r["group"] == "muslim"]["text"].tolist() == ["My Muslim brother is kind."]
 

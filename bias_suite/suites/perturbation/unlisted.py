@@ -56,6 +56,21 @@ class PersonFinder:
                         if e.label_ == "PERSON"])
         return out
 
+    def entities(self, texts, *, batch_size: int = 256) -> list:
+        """Per text, every entity as ``(start, end, label, first_end)``
+        character offsets (``first_end``: the end of its first token that is
+        not an honorific), for the title and surname checks (people.py)."""
+        out = []
+        for doc in self.nlp.pipe(list(texts), batch_size=batch_size):
+            ents = []
+            for e in doc.ents:
+                k = 0
+                while k < len(e) - 1 and e[k].text.rstrip(".").lower() in TITLES:
+                    k += 1
+                ents.append((e.start_char, e.end_char, e.label_, e[k].idx + len(e[k].text)))
+            out.append(ents)
+        return out
+
 
 @functools.lru_cache(maxsize=1)
 def _pipeline():

@@ -149,3 +149,76 @@ def _pattern(node: dict) -> str:
             return body + "?"
         return "(?:" + body + ")?"
     return body
+
+
+# ------------------------------------------------------------------ person words of the gender attribute
+#: (female, male) nouns that are mentions of a person's gender, singular and plural
+#: (docs/perturb.md, "Person nouns and honorifics"); term i of one side swaps with term i of the other
+GENDER_NOUNS = (
+    ("actress", "actor"), ("waitress", "waiter"), ("hostess", "host"), ("stewardess", "steward"),
+    ("heroine", "hero"), ("princess", "prince"), ("duchess", "duke"), ("empress", "emperor"), ("queen", "king"),
+    ("heiress", "heir"), ("priestess", "priest"), ("headmistress", "headmaster"),
+    ("mother", "father"), ("mom", "dad"), ("mommy", "daddy"), ("sister", "brother"), ("daughter", "son"),
+    ("wife", "husband"), ("aunt", "uncle"), ("niece", "nephew"), ("grandmother", "grandfather"),
+    ("grandma", "grandpa"), ("granddaughter", "grandson"), ("girlfriend", "boyfriend"), ("bride", "bridegroom"),
+    ("fiancee", "fiance"), ("fiancée", "fiancé"), ("widow", "widower"), ("stepmother", "stepfather"),
+    ("stepdaughter", "stepson"), ("stepsister", "stepbrother"), ("godmother", "godfather"), ("lady", "gentleman"),
+    ("businesswoman", "businessman"), ("chairwoman", "chairman"), ("spokeswoman", "spokesman"),
+    ("policewoman", "policeman"), ("congresswoman", "congressman"), ("saleswoman", "salesman"),
+    ("sportswoman", "sportsman"), ("schoolgirl", "schoolboy"), ("housewife", "househusband"),
+    ("landlady", "landlord"), ("madam", "sir"), ("ma'am", "sir"), ("mum", "dad"),
+)
+GENDER_PLURALS = (
+    ("actresses", "actors"), ("waitresses", "waiters"), ("hostesses", "hosts"), ("stewardesses", "stewards"),
+    ("heroines", "heroes"), ("princesses", "princes"), ("duchesses", "dukes"), ("empresses", "emperors"),
+    ("queens", "kings"), ("heiresses", "heirs"), ("priestesses", "priests"), ("headmistresses", "headmasters"),
+    ("mothers", "fathers"), ("moms", "dads"), ("mommies", "daddies"), ("sisters", "brothers"),
+    ("daughters", "sons"), ("wives", "husbands"), ("aunts", "uncles"), ("nieces", "nephews"),
+    ("grandmothers", "grandfathers"), ("grandmas", "grandpas"), ("granddaughters", "grandsons"),
+    ("girlfriends", "boyfriends"), ("brides", "bridegrooms"), ("widows", "widowers"),
+    ("stepmothers", "stepfathers"), ("stepdaughters", "stepsons"), ("stepsisters", "stepbrothers"),
+    ("godmothers", "godfathers"), ("ladies", "gentlemen"), ("businesswomen", "businessmen"),
+    ("chairwomen", "chairmen"), ("spokeswomen", "spokesmen"), ("policewomen", "policemen"),
+    ("congresswomen", "congressmen"), ("saleswomen", "salesmen"), ("sportswomen", "sportsmen"),
+    ("schoolgirls", "schoolboys"), ("housewives", "househusbands"), ("landladies", "landlords"),
+    ("mums", "dads"),
+)
+#: honorifics before a surname, by group: the first is what the other group's honorific becomes
+#: (Mr. -> Ms.; Mrs., Ms., Miss -> Mr.); written without the full stop, which is kept as the text has it
+HONORIFICS = {"female": ("Ms", "Mrs", "Miss"), "male": ("Mr",)}
+#: a title of nobility before a name: Sir (a knighthood) <-> Dame
+KNIGHTHOODS = {"female": "Dame", "male": "Sir"}
+#: titles before a name that say nothing of gender (military and academic ranks, offices): a listed
+#: name right after one is a surname ("Captain James"), unless a capitalised surname follows it
+RANKS = frozenset("""dr doctor prof professor general gen colonel col major maj captain capt lieutenant lt sergeant
+sgt sarge corporal cpl private pvt admiral adm commander cmdr commodore marshal officer agent detective det
+inspector chief judge justice senator sen representative rep governor gov president pres mayor coach
+reverend rev pastor bishop cardinal dean chancellor principal""".split())
+#: titles before a name that carry a gender: the name is then not swapped alone ("Queen Elizabeth", "Aunt May")
+GENDERED_TITLES = frozenset("""mr mrs ms miss mx sir dame lady lord madam madame mister king queen prince princess
+duke duchess count countess baron baroness earl emperor empress father mother sister brother aunt uncle saint st
+grandma grandpa granny""".split())
+#: verbs that take two objects ("gave her flowers"): "her" right after one and before a noun phrase is
+#: an object or a possessive, and the sentence is skipped (every inflection)
+DITRANSITIVES = frozenset("""give gives gave given giving hand hands handed handing send sends sent sending
+show shows showed shown showing offer offers offered offering bring brings brought bringing buy buys bought buying
+tell tells told telling teach teaches taught teaching lend lends lent lending pass passes passed passing
+sell sells sold selling pay pays paid paying promise promises promised promising owe owes owed owing
+write writes wrote written writing get gets got gotten getting make makes made making
+cook cooks cooked cooking bake bakes baked baking
+serve serves served serving feed feeds fed feeding throw throws threw thrown throwing toss tosses tossed tossing
+award awards awarded awarding grant grants granted granting wish wishes wished wishing mail mails mailed mailing
+email emails emailed emailing text texts texted texting assign assigns assigned assigning fetch fetches fetched
+fetching order orders ordered ordering
+""".split())
+#: sentence-initial words that are not part of a name before a listed first name ("When Emma ...")
+STARTERS = frozenset("""a an the and but or so if when while after before because since as though although
+yesterday today tonight tomorrow then now later once also even still yet just only maybe perhaps sadly luckily
+thankfully unfortunately finally meanwhile suddenly actually honestly obviously apparently clearly surely
+hey hi hello dear thanks thank congrats congratulations oh ah wow yes no well okay ok ha lol omg please
+let tell ask call watch see meet go love like hate poor little young old sweet lovely dear dearest
+i you he she it we they me him her us them my your his its our their this that these those there here
+what who whom whose which why how where not never always every each all both some any no none many most
+with without for from to of in on at by about into over under between through during against among
+is are was were be been am has have had do does did will would can could shall should may might must
+""".split())
