@@ -68,6 +68,7 @@ _SMALL = frozenset("a an the of and or in on at to for with from by about as int
 _CAP_AFTER = re.compile(r"\s+([A-Z][A-Za-z'’\-]*)")
 _RUN = re.compile(r"\s+(?:(?:of|the)\s+)?([A-Z][A-Za-z'’\-]*)")
 _FULL_NAME = re.compile(r"\.?\s+[A-Z][a-z][A-Za-z'’\-]*\s+[A-Z][a-z]")
+_OF_TITLE = re.compile(r"([A-Z][A-Za-z'’\-]*)\s+(?:of|of the|the)\s+\Z")
 _POSS_CAP = re.compile(r"['’]s\s+[A-Z][a-z]")
 
 
@@ -131,7 +132,10 @@ def _rule_title(text: str, x, headline: bool) -> bool:
         return True   # "Sophie's Choice", "Charlotte's Web", "The King's Speech", "Mother's Day"
     prev = _prev_word(text, x.start)
     if prev is not None and prev[0][:1].isupper() and prev[0].lower() in _SMALL and not sentence_initial(text, prev[1]):
-        return True   # "Something About Mary", "The Curious Case of ..."
+        return True   # "Something About Mary"
+    m = _OF_TITLE.search(text, max(0, x.start - 40), x.start)
+    if m is not None and not sentence_initial(text, m.start(1)):
+        return True   # "The Curious Case of Benjamin Button"
     run, pos = 0, x.end
     while True:
         m = _RUN.match(text, pos)
