@@ -299,9 +299,10 @@ def _checked(run: _Run, lex: Lexicon, rep: AttributeReport, found: list) -> list
     approvals and drops applied."""
     ents = {}
     if run.recogniser is not None and lex.pronouns is not None:
-        want = sorted({i for i, f in found if any(
-            x.kind != "pro" and x.surface[:1].isupper() for x in f.mentions)})
-        ents = dict(zip(want, run.recogniser.entities(run.texts[i] for i in want)))
+        want = list(dict.fromkeys(run.texts[i] for i, f in found if any(
+            x.kind != "pro" and x.surface[:1].isupper() for x in f.mentions)))  # each distinct sentence once
+        by_text = dict(zip(want, run.recogniser.entities(want)))
+        ents = {i: by_text[run.texts[i]] for i, _ in found if run.texts[i] in by_text}
     out = []
     for i, f in found:
         decision = run.review.get((run.ids[i], lex.attribute))
