@@ -59,7 +59,7 @@ CASES = [
     ("names", "Emma's car is red.", {"male": "Liam's car is red."}),
     ("names", "James' car is blue.", {"female": "Isabella's car is blue."}),
     ("names", "Isabella's dog barked.", {"male": "James's dog barked."}),
-    ("names", "Liam said he would call his mom.", {"female": "Emma said she would call her mom."}),
+    ("names", "Liam said he would call his friend.", {"female": "Emma said she would call her friend."}),
     ("names", "I met Olivia and thanked her.", {"male": "I met Noah and thanked him."}),
     ("names", "Emma met Olivia at her house.", {"male": "Liam met Noah at his house."}),
     # the other attributes: noun phrases, plurals, adjectives before person nouns, predicates
@@ -194,21 +194,21 @@ def test_the_tagger_agrees_with_the_table_elsewhere(tagger_available):
 
 # ---------------------------------------------------------------- whole templates
 def test_a_template_holds_every_term_of_every_group():
-    frame, report = _perturbed("gender", ["A woman smiled.", "She is kind."])
+    frame, report = _perturbed("gender", ["A woman smiled.", "She is kind.", "A girl smiled."])
     a = frame[frame["template"] == "1/gender"]
+    # gender's nouns swap with the noun of the same place only: a woman is no boy (that would change the age too)
     assert list(zip(a["id"], a["group"], a["term"], a["text"])) == [
         ("1/gender/female/0", "female", "woman", "A woman smiled."),
-        ("1/gender/female/1", "female", "girl", "A girl smiled."),
         ("1/gender/male/0", "male", "man", "A man smiled."),
-        ("1/gender/male/1", "male", "boy", "A boy smiled."),
         ("1/gender/non_binary/0", "non_binary", "non-binary person", "A non-binary person smiled."),
-        ("1/gender/non_binary/1", "non_binary", "genderqueer person", "A genderqueer person smiled."),
     ]
     b = frame[frame["template"] == "2/gender"]
     assert list(zip(b["group"], b["term"], b["text"])) == [("female", "she", "She is kind."), ("male", "he", "He is kind.")]
+    c = frame[frame["template"] == "3/gender"]
+    assert list(c["text"]) == ["A girl smiled.", "A boy smiled.", "A genderqueer person smiled."]
     rep = report.attributes[0]
     assert dict(rep.left_out) == {"non_binary (no pronouns)": 1}
-    assert (rep.templates, rep.examples) == (2, 8)
+    assert (rep.templates, rep.examples) == (3, 8)
     assert list(frame.columns) == ["id", "template", "attribute", "group", "term", "text", "label"]
 
 

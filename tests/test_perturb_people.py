@@ -29,7 +29,7 @@ SWAPPED = [
     ("Mr. Jones said he would call.", {"female": ["Ms. Jones said she would call."]}),
     ("Mrs. Smith said she was tired.", {"male": ["Mr. Smith said he was tired."]}),
     ("Ms. Lee lost her keys.", {"male": ["Mr. Lee lost his keys."]}),
-    ("Miss Brown waved at us.", {"male": ["Mr. Brown waved at us."]}),
+    ("Miss Brown waved at us.", {"male": ["Mr Brown waved at us."]}),   # the full stop is the text's to give
     ("Mr Jones was late.", {"female": ["Ms Jones was late."]}),
     ("Dame Judi Dench is superb.", None),  # an honorific before a full name: below
     ("Yes, sir, I will do it.", {"female": ["Yes, madam, I will do it."]}),
@@ -45,12 +45,14 @@ SWAPPED = [
     ("My mother's cooking is better.", {"male": ["My father's cooking is better."]}),
     ("The wives' stories were sad.", {"male": ["The husbands' stories were sad."]}),
     # plural possessives: never "boys's"
-    ("The men's performances were flat.", {"male": ["The men's performances were flat.",
-                                                    "The boys' performances were flat."],
-                                           "female": ["The women's performances were flat.",
-                                                      "The girls' performances were flat."]}),
-    ("The boys' jokes fell flat.", {"male": ["The boys' jokes fell flat.", "The men's jokes fell flat."],
-                                    "female": ["The girls' jokes fell flat.", "The women's jokes fell flat."]}),
+    ("The men's performances were flat.", {"male": ["The men's performances were flat."],
+                                           "female": ["The women's performances were flat."],
+                                           "non_binary": ["The non-binary people's performances were flat."]}),
+    ("The boys' jokes fell flat.", {"female": ["The girls' jokes fell flat."],
+                                    "non_binary": ["The genderqueer people's jokes fell flat."]}),
+    ("The gentlemen's club closed.", {"female": ["The ladies' club closed."]}),
+    ("The ladies' room was locked.", {"male": ["The gentlemen's room was locked."]}),
+    ("Women voters stayed home.", {"male": ["Men voters stayed home."]}),
 ]
 SWAPPED = [c for c in SWAPPED if c[1] is not None]
 
@@ -74,8 +76,16 @@ SKIPPED = [
     ("names", "George Michael sang it best.", "surname"),
     ("names", "The album by Jessie Joseph was a hit.", "surname"),
     ("names", "Captain James said he was ready.", "rank or title"),
-    ("names", "Aunt Emma baked a cake.", "rank or title"),
-    ("names", "I read Charlotte's Web to my son.", "title"),
+    ("names", "Aunt Emma baked a cake.", "gender noun"),   # the aunt is Emma: her gender comes with the noun
+    ("names", "Countess Emma waved to the crowd.", "rank or title"),
+    ("names", "I read Charlotte's Web to the class.", "title"),
+    ("names", "Emma met Phillip Noyce at the festival.", "several people"),   # a first name the file does not list
+    ("gender", "Tim Allen is great in his role.", "first name"),
+    ("gender", "He invited Maggie G. to the show.", "first name"),
+    ("gender", "In real life, Lord Byron was mad, which is why women loved him.", "several groups"),
+    ("gender", "She is an earth mother to them all.", "idiom"),
+    ("gender", "Talk to Her is a lovely film.", "title"),
+    ("gender", "Mr. Quayle's looks faded as women voters dwelled on his record.", "several groups"),
     ("names", 'We watched "Emma" twice.', "title"),
     ("names", "The most ingenious comedy since Being Michael Jordan.", "surname"),
     ("names", "I'm the guy who liked There's Something About Sarah.", "title"),
@@ -153,6 +163,6 @@ def test_the_tagger_path_skips_the_same_her(tagger_available):
 
 def test_the_tagger_path_reads_titles_and_surnames(tagger_available):
     frame, report = _run("names", ["Mr. Andrew and his collaborators are artists.", "George Michael sang it best.",
-                                   "I read Charlotte's Web to my son.", "Emma said she loved it."], tagger=True)
+                                   "I read Charlotte's Web to the class.", "Emma said she loved it."], tagger=True)
     assert dict(report.attributes[0].skipped) == {"surname": 2, "title": 1}
     assert _variants(frame, 3, "male")[0] == "Liam said he loved it."

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from ..grammar import article, capitalize_first
-from .lexicon import FIXED_KINDS, PLURAL_KINDS, Entry, Lexicon
+from .lexicon import PLURAL_KINDS, Entry, Lexicon
 from .people import PEOPLE_SKIPS
 from .pronouns import rule_role
 from .words import INSERT_DETERMINERS, INSERT_NOUNS, PERSON_NOUNS, PRONOUN_ROLES, PRONOUNS, alternation
@@ -55,6 +55,7 @@ LEFT_OUT = {"no pronouns": "the sentence has gendered pronouns and the group has
 _ART = re.compile(r"(?<![\w\-'’])([Aa][Nn]?)(\s+)\Z")
 _POSS = re.compile(r"(\s?)(['’])(s?)(?![A-Za-z])")
 _OPENERS = "\"'“‘([{"
+_ABBREVIATION = re.compile(r"(?:(?<![\w.])(?:[A-Za-z]\.){2,}|(?<![\w\-])(?:Mrs|Mr|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|vs)\.)\Z")
 _AFTER_HONORIFIC = re.compile(r"(?<![\w\-])(?:Mrs|Mr|Ms)\.?\s+\Z")
 
 
@@ -187,6 +188,8 @@ def _sentence_initial(text: str, start: int) -> bool:
     before = text[:start].rstrip()
     while before and before[-1] in _OPENERS:
         before = before[:-1].rstrip()
+    if before.endswith(".") and _ABBREVIATION.search(before):
+        return False   # "a D.O.I. spokesman", "Mr. Smith"
     return not before or before[-1] in ".!?"
 
 
@@ -249,13 +252,11 @@ def mention_edits(found: Found, lex: Lexicon, group: str, choice: int):
             roles = PRONOUN_ROLES[x.pronoun][1]
             role = x.role if x.role is not None else roles[0]
             file_term, old_term = PRONOUNS[group][role], x.pronoun
-        elif x.entry.kind in FIXED_KINDS:
+        elif x.entry.kind in lex.fixed:
             if group == found.group:  # a paired noun or an honorific of the sentence's group stays as written
                 head = head or (x.surface if x.kind == "hon" else lex.terms[group][x.entry.kind][x.entry.index])
                 continue
             file_term = old_term = lex.terms[group][x.entry.kind][x.entry.index]
-            if x.kind == "hon" and x.surface == "Miss" and not text.startswith(".", x.end):
-                file_term += "."  # "Miss Daisy" -> "Mr. Daisy"
         else:
             words = lex.terms[group][x.entry.kind]
             file_term = words[(x.entry.index + choice) % len(words)]
@@ -279,7 +280,7 @@ def mention_edits(found: Found, lex: Lexicon, group: str, choice: int):
 
 def _choices(found: Found, lex: Lexicon, group: str) -> int:
     sizes = [len(lex.terms[group][x.entry.kind]) for x in found.mentions
-             if x.kind != "pro" and x.entry.kind not in FIXED_KINDS]
+             if x.kind != "pro" and x.entry.kind not in lex.fixed]
     return max(sizes) if sizes else 1
 
 
@@ -288,7 +289,7 @@ def _left_out(found: Found, lex: Lexicon, group: str, has_pro: bool):
     if has_pro and not lex.group_has_pronouns(group):
         return "no pronouns"
     for x in found.mentions:
-        if x.kind != "pro" and x.entry.kind in FIXED_KINDS and (
+        if x.kind != "pro" and x.entry.kind in lex.fixed and (
                 len(lex.terms[group].get(x.entry.kind, [])) <= x.entry.index
                 or not lex.terms[group][x.entry.kind][x.entry.index]):
             return "no such word"

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...exceptions import SuiteError, did_you_mean
-from .words import (CLITIC_COPULAS, COPULAS, GENDER_NOUNS, GENDER_PLURALS, HONORIFICS, KNIGHTHOODS, PERSON_NOUNS,
-                    PRONOUN_GROUPS, PRONOUN_ROLES, alternation)
+from .words import (CLITIC_COPULAS, COPULAS, GENDER_NOUNS, GENDER_PLURALS, HONORIFICS, KNIGHTHOODS,
+                    NEUTRAL_COUNTERPARTS, PERSON_NOUNS, PRONOUN_GROUPS, PRONOUN_ROLES, alternation)
 
 __all__ = ["Entry", "Lexicon", "lexicon_of", "load_lexicon", "bundled_attributes", "with_person_words", "KINDS",
            "PAIRED_KINDS", "FIXED_KINDS", "PLURAL_KINDS"]
@@ -92,6 +92,7 @@ class Lexicon:
     path: str | None = None
     pronouns: str | None = None
     honorifics: bool = False    # "Mr.", "Mrs.", "Ms.", "Miss", "Sir", "Dame" before a capitalised word
+    fixed: frozenset = frozenset(FIXED_KINDS)   # kinds whose term i only swaps with term i (no term choices)
     pattern: re.Pattern = field(init=False, repr=False)
     entries: dict = field(init=False, repr=False)   # (named group, key) -> [Entry, ...]
     first_words: frozenset = field(init=False, repr=False)
@@ -109,8 +110,9 @@ class Lexicon:
         for g in self.groups:
             for kind, words in self.terms[g].items():
                 for i, w in enumerate(words):
-                    if not w or kind in ("honorific", "knighthood"):
-                        continue  # a gap in a paired kind; honorifics have their own pattern
+                    if not w or kind in ("honorific", "knighthood") or (kind in PAIRED_KINDS and
+                                                                        w in NEUTRAL_COUNTERPARTS):
+                        continue  # a gap; honorifics have their own pattern; "actor" is said of anyone
                     if kind in _NP_KINDS:
                         np_terms += _both_cases(w)
                         self.entries.setdefault(("np", _key(w)), []).append(Entry(g, kind, i))
@@ -133,7 +135,9 @@ class Lexicon:
                     self.entries[("hon", KNIGHTHOODS[g])] = [Entry(g, "knighthood", 0)]
             parts.append(rf"{_LEFT}(?P<hon>{alternation(hons)})(?=\.?\s+[A-Z])")
         if np_terms:
-            parts.append(rf"{_LEFT}(?P<np>{alternation(np_terms)}){_RIGHT}(?!\s+{_PERSON})")
+            # "senior" in "senior engineer" is no age group; but "women voters" are women (person words: gender)
+            head = "" if self.honorifics else rf"(?!\s+{_PERSON})"
+            parts.append(rf"{_LEFT}(?P<np>{alternation(np_terms)}){_RIGHT}{head}")
         if exact_terms:
             parts.append(rf"{_LEFT}(?P<exact>{alternation(exact_terms)}){_RIGHT}")
         if adj_terms:
@@ -217,7 +221,9 @@ def with_person_words(lex: Lexicon, pairs=()) -> Lexicon:
         for g in PRONOUN_GROUPS:
             terms[g]["honorific"] = [HONORIFICS[g][0]]
             terms[g]["knighthood"] = [KNIGHTHOODS[g]]
-    return Lexicon(lex.attribute, lex.groups, terms, lex.path, lex.pronouns, honorifics=gendered)
+    # gender: "woman" swaps with "man" only, not "boy" (which would change the age too)
+    fixed = frozenset(FIXED_KINDS) | (frozenset(_NP_KINDS) if gendered else frozenset())
+    return Lexicon(lex.attribute, lex.groups, terms, lex.path, lex.pronouns, honorifics=gendered, fixed=fixed)
 
 
 def _looks_plural(row: dict) -> bool:

@@ -40,7 +40,8 @@ from __future__ import annotations
 import re
 
 from .pronouns import causative
-from .words import DITRANSITIVES, FOLLOWERS, GENDERED_TITLES, HONORIFICS, KNIGHTHOODS, RANKS, STARTERS
+from .words import (DITRANSITIVES, FOLLOWERS, GENDERED_TITLES, HONORIFICS, IDIOMS, KNIGHTHOODS, NOT_FIRST_NAMES,
+                    RANKS, STARTERS)
 
 __all__ = ["context_skip", "PEOPLE_SKIPS", "TITLE_ENTITIES", "sentence_initial"]
 
@@ -52,12 +53,14 @@ PEOPLE_SKIPS = {
                "\"Elton John\")",
     "rank or title": "a first name after a rank with no surname after it (\"Captain James\"), or a title of a person "
                      "before a name (\"Aunt Emma\", \"Queen Elizabeth\")",
+    "idiom": "a fixed phrase whose gendered word is no person's (\"earth mother\", \"drag queen\")",
     "title": "inside the title of a work, an organisation, a product or a place (\"Being John Malkovich\", "
              "\"Driving Miss Daisy\")",
 }
 #: spaCy entity labels whose spans are titles and names of things, not people
 TITLE_ENTITIES = frozenset({"WORK_OF_ART", "ORG", "PRODUCT", "FAC", "GPE"})
 
+_NOT_A_FIRST = STARTERS | NOT_FIRST_NAMES | frozenset("a an the of and or in on at to for".split())
 _HONORIFIC_WORDS = frozenset(h.lower() for hs in HONORIFICS.values() for h in hs) | \
     frozenset(k.lower() for k in KNIGHTHOODS.values()) | {"mx", "mister", "madam", "madame"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
@@ -69,6 +72,10 @@ _CAP_AFTER = re.compile(r"\s+([A-Z][A-Za-z'’\-]*)")
 _RUN = re.compile(r"\s+(?:(?:of|the)\s+)?([A-Z][A-Za-z'’\-]*)")
 _FULL_NAME = re.compile(r"\.?\s+[A-Z][a-z][A-Za-z'’\-]*\s+[A-Z][a-z]")
 _OF_TITLE = re.compile(r"([A-Z][A-Za-z'’\-]*)\s+(?:of|of the|the)\s+\Z")
+_BIGRAM = re.compile(r"(?<![\w\-'’.])([A-Z][a-z][A-Za-z\-]*)(?:\s+[A-Z]\.)?\s+([A-Z][a-z][A-Za-z'’\-]*|[A-Z]\.)")
+_CAP_POSS = re.compile(r"(?<![\w\-'’.])([A-Z][a-z][A-Za-z\-]*)['’]s?(?![A-Za-z])")
+_TITLE_NAME = re.compile(r"(?<![\w\-'’])([A-Z][a-z]+)\.?\s+([A-Z][a-z][A-Za-z'’\-]*)")
+_IDIOM = re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(i) for i in IDIOMS) + r")(?![\w\-])", re.IGNORECASE)
 _POSS_CAP = re.compile(r"['’]s\s+[A-Z][a-z]")
 
 
@@ -111,8 +118,17 @@ def _ambiguous_her(text: str, x) -> bool:
 
 
 def _several_honorifics(text: str, mentions) -> bool:
-    people = {_next_word(text, x.end + (text[x.end:x.end + 1] == ".")) for x in mentions if x.kind == "hon"}
-    return len(people) > 1
+    """Honorifics (or ranks and titles before a name) of more than one
+    person ("Mr. Smith thanked Mr. Jones", "Judge Munson ... Mr. Morris's"),
+    or an honorific's person beside someone named by a noun ("Mr. Quayle's
+    looks ... women voters", "Ms. Gunter's book ... your wife")."""
+    hons = [x for x in mentions if x.kind == "hon"]
+    if not hons:
+        return False
+    people = {_next_word(text, x.end + (text[x.end:x.end + 1] == ".")) for x in hons}
+    people |= {m.group(2) for m in _TITLE_NAME.finditer(text) if m.group(1).lower() in RANKS | GENDERED_TITLES
+               and m.group(1).lower() not in _HONORIFIC_WORDS}
+    return len(people) > 1 or any(x.kind == "np" for x in mentions)
 
 
 def _capitalised_mid(text: str, x) -> bool:
@@ -178,6 +194,43 @@ def _entity_skip(x, ents):
     return None
 
 
+def full_names(text: str, ents=None) -> list:
+    """``(start, end)`` of what looks like a person's full name: two
+    capitalised words (a middle initial between them allowed) whose first
+    is no honorific, rank, title, small or common word ("Tim Allen",
+    "Naomi Watts"; not "New York", "The Doors", "Mr. Jones"); with spaCy's
+    entities, the ``PERSON`` entities of two words or more instead."""
+    if ents is not None:
+        return [(s, e) for s, e, label, first_end in ents if label == "PERSON" and first_end < e]
+    out = []
+    for m in _BIGRAM.finditer(text):
+        first = m.group(1).lower()
+        if first in _NOT_A_FIRST or first in RANKS or first in GENDERED_TITLES:
+            continue
+        prev = _prev_word(text, m.start())
+        if prev is not None and prev[0].lower() in _HONORIFIC_WORDS:
+            continue  # "Mr. Day Lewis": a surname of two words
+        out.append((m.start(), m.end()))
+    return out
+
+
+def _other_people(text: str, found, ents) -> bool:
+    """Whether someone besides the sentence's one named person is named:
+    a full name that is not the mention's own (the mention and the
+    capitalised words right after it: "Emma Watson")."""
+    spans = []
+    for x in found.mentions:
+        if x.kind != "pro":
+            end = x.end
+            while (m := _CAP_AFTER.match(text, end)) is not None:
+                end = m.end()
+            spans.append((x.start, end))
+    for s, e in full_names(text, ents):
+        if not any(s <= ms < e or ms <= s < me for ms, me in spans):
+            return True
+    return False
+
+
 def context_skip(found, lex, ents=None):
     """A reason of :data:`PEOPLE_SKIPS` to skip ``found``, or None.
     ``ents``: spaCy's entities of the sentence as ``(start, end, label,
@@ -191,6 +244,20 @@ def context_skip(found, lex, ents=None):
         return "several people"
     if lex.pronouns == "mention" and any(x.kind == "hon" and _FULL_NAME.match(text, x.end) for x in found.mentions):
         return "first name"   # "Sir Elton John", "Mrs. Emma Thompson": the first name keeps its gender
+    why = _mention_skip(text, found, ents) or _capitalised_pronoun(text, found) or \
+        _names_around(text, found, lex, ents)
+    if why:
+        return why
+    if _IDIOM.search(text):
+        return "idiom"
+    if lex.pronouns == "mention" and any(m.group(1).lower() in GENDERED_TITLES - _HONORIFIC_WORDS
+                                         for m in _TITLE_NAME.finditer(text)):
+        return "rank or title"   # "Lord Byron ... women": a titled person of a gender of their own
+    return None
+
+
+def _mention_skip(text: str, found, ents):
+    """The first mention that is a surname, a rank's or inside a title."""
     headline = None
     for x in found.mentions:
         if x.kind == "pro":
@@ -205,6 +272,40 @@ def context_skip(found, lex, ents=None):
             why = None
         if why:
             return why
+    return None
+
+
+def _capitalised_pronoun(text: str, found):
+    """"Talk to Her", "the Girls' blowout": a pronoun or a person noun the
+    text capitalises mid-sentence is part of a title (a headline aside)."""
+    for x in found.mentions:
+        if x.surface[:1].isupper() and x.kind in ("pro", "np") and not sentence_initial(text, x.start) and \
+                x.surface != "I" and not title_cased(text):
+            return "title"
+    return None
+
+
+def _names_around(text: str, found, lex, ents):
+    """Other people named in the sentence: for gender, any full name (its
+    pronouns may be that person's: "Tim Allen is great in his role"), or,
+    beside an honorific, another person's possessive ("Ms. Hutchins ... Zelda's
+    fate"); for names, a full name that is not the mention's."""
+    if ents is None and title_cased(text):
+        return None   # a headline: every word has its capital
+    if lex.pronouns == "mention":
+        if full_names(text, ents):
+            return "first name"
+        hons = [x for x in found.mentions if x.kind == "hon"]
+        if hons:
+            surnames = {_next_word(text, x.end + (text[x.end:x.end + 1] == ".")) for x in hons}
+            for m in _CAP_POSS.finditer(text):
+                prev = _prev_word(text, m.start())
+                if m.group(1) not in surnames and not (prev and prev[0].lower() in _HONORIFIC_WORDS | RANKS) \
+                        and m.group(1).lower() not in _NOT_A_FIRST:
+                    return "several people"
+        return None
+    if lex.pronouns == "along" and _other_people(text, found, ents):
+        return "several people"
     return None
 
 

@@ -167,6 +167,10 @@ GENDER_NOUNS = (
     ("policewoman", "policeman"), ("congresswoman", "congressman"), ("saleswoman", "salesman"),
     ("sportswoman", "sportsman"), ("schoolgirl", "schoolboy"), ("housewife", "househusband"),
     ("landlady", "landlord"), ("madam", "sir"), ("ma'am", "sir"), ("mum", "dad"),
+    ("servicewoman", "serviceman"), ("assemblywoman", "assemblyman"), ("councilwoman", "councilman"),
+    ("anchorwoman", "anchorman"), ("camerawoman", "cameraman"), ("horsewoman", "horseman"), ("frontwoman", "frontman"),
+    ("craftswoman", "craftsman"), ("newswoman", "newsman"), ("countrywoman", "countryman"),
+    ("motherhood", "fatherhood"), ("sisterhood", "brotherhood"), ("womanhood", "manhood"), ("girlhood", "boyhood"),
 )
 GENDER_PLURALS = (
     ("actresses", "actors"), ("waitresses", "waiters"), ("hostesses", "hosts"), ("stewardesses", "stewards"),
@@ -181,8 +185,24 @@ GENDER_PLURALS = (
     ("chairwomen", "chairmen"), ("spokeswomen", "spokesmen"), ("policewomen", "policemen"),
     ("congresswomen", "congressmen"), ("saleswomen", "salesmen"), ("sportswomen", "sportsmen"),
     ("schoolgirls", "schoolboys"), ("housewives", "househusbands"), ("landladies", "landlords"),
-    ("mums", "dads"),
+    ("mums", "dads"), ("servicewomen", "servicemen"), ("assemblywomen", "assemblymen"), ("councilwomen", "councilmen"),
+    ("anchorwomen", "anchormen"), ("camerawomen", "cameramen"), ("horsewomen", "horsemen"), ("craftswomen", "craftsmen"),
+    ("newswomen", "newsmen"), ("countrywomen", "countrymen"),
 )
+#: fixed phrases whose gendered word is no person's gender ("earth mother", "drag queen", "the Queen's English"):
+#: a sentence that holds one is skipped ("idiom")
+IDIOMS = ("earth mother", "mother earth", "mother nature", "mother tongue", "mother lode", "mother ship",
+          "mothership", "motherland", "fatherland", "drag queen", "drag queens", "queen bee", "bearded lady",
+          "fat lady", "lady luck", "ladies' man", "old wives", "queen's english", "king's english", "man of the hour",
+          "man of his word", "woman of her word", "every man for himself", "god the father", "our father",
+          "holy father", "father time", "father christmas", "founding fathers", "mother of all", "king of the hill",
+          "queen of the", "king of the", "prom queen", "homecoming queen", "beauty queen", "box office king",
+          "boys will be boys", "boy oh boy", "oh boy", "attaboy", "atta girl", "old boy", "old boys", "good ol' boy",
+          "big brother", "sister city", "sister cities", "brotherhood of", "sisterhood of", "oh man", "man oh man")
+#: the male side's words that are also said of anyone ("actor", "hero"): what a female word becomes,
+#: but no mention of gender themselves
+NEUTRAL_COUNTERPARTS = frozenset("""actor actors hero heroes host hosts heir heirs waiter waiters steward stewards
+""".split())
 #: honorifics before a surname, by group: the first is what the other group's honorific becomes
 #: (Mr. -> Ms.; Mrs., Ms., Miss -> Mr.); written without the full stop, which is kept as the text has it
 HONORIFICS = {"female": ("Ms", "Mrs", "Miss"), "male": ("Mr",)}
@@ -210,6 +230,15 @@ serve serves served serving feed feeds fed feeding throw throws threw thrown thr
 award awards awarded awarding grant grants granted granting wish wishes wished wishing mail mails mailed mailing
 email emails emailed emailing text texts texted texting assign assigns assigned assigning fetch fetches fetched
 fetching order orders ordered ordering
+""".split())
+#: capitalised words that begin names of places, organisations and things, not people ("New York")
+NOT_FIRST_NAMES = frozenset("""new north south east west northern southern eastern western united los las san santa
+saint st fort mount lake grand great royal national international american british english french german european
+african asian chinese japanese indian irish scottish italian spanish russian jewish christian catholic secret white
+supreme federal state city county university college school academy house senate congress court company
+corporation bank street avenue road park river hotel church hall museum times post journal news daily world global
+first second third last best old young little big dear happy merry good monday tuesday wednesday thursday friday
+saturday sunday january february march april may june july august september october november december
 """.split())
 #: sentence-initial words that are not part of a name before a listed first name ("When Emma ...")
 STARTERS = frozenset("""a an the and but or so if when while after before because since as though although
