@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import re
 
+from .first_names import FIRST_NAMES
 from .pronouns import causative
 from .words import (DITRANSITIVES, FOLLOWERS, GENDERED_TITLES, HONORIFICS, IDIOMS, KNIGHTHOODS, NOT_FIRST_NAMES,
-                    RANKS, STARTERS)
+                    RANKS, STARTERS, THING_WORDS)
 
 __all__ = ["context_skip", "PEOPLE_SKIPS", "TITLE_ENTITIES", "sentence_initial"]
 
@@ -74,8 +75,11 @@ _FULL_NAME = re.compile(r"\.?\s+[A-Z][a-z][A-Za-z'’\-]*\s+[A-Z][a-z]")
 _OF_TITLE = re.compile(r"([A-Z][A-Za-z'’\-]*)\s+(?:of|of the|the)\s+\Z")
 _BIGRAM = re.compile(r"(?<![\w\-'’.])([A-Z][a-z][A-Za-z\-]*)(?:\s+[A-Z]\.)?\s+([A-Z][a-z][A-Za-z'’\-]*|[A-Z]\.)")
 _CAP_POSS = re.compile(r"(?<![\w\-'’.])([A-Z][a-z][A-Za-z\-]*)['’]s?(?![A-Za-z])")
-_TITLE_NAME = re.compile(r"(?<![\w\-'’])([A-Z][a-z]+)\.?\s+([A-Z][a-z][A-Za-z'’\-]*)")
+_TITLE_NAME = re.compile(r"(?<![\w\-'’])([A-Z][a-z]+)\.?\s+(?=([A-Z][a-z][A-Za-z'’\-]*))")
+_HONORIFIC_NAME = re.compile(r"(?<![\w\-])(?:Mrs|Mr|Ms|Miss|Dr|Sir|Dame|Madame|Lady|Lord)\.?\s+[A-Z]")
+_BYWORD = re.compile(r"(?<![\w\-])an?\s+(?:[A-Z][\w'’\-]*\s+){1,3}(?:sort|kind|type)\s+of\b")
 _IDIOM = re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(i) for i in IDIOMS) + r")(?![\w\-])", re.IGNORECASE)
+_CAP_WORD = re.compile(r"(?<![\w\-'’])([A-Z][a-z]+)(?:['’]s?)?(?![\w\-])")
 _POSS_CAP = re.compile(r"['’]s\s+[A-Z][a-z]")
 
 
@@ -199,19 +203,36 @@ def full_names(text: str, ents=None) -> list:
     capitalised words (a middle initial between them allowed) whose first
     is no honorific, rank, title, small or common word ("Tim Allen",
     "Naomi Watts"; not "New York", "The Doors", "Mr. Jones"); with spaCy's
-    entities, the ``PERSON`` entities of two words or more instead."""
-    if ents is not None:
-        return [(s, e) for s, e, label, first_end in ents if label == "PERSON" and first_end < e]
+    entities, the ``PERSON`` entities of two words or more as well."""
     out = []
+    if ents is not None:   # the recogniser's people, and the rule's
+        out += [(s, e) for s, e, label, first_end in ents if label == "PERSON" and first_end < e]
     for m in _BIGRAM.finditer(text):
         first = m.group(1).lower()
-        if first in _NOT_A_FIRST or first in RANKS or first in GENDERED_TITLES:
+        if first in _NOT_A_FIRST or first in RANKS or first in GENDERED_TITLES or \
+                m.group(2).lower().rstrip("'’s") in THING_WORDS:
             continue
         prev = _prev_word(text, m.start())
         if prev is not None and prev[0].lower() in _HONORIFIC_WORDS:
             continue  # "Mr. Day Lewis": a surname of two words
         out.append((m.start(), m.end()))
     return out
+
+
+def _first_names(text: str, found) -> bool:
+    """Whether a common first name (first_names.py) other than the
+    sentence's own mentions stands in the sentence, not as a surname (after
+    an honorific or another capitalised word)."""
+    own = {(x.start, x.end) for x in found.mentions}
+    for m in _CAP_WORD.finditer(text):
+        if m.group(1) not in FIRST_NAMES or (m.start(1), m.end(1)) in own:
+            continue
+        prev = _prev_word(text, m.start())
+        if prev is not None and (prev[0].lower() in _HONORIFIC_WORDS or (
+                prev[0][:1].isupper() and not sentence_initial(text, prev[1]) and prev[0].lower() not in _SMALL)):
+            continue   # "Mr. Andrew", "Woody Allen": a surname
+        return True
+    return False
 
 
 def _other_people(text: str, found, ents) -> bool:
@@ -248,8 +269,8 @@ def context_skip(found, lex, ents=None):
         _names_around(text, found, lex, ents)
     if why:
         return why
-    if _IDIOM.search(text):
-        return "idiom"
+    if _IDIOM.search(text) or _BYWORD.search(text):
+        return "idiom"   # "earth mother", "in a Michael Jackson sort of way"
     if lex.pronouns == "mention" and any(m.group(1).lower() in GENDERED_TITLES - _HONORIFIC_WORDS
                                          for m in _TITLE_NAME.finditer(text)):
         return "rank or title"   # "Lord Byron ... women": a titled person of a gender of their own
@@ -293,7 +314,7 @@ def _names_around(text: str, found, lex, ents):
     if ents is None and title_cased(text):
         return None   # a headline: every word has its capital
     if lex.pronouns == "mention":
-        if full_names(text, ents):
+        if full_names(text, ents) or _first_names(text, found):
             return "first name"
         hons = [x for x in found.mentions if x.kind == "hon"]
         if hons:
@@ -304,8 +325,10 @@ def _names_around(text: str, found, lex, ents):
                         and m.group(1).lower() not in _NOT_A_FIRST:
                     return "several people"
         return None
-    if lex.pronouns == "along" and _other_people(text, found, ents):
-        return "several people"
+    starts = {x.start for x in found.mentions}
+    if lex.pronouns == "along" and (_other_people(text, found, ents) or _first_names(text, found) or any(
+            m.end() - 1 not in starts for m in _HONORIFIC_NAME.finditer(text))):
+        return "several people"   # another full name, or someone's honorific ("Mr. Schaeffer, Christopher and ...")
     return None
 
 

@@ -2,8 +2,9 @@
 ``--unlisted-names``): a person found by spaCy's named-entity recogniser.
 
 A sentence of the ``names`` attribute (an attribute of ``person`` terms)
-with no listed name is read for ``PERSON`` entities. With exactly one, whose
-first token is a capitalised word (letters only, not all caps) that is no
+with no listed name is read for ``PERSON`` entities. With exactly one, of two
+words or more, whose first token is a capitalised word (letters only, not
+all caps; one word alone, "Blanchett", is as often a surname) that is no
 identity term of a bundled attribute and has no title before it ("Mr.",
 "Judge", ...), that token is the mention: the sentence becomes one template
 with every listed name of every group in its place (the rest of a
@@ -22,14 +23,15 @@ from ...exceptions import SuiteError
 from .engine import Found, Guards, Mention
 from .lexicon import Entry, Lexicon
 from .pronouns import SPACY_MODEL, rule_role
-from .words import PRONOUN_ROLES
+from .words import PRONOUN_ROLES, THING_WORDS
 
 __all__ = ["PersonFinder", "load_person_finder", "find_unlisted", "UNLISTED_SKIPS"]
 
 #: why a sentence with an unlisted person gives no template (added to engine.SKIPS in the report)
 UNLISTED_SKIPS = {
     "several people": "unlisted names: more than one PERSON entity",
-    "not a first name": "unlisted names: the PERSON entity does not start with a capitalised word of letters",
+    "not a first name": "unlisted names: the PERSON entity is one word (a surname alone, as often as not) or does not "
+                        "start with a capitalised word of letters",
     "identity term": "unlisted names: the name's first word is an identity term of a bundled attribute",
     "title": "unlisted names: a title before the name (Mr., Dr., Judge, ...): a surname, often gendered",
 }
@@ -100,7 +102,7 @@ def find_unlisted(text: str, persons, lex: Lexicon, guards: Guards | None, ident
         return None
     if len(persons) > 1:
         return "several people"
-    start, _, first_end = persons[0]
+    start, end, first_end = persons[0]
     word = text[start:first_end]
     if not _NAME.match(word) or (len(word) > 1 and word.isupper()):
         return "not a first name"
@@ -109,6 +111,10 @@ def find_unlisted(text: str, persons, lex: Lexicon, guards: Guards | None, ident
     prev = _PREV.search(text, max(0, start - 20), start)
     if prev and prev.group(1).lower() in TITLES:
         return "title"
+    if first_end >= end:
+        return "not a first name"   # one word alone ("Blanchett's performance") is as often a surname
+    if any(w.lower() in THING_WORDS for w in text[first_end:end].split()):
+        return "not a first name"   # "Weimar Republic"
     if guards and guards.gender_nouns is not None and guards.gender_nouns.search(text):
         return "gender noun"
     mentions = [Mention(start, first_end, word, "exact", UNLISTED, entry=Entry(UNLISTED, "person", 0))]
