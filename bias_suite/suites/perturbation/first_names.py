@@ -61,6 +61,7 @@ Francesco Federico Pierre Jean Luc Michel Francois Gerard Alain Jacques Hans Kla
 Dmitri Sergei Nikolai Mikhail Alexei Igor Akira Hiroshi Takeshi Kenji Jackie Jet Chow Ang Zhang Yimou Wong Kar
 Bernardo Sergio Vittorio Federico Ingmar Krzysztof Roman Werner Lasse Wim Volker Tom Hugh Colin Jude Ralph Liam
 Dennis Gene Burt Bing Cary Clark Errol Humphrey Kirk Rock Rip Sidney Spencer Yul Marlon Montgomery Sean Dustin Al
+Matt Matty Andy Alex Charlie Jamie Freddy Timmy Danny Jeremy Brett Bret Gus Hal Ike Abe Moe Ozzie Ollie Archie Barney
 """.split()
 
 #: capitalised first names (female and male together: a skip needs the name, not its gender)

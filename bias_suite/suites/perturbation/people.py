@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 
 from .first_names import FIRST_NAMES
+from .lexicon import PLURAL_KINDS
 from .pronouns import causative
 from .words import (DITRANSITIVES, FOLLOWERS, GENDERED_TITLES, HONORIFICS, IDIOMS, KNIGHTHOODS, NOT_FIRST_NAMES,
                     RANKS, STARTERS, THING_WORDS)
@@ -71,7 +72,7 @@ _QUOTES = re.compile(r"[\"“]([^\"“”]{1,80})[\"”]")
 _SMALL = frozenset("a an the of and or in on at to for with from by about as into vs nor but".split())
 _CAP_AFTER = re.compile(r"\s+([A-Z][A-Za-z'’\-]*)")
 _RUN = re.compile(r"\s+(?:(?:of|the)\s+)?([A-Z][A-Za-z'’\-]*)")
-_FULL_NAME = re.compile(r"\.?\s+[A-Z][a-z][A-Za-z'’\-]*\s+[A-Z][a-z]")
+_FULL_NAME = re.compile(r"\.?\s+([A-Z][a-z][A-Za-z'’\-]*)\s+[A-Z][a-z]")
 _OF_TITLE = re.compile(r"([A-Z][A-Za-z'’\-]*)\s+(?:of|of the|the)\s+\Z")
 _BIGRAM = re.compile(r"(?<![\w\-'’.])([A-Z][a-z][A-Za-z\-]*)(?:\s+[A-Z]\.)?\s+([A-Z][a-z][A-Za-z'’\-]*|[A-Z]\.)")
 _CAP_POSS = re.compile(r"(?<![\w\-'’.])([A-Z][a-z][A-Za-z\-]*)['’]s?(?![A-Za-z])")
@@ -209,8 +210,9 @@ def full_names(text: str, ents=None) -> list:
         out += [(s, e) for s, e, label, first_end in ents if label == "PERSON" and first_end < e]
     for m in _BIGRAM.finditer(text):
         first = m.group(1).lower()
-        if first in _NOT_A_FIRST or first in RANKS or first in GENDERED_TITLES or \
-                m.group(2).lower().rstrip("'’s") in THING_WORDS:
+        second = m.group(2).lower().rstrip("'’s")
+        if first in _NOT_A_FIRST or first in RANKS or first in GENDERED_TITLES or second in THING_WORDS or \
+                second in _NOT_A_FIRST:
             continue
         prev = _prev_word(text, m.start())
         if prev is not None and prev[0].lower() in _HONORIFIC_WORDS:
@@ -263,7 +265,8 @@ def context_skip(found, lex, ents=None):
         return None
     if _several_honorifics(text, found.mentions):
         return "several people"
-    if lex.pronouns == "mention" and any(x.kind == "hon" and _FULL_NAME.match(text, x.end) for x in found.mentions):
+    if lex.pronouns == "mention" and any(x.kind == "hon" and (m := _FULL_NAME.match(text, x.end)) and
+                                         m.group(1) in FIRST_NAMES for x in found.mentions):
         return "first name"   # "Sir Elton John", "Mrs. Emma Thompson": the first name keeps its gender
     why = _mention_skip(text, found, ents) or _capitalised_pronoun(text, found) or \
         _names_around(text, found, lex, ents)
@@ -314,7 +317,10 @@ def _names_around(text: str, found, lex, ents):
     if ents is None and title_cased(text):
         return None   # a headline: every word has its capital
     if lex.pronouns == "mention":
-        if full_names(text, ents) or _first_names(text, found):
+        # a named person's words: a pronoun, or a noun or honorific of one person (plurals are groups)
+        singular = any(x.kind in ("pro", "hon") or (x.entry is not None and x.entry.kind not in PLURAL_KINDS)
+                       for x in found.mentions)
+        if singular and (full_names(text, ents) or _first_names(text, found)):
             return "first name"
         hons = [x for x in found.mentions if x.kind == "hon"]
         if hons:
