@@ -37,7 +37,7 @@ from perturb_gold import load_gold, score, variants_from_examples, wilson_interv
 
 ATTRIBUTES = ("gender", "names")
 TERM_CHOICES = True
-PATHS = {"rule": dict(tagger=False), "tagger": dict(tagger=True, unlisted_names=True)}
+PATHS = {"rule": dict(tagger=False, unlisted_names=True), "tagger": dict(tagger=True, unlisted_names=True)}
 
 
 def outputs_of(rows, path: str) -> dict:

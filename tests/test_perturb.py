@@ -261,9 +261,9 @@ to O
 Japan U-LOC
 . O
 
-She O
-said O
 Emma U-PER
+said O
+she O
 loves O
 her O
 dog O
@@ -296,7 +296,7 @@ def test_conll_names_keep_their_tags_and_swap_pronouns(tmp_path):
     assert row["tokens"] == ["Liam", "Watson", "moved", "to", "Japan", "."]
     assert row["tags"] == ["B-PER", "L-PER", "O", "O", "U-LOC", "O"] and row["term_span"] == [0, 1]
     row = frame[frame["id"] == "1/names/male/0"].iloc[0]
-    assert row["tokens"] == ["He", "said", "Liam", "loves", "his", "dog", "."] and row["term_span"] == [2, 3]
+    assert row["tokens"] == ["Liam", "said", "he", "loves", "his", "dog", "."] and row["term_span"] == [0, 1]
     assert dict(report.attributes[0].skipped) == {"entity tags": 1}   # Charlotte is a place here
     assert frame[frame["id"] == "3/names/female/0"].iloc[0]["tokens"][6] == "Isabella"
 

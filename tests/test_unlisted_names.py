@@ -15,7 +15,7 @@ from bias_suite.suites.perturbation.unlisted import load_person_finder
 
 SENTENCES = [
     "Tom Seaver said he loved his team.",          # 1: surname kept, pronouns set to each group
-    "Lanie Hart's success means she must fail.",   # 2: possessive
+    "Lena Hart's success means she must fail.",    # 2: possessive
     "Mr. Hawn was late.",                          # 3: skipped, title
     "Tom met Anna at the game.",                   # 4: skipped, several people
     "Deborah Kerr told him the truth about her.",  # 5: skipped, pronouns of both groups
@@ -34,7 +34,7 @@ def ner():
 
 @pytest.fixture(scope="module")
 def perturbed(ner):
-    return perturb_with_report(pd.DataFrame({"text": SENTENCES}), ["names"], unlisted_names=True, tagger=False)
+    return perturb_with_report(pd.DataFrame({"text": SENTENCES}), ["names"], unlisted_names=True, tagger=True)
 
 
 def _variant(frame, template, term):
@@ -61,7 +61,8 @@ def test_unsafe_sentences_are_skipped_and_counted(perturbed):
     frame, rep = perturbed
     assert sorted(frame["template"].unique()) == ["1/names", "2/names", "6/names"]
     names = rep.attributes[0]
-    assert dict(names.skipped) == {"title": 1, "several people": 1, "several groups": 1}
+    # Tom and Anna are common first names of two genders; Deborah's sentence has pronouns of both
+    assert dict(names.skipped) == {"title": 1, "several groups": 1, "pronouns of another group": 1}
     assert names.templates == 3 and names.unlisted == 2
     assert names.as_dict()["unlisted_templates"] == 2
     assert "unlisted names" in rep.tagger

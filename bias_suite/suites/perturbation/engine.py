@@ -81,6 +81,7 @@ class Found:
     group: str | None
     insert_at: int | None = None       # --insert: where the adjective goes
     article_at: tuple | None = None    # --insert: (start, end) of an article "a"/"an" before it
+    no_first_choice: frozenset = frozenset()   # groups whose term choice 0 would leave a listed name as it is
 
 
 @dataclass
@@ -155,7 +156,31 @@ def find(text: str, lex: Lexicon, guards: Guards | None = None, keep=frozenset()
     for x in mentions:
         if x.pronoun in ("her", "his"):
             x.role = rule_role(x.pronoun, text, x.end)
+    if any(x.entry is not None and x.entry.kind == "extra" for x in mentions):
+        listed = frozenset(x.group for x in mentions if x.entry is not None and x.entry.kind == "person")
+        _place_extra_names(mentions)
+        # no own group: every variant names listed names, none keeps one of the sentence's
+        return Found(text, mentions, None, no_first_choice=listed)
     return Found(text, mentions, groups.pop())
+
+
+def _place_extra_names(mentions) -> None:
+    """Give each distinct first name outside the file (``extra``) a place
+    among the file's names that no other name of the sentence holds, so that
+    different names stay different ("Robert Altman, Spike Lee" -> "Liam
+    Altman, Noah Lee")."""
+    used = {x.entry.index for x in mentions if x.entry is not None and x.entry.kind == "person"}
+    places = {}
+    for x in mentions:
+        if x.entry is None or x.entry.kind != "extra":
+            continue
+        if x.surface not in places:
+            k = 0
+            while k in used:
+                k += 1
+            used.add(k)
+            places[x.surface] = k
+        x.entry = Entry(x.entry.group, "person", places[x.surface])
 
 
 def _insert_pattern(nouns) -> re.Pattern:
@@ -318,6 +343,8 @@ def variants(found: Found, lex: Lexicon, *, sample=None):
             continue
         n = _choices(found, lex, g)
         picks = list(range(n)) if sample is None else sample(g, n, g == found.group)
+        if g in found.no_first_choice:
+            picks = [c for c in picks if c] or ([1] if n > 1 else [])
         seen = set()
         for c in picks:
             edits, term = mention_edits(found, lex, g, c)

@@ -16,7 +16,7 @@ a surname alone ("Grant ... him", which the gold set swaps).
 """
 from __future__ import annotations
 
-__all__ = ["FIRST_NAMES"]
+__all__ = ["FIRST_NAMES", "FIRST_NAME_GROUPS"]
 
 _FEMALE = """
 Mary Patricia Jennifer Linda Elizabeth Barbara Susan Jessica Sarah Karen Nancy Lisa Betty Margaret Sandra Ashley
@@ -64,6 +64,10 @@ Dennis Gene Burt Bing Cary Clark Errol Humphrey Kirk Rock Rip Sidney Spencer Yul
 Matt Matty Andy Alex Charlie Jamie Freddy Timmy Danny Jeremy Brett Bret Gus Hal Ike Abe Moe Ozzie Ollie Archie Barney
 """.split()
 
+_NOT_NAMES = frozenset("""Chow Ang Zhang Yimou Wong Kar Jet Drew Cameron Glenn Spencer Montgomery Clark Rock Rip Al
+Jean Luc Grace Robin Frida""".split())
 #: capitalised first names (female and male together: a skip needs the name, not its gender)
-FIRST_NAMES = frozenset(_FEMALE + _MALE) - frozenset("""Chow Ang Zhang Yimou Wong Kar Jet Drew Cameron Glenn Spencer
-Montgomery Clark Rock Rip Al Jean Luc Grace Robin""".split())
+FIRST_NAMES = frozenset(_FEMALE + _MALE) - _NOT_NAMES
+#: the names given to one gender only: the group an unlisted name's pronouns must be of
+FIRST_NAME_GROUPS = {**{n: "female" for n in set(_FEMALE) - set(_MALE) - _NOT_NAMES},
+                     **{n: "male" for n in set(_MALE) - set(_FEMALE) - _NOT_NAMES}}

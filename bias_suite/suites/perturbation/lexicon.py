@@ -93,6 +93,7 @@ class Lexicon:
     pronouns: str | None = None
     honorifics: bool = False    # "Mr.", "Mrs.", "Ms.", "Miss", "Sir", "Dame" before a capitalised word
     fixed: frozenset = frozenset(FIXED_KINDS)   # kinds whose term i only swaps with term i (no term choices)
+    extra_names: dict = field(default_factory=dict)   # first name -> group: mentions beyond the file's (--unlisted-names)
     pattern: re.Pattern = field(init=False, repr=False)
     entries: dict = field(init=False, repr=False)   # (named group, key) -> [Entry, ...]
     first_words: frozenset = field(init=False, repr=False)
@@ -105,6 +106,7 @@ class Lexicon:
         if self.honorifics:
             firsts |= {h.lower() for g in self.groups if g in HONORIFICS for h in HONORIFICS[g]}
             firsts |= {KNIGHTHOODS[g].lower() for g in self.groups if g in KNIGHTHOODS}
+        firsts |= {n.lower() for n in self.extra_names}
         self.first_words = frozenset(firsts | (set(PRONOUN_ROLES) if self.pronouns else set()))
         np_terms, exact_terms, adj_terms, pred_terms = [], [], [], []
         for g in self.groups:
@@ -124,6 +126,10 @@ class Lexicon:
                         self.entries.setdefault(("adj", _key(w)), []).append(Entry(g, kind, i))
                         if w[:1].isupper():
                             pred_terms.append(w)
+        for name, g in self.extra_names.items():
+            if ("exact", name) not in self.entries:
+                exact_terms.append(name)
+                self.entries[("exact", name)] = [Entry(g, "extra", -1)]   # its place is chosen per sentence (find)
         if self.honorifics:
             hons = []
             for g in self.groups:
@@ -191,20 +197,27 @@ def lexicon_of(identity_terms) -> Lexicon:
     return Lexicon(it.attribute, list(it.groups), terms, it.path, pronouns)
 
 
-def with_person_words(lex: Lexicon, pairs=()) -> Lexicon:
+def with_person_words(lex: Lexicon, pairs=(), first_names: bool = False) -> Lexicon:
     """``lex`` with the person words the engine knows beyond the identity
     file, as :data:`PAIRED_KINDS` terms: for a lexicon whose pronouns are
     mentions (``gender``), the person nouns of ``words.GENDER_NOUNS`` and
     ``words.GENDER_PLURALS`` and the honorifics; for any lexicon, ``pairs``,
     the user's own rows ``{group: word}`` of this attribute (``--pairs``).
-    A group missing from a row has no term of that row."""
+    A group missing from a row has no term of that row. ``first_names``:
+    for an attribute of first names, the common first names of one gender
+    (first_names.py) are mentions too, each swapped for a listed name."""
+    from .first_names import FIRST_NAME_GROUPS
+
+    extra = {}
+    if first_names and lex.pronouns == "along" and "person" in lex.kinds():
+        extra = {n: g for n, g in FIRST_NAME_GROUPS.items() if g in lex.groups}
     rows = []
     gendered = lex.pronouns == "mention" and set(PRONOUN_GROUPS) <= set(lex.groups)
     if gendered:
         rows += [({"female": f, "male": m}, "paired_np") for f, m in GENDER_NOUNS]
         rows += [({"female": f, "male": m}, "paired_plural") for f, m in GENDER_PLURALS]
     rows += [(row, "paired_plural" if _looks_plural(row) else "paired_np") for row in pairs]
-    if not rows and not gendered:
+    if not rows and not gendered and not extra:
         return lex
     terms = {g: {k: list(v) for k, v in lex.terms[g].items()} for g in lex.groups}
     for row, kind in rows:
@@ -223,7 +236,8 @@ def with_person_words(lex: Lexicon, pairs=()) -> Lexicon:
             terms[g]["knighthood"] = [KNIGHTHOODS[g]]
     # gender: "woman" swaps with "man" only, not "boy" (which would change the age too)
     fixed = frozenset(FIXED_KINDS) | (frozenset(_NP_KINDS) if gendered else frozenset())
-    return Lexicon(lex.attribute, lex.groups, terms, lex.path, lex.pronouns, honorifics=gendered, fixed=fixed)
+    return Lexicon(lex.attribute, lex.groups, terms, lex.path, lex.pronouns, honorifics=gendered, fixed=fixed,
+                   extra_names=extra)
 
 
 def _looks_plural(row: dict) -> bool:

@@ -191,7 +191,7 @@ def _sampler(k, seed, key):
 
 def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_per_group: int | None = None,
                   seed: int = 0, tagger=None, tagged=None, persons=None, keep=(), pairs=None, review=None,
-                  recogniser=None, log: list | None = None):
+                  recogniser=None, log: list | None = None, first_names: bool = False):
     """``(frame, reports)``: the examples of every attribute (``lexicons``,
     in order) and one :class:`AttributeReport` each. ``tagger``: a
     :class:`~.pronouns.Tagger` for "her", or None for the rule. ``tagged``:
@@ -203,7 +203,9 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
     ``keep``: words never swapped; ``pairs``: ``{attribute: [{group: word}]}``
     of extra pairs; ``review``: ``{(id, attribute): "drop" | "approve"}``
     (trail.py). ``log``: a list that gets one :data:`~.trail.LOG_COLUMNS`
-    row per sentence and attribute."""
+    row per sentence and attribute. ``first_names``: the common first names
+    of one gender are mentions of an attribute of first names too
+    (``--unlisted-names``; lexicon.with_person_words)."""
     if terms_per_group is not None and terms_per_group < 1:
         raise SuiteError(f"terms per group must be at least 1, got {terms_per_group}")
     run = _Run(ids, texts, labels, guards_of(lexicons), frozenset(w.lower() for w in keep), review or {},
@@ -211,7 +213,7 @@ def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_p
     cols = {c: [] for c in (NER_COLUMNS if tagged is not None else OUTPUT_COLUMNS)}
     reports = []
     for lex in lexicons:
-        lex = with_person_words(lex, (pairs or {}).get(lex.attribute, ()))
+        lex = with_person_words(lex, (pairs or {}).get(lex.attribute, ()), first_names=first_names)
         rep = AttributeReport(lex.attribute)
         found = _find_all(run, lex, rep, insert and "identity_adj" in lex.kinds(), persons)
         for i, f in found:
@@ -462,18 +464,21 @@ def perturb_with_report(table, attributes=None, *, identity_terms=None, text_col
         lexicons = [_restricted(lx, NER_ATTRIBUTES[lx.attribute]) for lx in lexicons]
     tag, how = _tagger(tagger, any(lx.pronouns for lx in lexicons))
     persons = recogniser = None
+    if tag is not None and tagged is None:
+        recogniser = load_person_finder()
+        how += "; titles and surnames: spaCy's entities"
     if unlisted_names:
         if tagged is not None:
             raise SuiteError("unlisted names are found in plain text, not in tagged (CoNLL) sentences")
-        persons = load_person_finder()
-        how += "; unlisted names: spaCy en_core_web_sm PERSON entities"
-    if tag is not None and tagged is None:
-        recogniser = persons or load_person_finder()
-        how += "; titles and surnames: spaCy's entities"
+        how += "; unlisted names: common first names"
+        if tagger is not False:   # --no-tagger: no spaCy at all, the common first names alone
+            persons = recogniser or load_person_finder()
+            how += " and spaCy en_core_web_sm PERSON entities"
     trail = [] if log else None
     frame, reports = perturb_texts(
         ids, texts, labels, lexicons, insert=insert, terms_per_group=terms_per_group, seed=seed, tagger=tag,
         tagged=tagged, persons=persons, recogniser=recogniser, keep=parse_keep(keep), log=trail,
+        first_names=bool(unlisted_names),
         pairs=read_pairs(pairs, lexicons) if pairs is not None else None,
         review=read_review(review, {lx.attribute for lx in lexicons}) if review is not None else None)
     empty = sum(1 for t in texts if t is None or not t.strip())

@@ -23,6 +23,7 @@ from ...exceptions import SuiteError
 from .engine import Found, Guards, Mention
 from .lexicon import Entry, Lexicon
 from .pronouns import SPACY_MODEL, rule_role
+from .first_names import FIRST_NAME_GROUPS, FIRST_NAMES
 from .words import PRONOUN_ROLES, THING_WORDS
 
 __all__ = ["PersonFinder", "load_person_finder", "find_unlisted", "UNLISTED_SKIPS"]
@@ -111,10 +112,8 @@ def find_unlisted(text: str, persons, lex: Lexicon, guards: Guards | None, ident
     prev = _PREV.search(text, max(0, start - 20), start)
     if prev and prev.group(1).lower() in TITLES:
         return "title"
-    if first_end >= end:
-        return "not a first name"   # one word alone ("Blanchett's performance") is as often a surname
-    if any(w.lower() in THING_WORDS for w in text[first_end:end].split()):
-        return "not a first name"   # "Weimar Republic"
+    if word not in FIRST_NAMES or any(w.lower().rstrip("'’s") in THING_WORDS for w in text[first_end:end].split()):
+        return "not a first name"   # "Blanchett's performance": a surname alone; "Aston Martin"; "Weimar Republic"
     if guards and guards.gender_nouns is not None and guards.gender_nouns.search(text):
         return "gender noun"
     mentions = [Mention(start, first_end, word, "exact", UNLISTED, entry=Entry(UNLISTED, "person", 0))]
@@ -128,6 +127,9 @@ def find_unlisted(text: str, persons, lex: Lexicon, guards: Guards | None, ident
             if low in ("her", "his"):
                 x.role = rule_role(low, text, e)
             mentions.append(x)
-        if len({x.group for x in mentions[1:]}) > 1:
+        groups = {x.group for x in mentions[1:]}
+        if len(groups) > 1:
             return "several groups"
+        if groups and FIRST_NAME_GROUPS.get(word, groups.pop()) not in {x.group for x in mentions[1:]}:
+            return "pronouns of another group"   # "Tom ... she"
     return Found(text, sorted(mentions, key=lambda x: x.start), UNLISTED)
