@@ -98,7 +98,7 @@ class Guards:
             words = list(words)
             return re.compile(rf"(?<![\w\-])(?:{alternation(words)})(?![\w\-])", flags) if words else None
 
-        return Guards(pat(words_first_names), pat(words_gender_nouns, re.IGNORECASE))
+        return Guards(pat(words_first_names), pat(words_gender_nouns))
 
     def has_first_name(self, text: str, honorifics: bool = False) -> bool:
         """Whether ``text`` holds a first name; with ``honorifics``, a name

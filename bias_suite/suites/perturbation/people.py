@@ -333,7 +333,7 @@ def _names_around(text: str, found, lex, ents):
         return None
     starts = {x.start for x in found.mentions}
     first = min((x.start for x in found.mentions if x.kind != "pro"), default=0)
-    if lex.pronouns == "along" and ((ents is not None and _other_people(text, found, ents)) or
+    if lex.pronouns == "along" and (_other_people(text, found, ents) or
                                     _first_names(text, found) or any(
             m.end() - 1 not in starts for m in _HONORIFIC_NAME.finditer(text)) or any(
             x.kind == "pro" and x.start < first for x in found.mentions)):

@@ -20,7 +20,7 @@ from .lexicon import Lexicon, bundled_attributes, load_lexicon, with_person_word
 from .ner import TaggedSentence, check_entities, retokenize
 from .people import context_skip
 from .pronouns import load_tagger
-from .words import GENDER_NOUNS, GENDER_PLURALS, NEUTRAL_COUNTERPARTS
+from .words import GENDER_NOUNS, NEUTRAL_COUNTERPARTS
 from .trail import APPROVABLE, log_frame, log_row, parse_keep, read_pairs, read_review
 from .unlisted import find_unlisted, load_person_finder
 
@@ -167,10 +167,10 @@ def guards_of(lexicons) -> Guards:
             if lex.pronouns == "along":
                 first.update(lex.terms[g].get("person", []))
             elif lex.pronouns == "mention":
-                for k in ("identity_np", "identity_plural"):
-                    nouns.update(w for w in lex.terms[g].get(k, []) if " " not in w)
-    nouns.update(w for pairs in (GENDER_NOUNS, GENDER_PLURALS) for row in pairs for w in row
-                 if w not in NEUTRAL_COUNTERPARTS)   # "chairman", "wife": whose gender may be the name's
+                nouns.update(w for w in lex.terms[g].get("identity_np", []) if " " not in w)
+    # "chairman", "wife": whose gender may be the name's (singular and lower-case: "two men", "the Coen
+    # Brothers", "Birthday Girl" name no one person)
+    nouns.update(w for row in GENDER_NOUNS for w in row if w not in NEUTRAL_COUNTERPARTS)
     return Guards.of(sorted(first), sorted(nouns))
 
 

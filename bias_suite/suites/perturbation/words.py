@@ -244,7 +244,9 @@ saturday sunday january february march april may june july august september octo
 THING_WORDS = frozenset("""republic kingdom empire company corporation inc ltd university college school institute
 foundation church cathedral hospital bank street avenue road park river lake mountain hotel theater theatre museum
 house hall center centre club league party committee council department ministry times post journal news magazine
-press records pictures studios films film award awards prize festival day week night show series""".split())
+press records pictures studios films film award awards prize festival day week night show series district attorney
+democrat democrats republican republicans county state senate assembly court office agency service services system
+broadcasting network channel station airport station island islands bay beach valley hills heights square bridge""".split())
 #: sentence-initial words that are not part of a name before a listed first name ("When Emma ...")
 STARTERS = frozenset("""a an the and but or so if when while after before because since as though although
 yesterday today tonight tomorrow then now later once also even still yet just only maybe perhaps sadly luckily
