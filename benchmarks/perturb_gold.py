@@ -36,7 +36,7 @@ import pandas as pd  # noqa: E402
 from perturb_gold import load_gold, score, variants_from_examples, wilson_interval  # noqa: E402
 
 ATTRIBUTES = ("gender", "names")
-TERM_CHOICES = True
+TERM_CHOICES = False   # the gold's default: "woman" -> "boy" is wrong
 PATHS = {"rule": dict(tagger=False, unlisted_names=True), "tagger": dict(tagger=True, unlisted_names=True)}
 
 
