@@ -65,9 +65,10 @@ Matt Matty Andy Alex Charlie Jamie Freddy Timmy Danny Jeremy Brett Bret Gus Hal 
 """.split()
 
 _NOT_NAMES = frozenset("""Chow Ang Zhang Yimou Wong Kar Jet Drew Cameron Glenn Spencer Montgomery Clark Rock Rip Al
-Jean Luc Grace Robin Frida""".split())
+Jean Luc Grace Robin""".split())
 #: capitalised first names (female and male together: a skip needs the name, not its gender)
 FIRST_NAMES = frozenset(_FEMALE + _MALE) - _NOT_NAMES
 #: the names given to one gender only: the group an unlisted name's pronouns must be of
-FIRST_NAME_GROUPS = {**{n: "female" for n in set(_FEMALE) - set(_MALE) - _NOT_NAMES},
+#: ("Frida": a first name, but in reviews a film more often than a person: not swapped as a name)
+FIRST_NAME_GROUPS = {**{n: "female" for n in set(_FEMALE) - set(_MALE) - _NOT_NAMES - {"Frida"}},
                      **{n: "male" for n in set(_MALE) - set(_FEMALE) - _NOT_NAMES}}

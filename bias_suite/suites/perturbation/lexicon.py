@@ -53,6 +53,8 @@ PLURAL_KINDS = ("identity_plural", "paired_plural")
 _NP_KINDS = ("identity_np", "identity_plural") + PAIRED_KINDS
 _EXACT_KINDS = ("person", "country")
 _LEFT = r"(?<![\w\-'’])"
+# person words (with_person_words): a quote or a dash before a word is no part of it ("''husband''", " -she")
+_LEFT_PERSON = r"(?<!\w)(?<!\w[\-'’])"
 _RIGHT = r"(?![\w\-])"
 _PERSON = r"(?:" + alternation(PERSON_NOUNS) + r")" + _RIGHT
 _TOKEN = re.compile(r"\w+")
@@ -130,6 +132,7 @@ class Lexicon:
             if ("exact", name) not in self.entries:
                 exact_terms.append(name)
                 self.entries[("exact", name)] = [Entry(g, "extra", -1)]   # its place is chosen per sentence (find)
+        left = _LEFT_PERSON if self.honorifics or self.extra_names else _LEFT
         if self.honorifics:
             hons = []
             for g in self.groups:
@@ -139,21 +142,21 @@ class Lexicon:
                 if g in KNIGHTHOODS:
                     hons.append(KNIGHTHOODS[g])
                     self.entries[("hon", KNIGHTHOODS[g])] = [Entry(g, "knighthood", 0)]
-            parts.append(rf"{_LEFT}(?P<hon>{alternation(hons)})(?=\.?\s+[A-Z])")
+            parts.append(rf"{left}(?P<hon>{alternation(hons)})(?=\.?\s+[A-Z])")
         if np_terms:
             # "senior" in "senior engineer" is no age group; but "women voters" are women (person words: gender)
             head = "" if self.honorifics else rf"(?!\s+{_PERSON})"
-            parts.append(rf"{_LEFT}(?P<np>{alternation(np_terms)}){_RIGHT}{head}")
+            parts.append(rf"{left}(?P<np>{alternation(np_terms)}){_RIGHT}{head}")
         if exact_terms:
-            parts.append(rf"{_LEFT}(?P<exact>{alternation(exact_terms)}){_RIGHT}")
+            parts.append(rf"{left}(?P<exact>{alternation(exact_terms)}){_RIGHT}")
         if adj_terms:
-            parts.append(rf"{_LEFT}(?P<adj>{alternation(adj_terms)})(?=\s+{_PERSON})")
+            parts.append(rf"{left}(?P<adj>{alternation(adj_terms)})(?=\s+{_PERSON})")
         if pred_terms:
             copula = rf"(?:(?<![\w\-])(?i:{alternation(COPULAS)})|(?<=\w)['’](?i:{alternation(CLITIC_COPULAS)}))"
             parts.append(rf"{copula}\s+(?:(?i:not|so|very|also|openly|proudly)\s+)?"
                          rf"(?P<pred>{alternation(pred_terms)})(?=\s*(?:[.,;:!?]|$)|\s+(?:and|or|too)\b)")
         if self.pronouns:
-            parts.append(rf"{_LEFT}(?P<pro>(?i:{alternation(PRONOUN_ROLES)})){_RIGHT}")
+            parts.append(rf"{left}(?P<pro>(?i:{alternation(PRONOUN_ROLES)})){_RIGHT}")
         # \b first: the engine tries the alternatives at word starts (and apostrophes) only
         self.pattern = re.compile(r"(?:\b|(?=['’]))(?:" + "|".join(parts) + ")" if parts else r"(?!x)x")
 

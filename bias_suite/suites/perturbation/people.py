@@ -40,10 +40,10 @@ from __future__ import annotations
 import re
 
 from .first_names import FIRST_NAMES
-from .lexicon import PLURAL_KINDS
+from .lexicon import PAIRED_KINDS, PLURAL_KINDS
 from .pronouns import causative
-from .words import (DITRANSITIVES, FOLLOWERS, GENDERED_TITLES, HONORIFICS, IDIOMS, KNIGHTHOODS, NOT_FIRST_NAMES,
-                    RANKS, STARTERS, THING_WORDS)
+from .words import (DITRANSITIVES, FOLLOWERS, GENDERED_TITLES, HONORIFICS, IDIOMS, KNIGHTHOODS, NEUTRAL_COUNTERPARTS,
+                    NOT_FIRST_NAMES, RANKS, STARTERS, THING_WORDS)
 
 __all__ = ["context_skip", "PEOPLE_SKIPS", "TITLE_ENTITIES", "sentence_initial"]
 
@@ -55,6 +55,7 @@ PEOPLE_SKIPS = {
                "\"Elton John\")",
     "rank or title": "a first name after a rank with no surname after it (\"Captain James\"), or a title of a person "
                      "before a name (\"Aunt Emma\", \"Queen Elizabeth\")",
+    "quoted word": "a gendered word in quotes, named rather than said of anyone (\"husband\" on a form)",
     "idiom": "a fixed phrase whose gendered word is no person's (\"earth mother\", \"drag queen\")",
     "title": "inside the title of a work, an organisation, a product or a place (\"Being John Malkovich\", "
              "\"Driving Miss Daisy\")",
@@ -79,6 +80,9 @@ _CAP_POSS = re.compile(r"(?<![\w\-'’.])([A-Z][a-z][A-Za-z\-]*)['’]s?(?![A-Za
 _TITLE_NAME = re.compile(r"(?<![\w\-'’])([A-Z][a-z]+)\.?\s+(?=([A-Z][a-z][A-Za-z'’\-]*))")
 _HONORIFIC_NAME = re.compile(r"(?<![\w\-])(?:Mrs|Mr|Ms|Miss|Dr|Sir|Dame|Madame|Lady|Lord)\.?\s+[A-Z]")
 _BYWORD = re.compile(r"(?<![\w\-])an?\s+(?:[A-Z][\w'’\-]*\s+){1,3}(?:sort|kind|type)\s+of\b")
+_NEUTRAL_WORD = re.compile(r"(?<![\w\-])(?:" + "|".join(sorted(NEUTRAL_COUNTERPARTS)) + r")(?![\w\-])", re.IGNORECASE)
+_OPEN_QUOTES = ('"', "\u201c", "\u2018", "'")
+_CLOSE_QUOTES = ('"', "\u201d", "\u2019", "'")
 _IDIOM = re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(i) for i in IDIOMS) + r")(?![\w\-])", re.IGNORECASE)
 _CAP_WORD = re.compile(r"(?<![\w\-'’])([A-Z][a-z]+)(?:['’]s?)?(?![\w\-])")
 _POSS_CAP = re.compile(r"['’]s\s+[A-Z][a-z]")
@@ -272,6 +276,11 @@ def context_skip(found, lex, ents=None):
         _names_around(text, found, lex, ents)
     if why:
         return why
+    if any(x.kind == "np" and _quoted(text, x) for x in found.mentions):
+        return "quoted word"   # she crossed off "husband" and "wife": words named, not said of anyone
+    if lex.pronouns == "mention" and _NEUTRAL_WORD.search(text) and any(
+            x.entry is not None and x.entry.kind in PAIRED_KINDS and x.group == "female" for x in found.mentions):
+        return "several people"   # "two actresses (and one actor)": the actor is someone else
     if _IDIOM.search(text) or _BYWORD.search(text):
         return "idiom"   # "earth mother", "in a Michael Jackson sort of way"
     if lex.pronouns == "mention" and any(m.group(1).lower() in GENDERED_TITLES - _HONORIFIC_WORDS
@@ -297,6 +306,11 @@ def _mention_skip(text: str, found, ents):
         if why:
             return why
     return None
+
+
+def _quoted(text: str, x) -> bool:
+    before, after = text[:x.start].rstrip(), text[x.end:].lstrip()
+    return before.endswith(_OPEN_QUOTES) and after.startswith(_CLOSE_QUOTES)
 
 
 def _capitalised_pronoun(text: str, found):
