@@ -83,6 +83,7 @@ _BYWORD = re.compile(r"(?<![\w\-])an?\s+(?:[A-Z][\w'’\-]*\s+){1,3}(?:sort|kind
 _NEUTRAL_WORD = re.compile(r"(?<![\w\-])(?:" + "|".join(sorted(NEUTRAL_COUNTERPARTS)) + r")(?![\w\-])", re.IGNORECASE)
 _OPEN_QUOTES = ('"', "\u201c", "\u2018", "'")
 _CLOSE_QUOTES = ('"', "\u201d", "\u2019", "'")
+_SURNAME_GAP = re.compile(r"\s+(?:[A-Z]\.\s+)?")
 _IDIOM = re.compile(r"(?<![\w\-])(?:" + "|".join(re.escape(i) for i in IDIOMS) + r")(?![\w\-])", re.IGNORECASE)
 _CAP_WORD = re.compile(r"(?<![\w\-'’])([A-Z][a-z]+)(?:['’]s?)?(?![\w\-])")
 _POSS_CAP = re.compile(r"['’]s\s+[A-Z][a-z]")
@@ -182,8 +183,8 @@ def _name_skip(text: str, x, ents, headline: bool):
             return "rank or title"
         if low in RANKS and word[:1].isupper():
             return None if _next_word(text, x.end) else "rank or title"
-        if not headline and word[:1].isupper() and (
-                not sentence_initial(text, at) or low not in STARTERS) and low not in _SMALL:
+        if not headline and word[:1].isupper() and (not sentence_initial(text, at) or (
+                low not in STARTERS and not low.endswith("ing"))) and low not in _SMALL:
             return "surname"
     if _rule_title(text, x, headline):
         return "title"
@@ -267,6 +268,8 @@ def context_skip(found, lex, ents=None):
         return "her: object or possessive"
     if lex.pronouns is None:
         return None
+    if lex.pronouns == "along":
+        _drop_surnames(found)
     if _several_honorifics(text, found.mentions):
         return "several people"
     if lex.pronouns == "mention" and any(x.kind == "hon" and (m := _FULL_NAME.match(text, x.end)) and
@@ -311,6 +314,15 @@ def _mention_skip(text: str, found, ents):
 def _quoted(text: str, x) -> bool:
     before, after = text[:x.start].rstrip(), text[x.end:].lstrip()
     return before.endswith(_OPEN_QUOTES) and after.startswith(_CLOSE_QUOTES)
+
+
+def _drop_surnames(found) -> None:
+    """A name right after another name of the sentence is its surname
+    ("George Lucas", "Dylan Thomas"): no mention, it stays as written."""
+    names = [x for x in found.mentions if x.kind == "exact"]
+    drop = {id(b) for a, b in zip(names, names[1:]) if _SURNAME_GAP.fullmatch(found.text, a.end, b.start)}
+    if drop:
+        found.mentions = [x for x in found.mentions if id(x) not in drop]
 
 
 def _capitalised_pronoun(text: str, found):

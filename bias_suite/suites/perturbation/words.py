@@ -213,7 +213,9 @@ KNIGHTHOODS = {"female": "Dame", "male": "Sir"}
 RANKS = frozenset("""dr doctor prof professor general gen colonel col major maj captain capt lieutenant lt sergeant
 sgt sarge corporal cpl private pvt admiral adm commander cmdr commodore marshal officer agent detective det
 inspector chief judge justice senator sen representative rep governor gov president pres mayor coach
-reverend rev pastor bishop cardinal dean chancellor principal""".split())
+reverend rev pastor bishop cardinal dean chancellor principal commissioner secretary minister ambassador director
+attorney treasurer comptroller superintendent provost lieut lieutenant senators representatives governors mayors
+judges commissioners""".split())
 #: titles before a name that carry a gender: the name is then not swapped alone ("Queen Elizabeth", "Aunt May")
 GENDERED_TITLES = frozenset("""mr mrs ms miss mx sir dame lady lord madam madame mister king queen prince princess
 duke duchess count countess baron baroness earl emperor empress father mother sister brother aunt uncle saint st
@@ -253,6 +255,7 @@ yesterday today tonight tomorrow then now later once also even still yet just on
 thankfully unfortunately finally meanwhile suddenly actually honestly obviously apparently clearly surely
 hey hi hello dear thanks thank congrats congratulations oh ah wow yes no well okay ok ha lol omg please
 let tell ask call watch see meet go love like hate poor little young old sweet lovely dear dearest
+whereas despite unlike besides given during without within except including according
 i you he she it we they me him her us them my your his its our their this that these those there here
 what who whom whose which why how where not never always every each all both some any no none many most
 with without for from to of in on at by about into over under between through during against among
