@@ -167,3 +167,18 @@ def test_the_tagger_path_reads_titles_and_surnames(tagger_available):
                                    "I read Charlotte's Web to the class.", "Emma said she loved it."], tagger=True)
     assert dict(report.attributes[0].skipped) == {"surname": 2, "title": 1}
     assert _variants(frame, 3, "male")[0] == "Liam said he loved it."
+
+
+def test_unlisted_first_names_are_swapped_without_spacy():
+    # with unlisted_names and no tagger, the common first names of one gender are read by the rule alone
+    frame, report = _run("names", ["Aside from Robert Altman and Spike Lee, nobody makes these.",
+                                   "George Lucas returns as a visionary.", "Tom met Anna at the game."],
+                         unlisted_names=True)
+    first = frame[frame["template"] == "s0/names"]
+    assert first["text"].iloc[0] == "Aside from Emma Altman and Olivia Lee, nobody makes these."  # two names stay two
+    assert first["group"].iloc[0] == "female" and "s0/names/male/0" in set(first["id"])
+    assert "Robert" not in " ".join(first["text"])   # no own group: every variant names listed names
+    second = frame[frame["template"] == "s1/names"]
+    assert second["text"].iloc[0] == "Emma Lucas returns as a visionary."   # Lucas: the surname stays
+    assert dict(report.attributes[0].skipped) == {"several groups": 1}      # Tom and Anna
+    assert report.attributes[0].unlisted == 2

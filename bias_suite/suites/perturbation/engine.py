@@ -151,8 +151,9 @@ def find(text: str, lex: Lexicon, guards: Guards | None = None, keep=frozenset()
         groups = {x.group for x in mentions}
         if len(groups) > 1:
             return "several groups"
-        if lex.pronouns == "mention" and guards and guards.has_first_name(text, lex.honorifics):
-            return "first name"
+        singular = any(x.kind in ("pro", "hon") or x.entry.kind not in PLURAL_KINDS for x in mentions)
+        if lex.pronouns == "mention" and singular and guards and guards.has_first_name(text, lex.honorifics):
+            return "first name"   # (plurals are groups: "two men who discover what William James called ...")
     for x in mentions:
         if x.pronoun in ("her", "his"):
             x.role = rule_role(x.pronoun, text, x.end)

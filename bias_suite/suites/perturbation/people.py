@@ -217,8 +217,8 @@ def full_names(text: str, ents=None) -> list:
         first = m.group(1).lower()
         second = m.group(2).lower().rstrip("'’s")
         if first in _NOT_A_FIRST or first in RANKS or first in GENDERED_TITLES or second in THING_WORDS or \
-                second in _NOT_A_FIRST:
-            continue
+                second in _NOT_A_FIRST or first.endswith("ing"):
+            continue   # ("Watching Haneke's film")
         prev = _prev_word(text, m.start())
         if prev is not None and prev[0].lower() in _HONORIFIC_WORDS:
             continue  # "Mr. Day Lewis": a surname of two words
