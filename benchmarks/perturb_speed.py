@@ -10,6 +10,7 @@ template-made sentences with a mention in about one in five.
 Prints, each timed once after one untimed warm-up call on 2,000 rows:
   (a) reading the CSV (the project's chunked reader),
   (b) perturbing by gender and names with the rule for "her" (no tagger),
+  (b2) (b) with --unlisted-names read by the common first names (no spaCy),
   (c) perturbing by all eight bundled attributes, no tagger,
   (d) writing the examples of (b) as JSON Lines, (d2) (b) with its log
       (``log=True``: one row per sentence and attribute) and writing the
@@ -94,6 +95,9 @@ def main(argv=None):
         print(f"(b) gender + names, rule for 'her': {t_b:.1f} s = {args.rows / t_b:,.0f} sentences/s "
               f"(reading included); {len(ex):,} examples in {ex['template'].nunique():,} templates "
               f"(mentioned: {mentioned})")
+        ex_u, t_b2 = timed(lambda: bs.perturb(data, ["gender", "names"], tagger=False, unlisted_names=True))
+        print(f"(b2) (b) with unlisted first names, no spaCy: {t_b2:.1f} s = {args.rows / t_b2:,.0f} sentences/s; "
+              f"{len(ex_u):,} examples in {ex_u['template'].nunique():,} templates")
         ex_all, t_c = timed(lambda: bs.perturb(data, ALL, tagger=False))
         print(f"(c) all eight attributes, rule: {t_c:.1f} s = {args.rows / t_c:,.0f} sentences/s; "
               f"{len(ex_all):,} examples in {ex_all['template'].nunique():,} templates")
