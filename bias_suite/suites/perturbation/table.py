@@ -416,10 +416,11 @@ def perturb(table, attributes=None, *, identity_terms=None, text_column=None, la
         (required) or False (the rule, docs/perturb.md). With the tagger,
         spaCy's recogniser also tells titles and surnames from first names.
     unlisted_names : also swap a first name the identity file does not
-        list (attributes of first names: ``names``), found by spaCy's
-        named-entity recogniser (required): a sentence with one PERSON
-        entity becomes a template of every listed name, the source sentence
-        not among its variants (docs/perturb.md, "Unlisted names").
+        list (attributes of first names: ``names``): the common first names
+        of one gender (first_names.py), and, unless ``tagger=False``, the
+        one PERSON entity of spaCy's recogniser (then required); such a
+        template names listed names only, the source sentence not among its
+        variants (docs/perturb.md, "Unlisted names").
     keep : words never swapped (``["Charlotte", "mother"]``).
     pairs : a file of extra swap pairs (docs/perturb.md, "Your own words").
     review : a log written by ``log=True`` or ``--log`` with its ``review``
