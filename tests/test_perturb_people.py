@@ -182,3 +182,33 @@ def test_unlisted_first_names_are_swapped_without_spacy():
     assert second["text"].iloc[0] == "Emma Lucas returns as a visionary."   # Lucas: the surname stays
     assert dict(report.attributes[0].skipped) == {"several groups": 1}      # Tom and Anna
     assert report.attributes[0].unlisted == 2
+
+
+# the issue's own examples, with unlisted names read by the common first names (no spaCy)
+ISSUE_EXAMPLES = [
+    ("The most ingenious film comedy since Being John Malkovich.", "skipped", "surname"),
+    ("I'm the guy who liked There's Something About Mary.", "skipped", "title"),
+    # a first name at the start with a surname that is a first name too: skipped (the second name is
+    # taken for someone else's; the swap "Emma John" would be right, the skip is the safe side)
+    ("Elton John sang it best.", "skipped", "several people"),
+    ("When Elton John sang, the room went quiet.", "changed", "When Emma John sang, the room went quiet."),
+    ("George Michael sang it best.", "skipped", "several people"),
+    ("It might be tempting to regard Mr. Andrew and his collaborators as oddballs.", "skipped", "surname"),
+]
+
+
+@pytest.mark.parametrize("sentence,outcome,what", ISSUE_EXAMPLES, ids=[s for s, _, _ in ISSUE_EXAMPLES])
+def test_the_issues_names_with_unlisted_first_names(sentence, outcome, what):
+    frame, report = _run("names", [sentence], unlisted_names=True)
+    log = report.log
+    assert list(log["outcome"]) == [outcome]
+    if outcome == "skipped":
+        assert list(log["reason"]) == [what]
+    else:
+        assert frame["text"].iloc[0] == what
+
+
+def test_a_film_title_read_as_a_person_is_no_first_name(tagger_available):
+    # spaCy reads "Laissez Passer" as a PERSON; its first word is no common first name
+    frame, report = _run("names", ["Laissez Passer is a French film."], tagger=True, unlisted_names=True)
+    assert frame.empty and dict(report.attributes[0].skipped) == {"not a first name": 1}
