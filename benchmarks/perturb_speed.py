@@ -10,8 +10,11 @@ template-made sentences with a mention in about one in five.
 Prints, each timed once after one untimed warm-up call on 2,000 rows:
   (a) reading the CSV (the project's chunked reader),
   (b) perturbing by gender and names with the rule for "her" (no tagger),
+  (b2) (b) with --unlisted-names read by the common first names (no spaCy),
   (c) perturbing by all eight bundled attributes, no tagger,
-  (d) writing the examples of (b) as JSON Lines,
+  (d) writing the examples of (b) as JSON Lines, (d2) (b) with its log
+      (``log=True``: one row per sentence and attribute) and writing the
+      log as CSV,
   (e) with --tagger, (b) with spaCy's tagger for "her" (only the sentences
       that hold a "her" to be swapped are tagged), (f) the tagger alone on
       those sentences and (g) on 5,000 made-up ones: the tagger's rate.
@@ -92,11 +95,19 @@ def main(argv=None):
         print(f"(b) gender + names, rule for 'her': {t_b:.1f} s = {args.rows / t_b:,.0f} sentences/s "
               f"(reading included); {len(ex):,} examples in {ex['template'].nunique():,} templates "
               f"(mentioned: {mentioned})")
+        ex_u, t_b2 = timed(lambda: bs.perturb(data, ["gender", "names"], tagger=False, unlisted_names=True))
+        print(f"(b2) (b) with unlisted first names, no spaCy: {t_b2:.1f} s = {args.rows / t_b2:,.0f} sentences/s; "
+              f"{len(ex_u):,} examples in {ex_u['template'].nunique():,} templates")
         ex_all, t_c = timed(lambda: bs.perturb(data, ALL, tagger=False))
         print(f"(c) all eight attributes, rule: {t_c:.1f} s = {args.rows / t_c:,.0f} sentences/s; "
               f"{len(ex_all):,} examples in {ex_all['template'].nunique():,} templates")
         _, t_d = timed(lambda: write_jsonl(ex, Path(tmp) / "p.jsonl"))
         print(f"(d) write (b)'s examples as JSON Lines: {t_d:.1f} s")
+        from bias_suite.suites.perturbation.trail import write_log
+
+        (_, log), t_l = timed(lambda: bs.perturb(data, ["gender", "names"], tagger=False, log=True))
+        _, t_w = timed(lambda: write_log(log, Path(tmp) / "log.csv"))
+        print(f"(d2) (b) with its log of {len(log):,} rows: {t_l:.1f} s; writing the log as CSV: {t_w:.1f} s")
         if args.tagger:
             from bias_suite.suites.perturbation.pronouns import load_tagger
 

@@ -40,11 +40,11 @@ CASES = [
     ("gender", "It made her cry.", {"male": "It made him cry."}),
     ("gender", "Let her go.", {"male": "Let him go."}),
     ("gender", "Her family lives nearby.", {"male": "His family lives nearby."}),
-    ("gender", "She said she would lend her bike to her sister herself.",
-     {"male": "He said he would lend his bike to his sister himself."}),
+    ("gender", "She said she would ride her bike to her sister herself.",
+     {"male": "He said he would ride his bike to his brother himself."}),   # kinship nouns swap along
     ("gender", "SHE WAS RIGHT.", {"male": "HE WAS RIGHT."}),
     ("gender", '"She is here," I said.', {"male": '"He is here," I said.'}),
-    ("gender", "The man and his son left.", {"female": "The woman and her son left."}),
+    ("gender", "The man and his son left.", {"female": "The woman and her daughter left."}),
     # identity nouns, singular and plural, with articles and possessives
     ("gender", "A woman smiled.", {"male": "A man smiled.", "non_binary": "A non-binary person smiled."}),
     ("gender", "An elderly woman smiled.", {"male": "An elderly man smiled."}),
@@ -59,7 +59,7 @@ CASES = [
     ("names", "Emma's car is red.", {"male": "Liam's car is red."}),
     ("names", "James' car is blue.", {"female": "Isabella's car is blue."}),
     ("names", "Isabella's dog barked.", {"male": "James's dog barked."}),
-    ("names", "Liam said he would call his mom.", {"female": "Emma said she would call her mom."}),
+    ("names", "Liam said he would call his friend.", {"female": "Emma said she would call her friend."}),
     ("names", "I met Olivia and thanked her.", {"male": "I met Noah and thanked him."}),
     ("names", "Emma met Olivia at her house.", {"male": "Liam met Noah at his house."}),
     # the other attributes: noun phrases, plurals, adjectives before person nouns, predicates
@@ -180,7 +180,7 @@ def test_the_tagger_where_it_reads_otherwise(tagger_available):
     frame, rep = _perturbed("gender", [s for s, _, _ in TAGGER_DIFFERS], tagger=True)
     first = _first_variants(frame)
     assert [first[(f"{i}/gender", "male")] for i in (1, 2, 3)] == [t for _, _, t in TAGGER_DIFFERS]
-    assert rep.tagger == "spaCy en_core_web_sm"
+    assert rep.tagger.startswith("spaCy en_core_web_sm")
 
 
 def test_the_tagger_agrees_with_the_table_elsewhere(tagger_available):
@@ -194,21 +194,21 @@ def test_the_tagger_agrees_with_the_table_elsewhere(tagger_available):
 
 # ---------------------------------------------------------------- whole templates
 def test_a_template_holds_every_term_of_every_group():
-    frame, report = _perturbed("gender", ["A woman smiled.", "She is kind."])
+    frame, report = _perturbed("gender", ["A woman smiled.", "She is kind.", "A girl smiled."])
     a = frame[frame["template"] == "1/gender"]
+    # gender's nouns swap with the noun of the same place only: a woman is no boy (that would change the age too)
     assert list(zip(a["id"], a["group"], a["term"], a["text"])) == [
         ("1/gender/female/0", "female", "woman", "A woman smiled."),
-        ("1/gender/female/1", "female", "girl", "A girl smiled."),
         ("1/gender/male/0", "male", "man", "A man smiled."),
-        ("1/gender/male/1", "male", "boy", "A boy smiled."),
         ("1/gender/non_binary/0", "non_binary", "non-binary person", "A non-binary person smiled."),
-        ("1/gender/non_binary/1", "non_binary", "genderqueer person", "A genderqueer person smiled."),
     ]
     b = frame[frame["template"] == "2/gender"]
     assert list(zip(b["group"], b["term"], b["text"])) == [("female", "she", "She is kind."), ("male", "he", "He is kind.")]
+    c = frame[frame["template"] == "3/gender"]
+    assert list(c["text"]) == ["A girl smiled.", "A boy smiled.", "A genderqueer person smiled."]
     rep = report.attributes[0]
     assert dict(rep.left_out) == {"non_binary (no pronouns)": 1}
-    assert (rep.templates, rep.examples) == (2, 8)
+    assert (rep.templates, rep.examples) == (3, 8)
     assert list(frame.columns) == ["id", "template", "attribute", "group", "term", "text", "label"]
 
 
@@ -246,8 +246,9 @@ def test_insert_puts_an_adjective_before_a_person_noun():
     assert (rep.inserted, rep.mentioned, rep.templates) == (2, 0, 2)
     g, rep = _perturbed("gender", ["A friend called.", "Emma's friend called.", "My brother is kind."], insert=True)
     assert list(g["text"]) == ["A female friend called.", "A male friend called.", "A non-binary friend called.",
-                               "A genderqueer friend called."]   # a gender adjective before a gender-neutral noun only
-    assert rep.attributes[0].inserted == 1
+                               "A genderqueer friend called.",   # a gender adjective before a gender-neutral noun only
+                               "My brother is kind.", "My sister is kind."]   # "brother" is a mention of gender
+    assert rep.attributes[0].inserted == 1 and rep.attributes[0].mentioned == 1
     r, _ = _perturbed("religion", ["My brother is kind."], insert=True, terms_per_group=1)
     assert r[r["group"] == "muslim"]["text"].tolist() == ["My Muslim brother is kind."]
 
@@ -260,9 +261,9 @@ to O
 Japan U-LOC
 . O
 
-She O
-said O
 Emma U-PER
+said O
+she O
 loves O
 her O
 dog O
@@ -295,7 +296,7 @@ def test_conll_names_keep_their_tags_and_swap_pronouns(tmp_path):
     assert row["tokens"] == ["Liam", "Watson", "moved", "to", "Japan", "."]
     assert row["tags"] == ["B-PER", "L-PER", "O", "O", "U-LOC", "O"] and row["term_span"] == [0, 1]
     row = frame[frame["id"] == "1/names/male/0"].iloc[0]
-    assert row["tokens"] == ["He", "said", "Liam", "loves", "his", "dog", "."] and row["term_span"] == [2, 3]
+    assert row["tokens"] == ["Liam", "said", "he", "loves", "his", "dog", "."] and row["term_span"] == [0, 1]
     assert dict(report.attributes[0].skipped) == {"entity tags": 1}   # Charlotte is a place here
     assert frame[frame["id"] == "3/names/female/0"].iloc[0]["tokens"][6] == "Isabella"
 

@@ -91,11 +91,11 @@ def suite(vader_sdist_path):
 def test_suite_counts_and_card(suite):
     frame, report = suite
     got = {a.attribute: (a.templates, a.examples) for a in report.attributes}
-    # names: 312 listed-name templates, and 533 of unlisted names where spaCy's recogniser is installed
+    # names: 161 listed-name templates, and 131 of unlisted names where spaCy's recogniser is installed
     unlisted = "unlisted names" in report.tagger
-    assert got["gender"][0] >= 500 and got["names"][0] == (845 if unlisted else 312) and got["religion"][0] >= 400
+    assert got["gender"][0] >= 500 and got["names"][0] == (292 if unlisted else 161) and got["religion"][0] >= 400
     names = next(a for a in report.attributes if a.attribute == "names")
-    assert names.unlisted == (533 if unlisted else 0)
+    assert names.unlisted == (131 if unlisted else 0)
     per_attr = frame.groupby("attribute")["template"].nunique().to_dict()
     assert per_attr == {a: t for a, (t, _) in got.items()}
     assert frame.groupby("attribute").size().to_dict() == {a: n for a, (_, n) in got.items()}
@@ -119,7 +119,7 @@ def test_suite_without_unlisted_names(vader_sdist_path, suite):
 
     frame, report = real_text_examples(download_dir=vader_sdist_path.parent, unlisted_names=False)
     got = {a.attribute: (a.templates, a.examples) for a in report.attributes}
-    assert got["names"] == (312, 15_600) and report.tagger == "rule"
+    assert got["names"] == (161, 8_050) and report.tagger == "rule"
     # the listed-name templates are the same with and without the option
     full = suite[0]
     listed = set(frame.loc[frame["attribute"] == "names", "template"])

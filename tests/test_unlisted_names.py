@@ -15,10 +15,10 @@ from bias_suite.suites.perturbation.unlisted import load_person_finder
 
 SENTENCES = [
     "Tom Seaver said he loved his team.",          # 1: surname kept, pronouns set to each group
-    "Lanie's success means she must fail.",        # 2: possessive
+    "Lena Hart's success means she must fail.",    # 2: possessive
     "Mr. Hawn was late.",                          # 3: skipped, title
     "Tom met Anna at the game.",                   # 4: skipped, several people
-    "Deborah told him the truth about her.",       # 5: skipped, pronouns of both groups
+    "Deborah Kerr told him the truth about her.",  # 5: skipped, pronouns of both groups
     "Emma said she left early.",                   # 6: a listed name, as before
     "A fine film with no one in it.",              # 7: nobody
 ]
@@ -34,7 +34,7 @@ def ner():
 
 @pytest.fixture(scope="module")
 def perturbed(ner):
-    return perturb_with_report(pd.DataFrame({"text": SENTENCES}), ["names"], unlisted_names=True, tagger=False)
+    return perturb_with_report(pd.DataFrame({"text": SENTENCES}), ["names"], unlisted_names=True, tagger=True)
 
 
 def _variant(frame, template, term):
@@ -48,8 +48,8 @@ def test_unlisted_name_gets_every_listed_name_and_its_pronouns(perturbed):
     assert _variant(frame, "1/names", "Emma") == ("female", "Emma Seaver said she loved her team.")
     assert _variant(frame, "1/names", "Rebecca") == ("female", "Rebecca Seaver said she loved her team.")
     assert _variant(frame, "1/names", "Liam") == ("male", "Liam Seaver said he loved his team.")
-    assert _variant(frame, "2/names", "Olivia") == ("female", "Olivia's success means she must fail.")
-    assert _variant(frame, "2/names", "James") == ("male", "James's success means he must fail.")
+    assert _variant(frame, "2/names", "Olivia") == ("female", "Olivia Hart's success means she must fail.")
+    assert _variant(frame, "2/names", "James") == ("male", "James Hart's success means he must fail.")
     for tpl in ("1/names", "2/names"):
         part = frame[frame["template"] == tpl]
         assert part.groupby("group").size().to_dict() == {"female": 25, "male": 25}
@@ -61,7 +61,8 @@ def test_unsafe_sentences_are_skipped_and_counted(perturbed):
     frame, rep = perturbed
     assert sorted(frame["template"].unique()) == ["1/names", "2/names", "6/names"]
     names = rep.attributes[0]
-    assert dict(names.skipped) == {"title": 1, "several people": 1, "several groups": 1}
+    # Tom and Anna are common first names of two genders; Deborah's sentence has pronouns of both
+    assert dict(names.skipped) == {"title": 1, "several groups": 1, "pronouns of another group": 1}
     assert names.templates == 3 and names.unlisted == 2
     assert names.as_dict()["unlisted_templates"] == 2
     assert "unlisted names" in rep.tagger

@@ -28,7 +28,11 @@ def perturb(
     terms_per_group: Optional[int] = typer.Option(None, "--terms-per-group", min=1, metavar="K", help="Write at most K term choices per group and sentence, drawn with --seed (default: every term; the sentence itself is always kept).", rich_help_panel=PANEL),
     seed: int = typer.Option(0, "--seed", help="Seed of --terms-per-group.", rich_help_panel=PANEL),
     tagger: Optional[bool] = typer.Option(None, "--tagger/--no-tagger", help="Read each 'her' (object or possessive) with spaCy's part-of-speech tagger (--tagger: required), or by the rule of docs/perturb.md (--no-tagger); default: the tagger when installed.", rich_help_panel=PANEL),
-    unlisted_names: bool = typer.Option(False, "--unlisted-names", help="Also swap a first name that the names file does not list: a sentence with one PERSON entity of spaCy's recogniser (required) becomes a template of every listed name, the source sentence not among them (docs/perturb.md).", rich_help_panel=PANEL),
+    unlisted_names: bool = typer.Option(False, "--unlisted-names", help="Also swap a first name that the names file does not list: the common first names of one gender, and (when the tagger runs) a sentence's one PERSON entity of spaCy's recogniser; such a template names listed names only, the source sentence not among them (docs/perturb.md).", rich_help_panel=PANEL),
+    log: Optional[Path] = typer.Option(None, "--log", metavar="FILE", help="Write what happened to every sentence: one row per sentence and attribute (id, attribute, outcome changed/skipped/no mention, reason, text, first variant, review), CSV/TSV or JSONL by the extension.", rich_help_panel=PANEL),
+    keep: Optional[List[str]] = typer.Option(None, "--keep", metavar="WORDS", help="Words never swapped, comma-separated (repeatable): --keep Charlotte,mother.", rich_help_panel=PANEL),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", metavar="FILE", help="Extra swap pairs: a CSV/TSV/JSONL file whose columns are groups of the attribute (female,male) and whose rows are words that swap (actress,actor); an 'attribute' column when several are perturbed.", rich_help_panel=PANEL),
+    review: Optional[Path] = typer.Option(None, "--review", metavar="FILE", help="A --log file with its 'review' column filled in: 'drop' leaves a changed sentence out, 'approve' swaps a sentence skipped for a guess about whose words they are (title, surname, first name, ...).", rich_help_panel=PANEL),
     fmt: Optional[str] = typer.Option(None, "--format", help="Format of DATA: csv, tsv, jsonl, parquet, datasets, conll (default: from the extension)."),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="Column of the sentences (default text)."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="Column of the gold labels, carried over (default label, when present)."),
@@ -52,8 +56,14 @@ def perturb(
             data, list(attribute or []), identity_terms=list(identity_terms or []), text_column=text_column,
             label_column=label_column, id_column=id_column, format=fmt, encoding=encoding, insert=insert,
             terms_per_group=terms_per_group, seed=seed, tagger="auto" if tagger is None else tagger,
-            unlisted_names=unlisted_names)
+            unlisted_names=unlisted_names, keep=list(keep or []), pairs=pairs, review=review, log=log is not None)
         print_report(report)
+        if log is not None:
+            from ..suites.perturbation.trail import write_log
+
+            write_log(report.log, log)
+            console.print(f"wrote the log of {_count(len(report.log), 'sentence')} to {escape(str(log))}",
+                          soft_wrap=True, highlight=False)
         if frame.empty and dry_run:
             console.print("dry run: no sentence gives a template, nothing would be written")
             return
@@ -77,7 +87,8 @@ def _count(n: int, noun: str) -> str:
 
 def print_report(report, *, pairs: bool = True) -> None:
     """Per attribute: sentences with a mention, sentences skipped and why,
-    groups left out, templates and examples, and three source -> variant pairs."""
+    groups left out, templates and examples, three source -> variant pairs
+    and a sample of the skipped sentences of each reason."""
     from rich.table import Table
 
     console.print(f"{escape(report.source)}: {_count(report.rows, 'sentence')} ({report.format})"
@@ -101,3 +112,7 @@ def print_report(report, *, pairs: bool = True) -> None:
         for a in report.attributes:
             for src, var in a.pairs:
                 console.print(f"  {a.attribute}: {escape(src)}  ->  {escape(var)}", soft_wrap=True, highlight=False)
+            for why, n in a.skipped.most_common():
+                for src in a.skip_samples.get(why, []):
+                    console.print(f"  {a.attribute}: {escape(src)}  skipped: {escape(why)}", soft_wrap=True,
+                                  highlight=False)

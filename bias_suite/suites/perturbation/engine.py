@@ -28,7 +28,8 @@ import re
 from dataclasses import dataclass
 
 from ..grammar import article, capitalize_first
-from .lexicon import Entry, Lexicon
+from .lexicon import PLURAL_KINDS, Entry, Lexicon
+from .people import PEOPLE_SKIPS
 from .pronouns import rule_role
 from .words import INSERT_DETERMINERS, INSERT_NOUNS, PERSON_NOUNS, PRONOUN_ROLES, PRONOUNS, alternation
 
@@ -44,13 +45,18 @@ SKIPS = {
     "entity tags": "NER: a first name outside a PER entity, or a mention that is part of an entity and could change its length",
     "no person noun": "--insert: no determiner + person noun to put an adjective between",
     "one group left": "every other group was left out",
+    "dropped in review": "--review: the reviewer dropped the sentence",
+    **PEOPLE_SKIPS,
 }
 #: why a group is left out of a sentence's template
-LEFT_OUT = {"no pronouns": "the sentence has gendered pronouns and the group has none to swap to"}
+LEFT_OUT = {"no pronouns": "the sentence has gendered pronouns and the group has none to swap to",
+            "no such word": "the sentence has a person noun or an honorific (mother, Mr.) the group has no word for"}
 
 _ART = re.compile(r"(?<![\w\-'’])([Aa][Nn]?)(\s+)\Z")
-_POSS = re.compile(r"(\s?)(['’])(?![A-Za-z])")
+_POSS = re.compile(r"(\s?)(['’])(s?)(?![A-Za-z])")
 _OPENERS = "\"'“‘([{"
+_ABBREVIATION = re.compile(r"(?:(?<![\w.])(?:[A-Za-z]\.){2,}|(?<![\w\-])(?:Mrs|Mr|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|vs)\.)\Z")
+_AFTER_HONORIFIC = re.compile(r"(?<![\w\-])(?:Mrs|Mr|Ms)\.?\s+\Z")
 
 
 @dataclass
@@ -75,6 +81,7 @@ class Found:
     group: str | None
     insert_at: int | None = None       # --insert: where the adjective goes
     article_at: tuple | None = None    # --insert: (start, end) of an article "a"/"an" before it
+    no_first_choice: frozenset = frozenset()   # groups whose term choice 0 would leave a listed name as it is
 
 
 @dataclass
@@ -91,12 +98,23 @@ class Guards:
             words = list(words)
             return re.compile(rf"(?<![\w\-])(?:{alternation(words)})(?![\w\-])", flags) if words else None
 
-        return Guards(pat(words_first_names), pat(words_gender_nouns, re.IGNORECASE))
+        return Guards(pat(words_first_names), pat(words_gender_nouns))
+
+    def has_first_name(self, text: str, honorifics: bool = False) -> bool:
+        """Whether ``text`` holds a first name; with ``honorifics``, a name
+        right after one is a surname that goes with it ("Mr. Andrew")."""
+        if self.first_names is None:
+            return False
+        for m in self.first_names.finditer(text):
+            if not (honorifics and _AFTER_HONORIFIC.search(text, max(0, m.start() - 6), m.start())):
+                return True
+        return False
 
 
-def find(text: str, lex: Lexicon, guards: Guards | None = None):
+def find(text: str, lex: Lexicon, guards: Guards | None = None, keep=frozenset()):
     """The mentions of ``lex``'s attribute in ``text``: a :class:`Found`, a
-    skip reason (a key of :data:`SKIPS`) or None when nothing is mentioned."""
+    skip reason (a key of :data:`SKIPS`) or None when nothing is mentioned.
+    ``keep``: lower-cased words that are never mentions (``--keep``)."""
     if not lex.may_mention(text):
         return None
     mentions = []
@@ -104,6 +122,8 @@ def find(text: str, lex: Lexicon, guards: Guards | None = None):
         kind = m.lastgroup
         s, e = m.span(kind)
         surface = m.group(kind)
+        if keep and surface.lower() in keep:
+            continue
         if kind == "pro":
             low = surface.lower()
             group = PRONOUN_ROLES[low][0]
@@ -131,12 +151,37 @@ def find(text: str, lex: Lexicon, guards: Guards | None = None):
         groups = {x.group for x in mentions}
         if len(groups) > 1:
             return "several groups"
-        if lex.pronouns == "mention" and guards and guards.first_names is not None and guards.first_names.search(text):
-            return "first name"
+        singular = any(x.kind in ("pro", "hon") or x.entry.kind not in PLURAL_KINDS for x in mentions)
+        if lex.pronouns == "mention" and singular and guards and guards.has_first_name(text, lex.honorifics):
+            return "first name"   # (plurals are groups: "two men who discover what William James called ...")
     for x in mentions:
         if x.pronoun in ("her", "his"):
             x.role = rule_role(x.pronoun, text, x.end)
+    if any(x.entry is not None and x.entry.kind == "extra" for x in mentions):
+        listed = frozenset(x.group for x in mentions if x.entry is not None and x.entry.kind == "person")
+        _place_extra_names(mentions)
+        # no own group: every variant names listed names, none keeps one of the sentence's
+        return Found(text, mentions, None, no_first_choice=listed)
     return Found(text, mentions, groups.pop())
+
+
+def _place_extra_names(mentions) -> None:
+    """Give each distinct first name outside the file (``extra``) a place
+    among the file's names that no other name of the sentence holds, so that
+    different names stay different ("Robert Altman, Spike Lee" -> "Liam
+    Altman, Noah Lee")."""
+    used = {x.entry.index for x in mentions if x.entry is not None and x.entry.kind == "person"}
+    places = {}
+    for x in mentions:
+        if x.entry is None or x.entry.kind != "extra":
+            continue
+        if x.surface not in places:
+            k = 0
+            while k in used:
+                k += 1
+            used.add(k)
+            places[x.surface] = k
+        x.entry = Entry(x.entry.group, "person", places[x.surface])
 
 
 def _insert_pattern(nouns) -> re.Pattern:
@@ -169,6 +214,8 @@ def _sentence_initial(text: str, start: int) -> bool:
     before = text[:start].rstrip()
     while before and before[-1] in _OPENERS:
         before = before[:-1].rstrip()
+    if before.endswith(".") and _ABBREVIATION.search(before):
+        return False   # "a D.O.I. spokesman", "Mr. Smith"
     return not before or before[-1] in ".!?"
 
 
@@ -197,11 +244,19 @@ def _article_edit(text: str, start: int, new: str, edits: list) -> None:
         edits.append((m.start(1), m.end(1), art))
 
 
-def _possessive_edit(text: str, end: int, old: str, new: str, edits: list) -> None:
+def _possessive_edit(text: str, end: int, old: str, new: str, plural: bool, edits: list) -> None:
+    """A possessive after a swapped word, made right for the new word: a
+    bare apostrophe gets its "s" when the new word does not end in -s
+    ("James' car" -> "Emma's car", "boys' room" -> "men's room"); a plural
+    in -s takes the bare apostrophe ("men's" -> "boys'", never "boys's")."""
     m = _POSS.match(text, end)
-    if m is None or not old.lower().endswith("s") or new.lower().endswith("s"):
+    if m is None:
         return
-    edits.append((m.start(2), m.end(2), m.group(2) + "s"))
+    ends_s = new.lower().endswith("s")
+    if m.group(3) and plural and ends_s:
+        edits.append((m.start(2), m.end(3), m.group(2)))
+    elif not m.group(3) and old.lower().endswith("s") and not ends_s:
+        edits.append((m.start(2), m.end(2), m.group(2) + "s"))
 
 
 def apply_edits(text: str, edits) -> str:
@@ -223,28 +278,48 @@ def mention_edits(found: Found, lex: Lexicon, group: str, choice: int):
             roles = PRONOUN_ROLES[x.pronoun][1]
             role = x.role if x.role is not None else roles[0]
             file_term, old_term = PRONOUNS[group][role], x.pronoun
+        elif x.entry.kind in lex.fixed:
+            if group == found.group:  # a paired noun or an honorific of the sentence's group stays as written
+                head = head or (x.surface if x.kind == "hon" else lex.terms[group][x.entry.kind][x.entry.index])
+                continue
+            file_term = old_term = lex.terms[group][x.entry.kind][x.entry.index]
         else:
             words = lex.terms[group][x.entry.kind]
             file_term = words[(x.entry.index + choice) % len(words)]
             own = lex.terms.get(x.entry.group)  # None: an unlisted name (unlisted.py)
             old_term = own[x.entry.kind][x.entry.index] if own is not None else x.surface
-            if head is None:
-                head = file_term
+        if head is None and x.kind != "pro":
+            head = file_term
         if group == found.group and file_term == old_term:
             continue  # the mention stays as written
-        new = file_term if x.kind == "exact" else _cased(file_term, x.surface, old_term, _sentence_initial(text, x.start))
+        new = file_term if x.kind in ("exact", "hon") else _cased(file_term, x.surface, old_term,
+                                                                 _sentence_initial(text, x.start))
         edits.append((x.start, x.end, new))
         _article_edit(text, x.start, new, edits)
-        if x.kind in ("exact", "np") and (x.entry is None or x.entry.kind != "identity_plural"):
-            _possessive_edit(text, x.end, x.surface, new, edits)
+        if x.kind in ("exact", "np"):
+            _possessive_edit(text, x.end, x.surface, new, x.entry is not None and x.entry.kind in PLURAL_KINDS,
+                             edits)
     if head is None:
         head = PRONOUNS[group]["subject"] if group in PRONOUNS else group
     return edits, head
 
 
 def _choices(found: Found, lex: Lexicon, group: str) -> int:
-    sizes = [len(lex.terms[group][x.entry.kind]) for x in found.mentions if x.kind != "pro"]
+    sizes = [len(lex.terms[group][x.entry.kind]) for x in found.mentions
+             if x.kind != "pro" and x.entry.kind not in lex.fixed]
     return max(sizes) if sizes else 1
+
+
+def _left_out(found: Found, lex: Lexicon, group: str, has_pro: bool):
+    """Why ``group`` cannot be written for ``found`` (a key of :data:`LEFT_OUT`), or None."""
+    if has_pro and not lex.group_has_pronouns(group):
+        return "no pronouns"
+    for x in found.mentions:
+        if x.kind != "pro" and x.entry.kind in lex.fixed and (
+                len(lex.terms[group].get(x.entry.kind, [])) <= x.entry.index
+                or not lex.terms[group][x.entry.kind][x.entry.index]):
+            return "no such word"
+    return None
 
 
 def variants(found: Found, lex: Lexicon, *, sample=None):
@@ -263,11 +338,14 @@ def variants(found: Found, lex: Lexicon, *, sample=None):
     rows, left = [], {}
     order = ([found.group] if found.group in lex.groups else []) + [g for g in lex.groups if g != found.group]
     for g in order:
-        if has_pro and not lex.group_has_pronouns(g):
-            left[g] = "no pronouns"
+        why = _left_out(found, lex, g, has_pro) if g != found.group else None
+        if why:
+            left[g] = why
             continue
         n = _choices(found, lex, g)
         picks = list(range(n)) if sample is None else sample(g, n, g == found.group)
+        if g in found.no_first_choice:
+            picks = [c for c in picks if c] or ([1] if n > 1 else [])
         seen = set()
         for c in picks:
             edits, term = mention_edits(found, lex, g, c)

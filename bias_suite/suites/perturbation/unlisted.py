@@ -2,8 +2,9 @@
 ``--unlisted-names``): a person found by spaCy's named-entity recogniser.
 
 A sentence of the ``names`` attribute (an attribute of ``person`` terms)
-with no listed name is read for ``PERSON`` entities. With exactly one, whose
-first token is a capitalised word (letters only, not all caps) that is no
+with no listed name is read for ``PERSON`` entities. With exactly one, of two
+words or more, whose first token is a capitalised word (letters only, not
+all caps; one word alone, "Blanchett", is as often a surname) that is no
 identity term of a bundled attribute and has no title before it ("Mr.",
 "Judge", ...), that token is the mention: the sentence becomes one template
 with every listed name of every group in its place (the rest of a
@@ -22,14 +23,16 @@ from ...exceptions import SuiteError
 from .engine import Found, Guards, Mention
 from .lexicon import Entry, Lexicon
 from .pronouns import SPACY_MODEL, rule_role
-from .words import PRONOUN_ROLES
+from .first_names import FIRST_NAME_GROUPS, FIRST_NAMES
+from .words import PRONOUN_ROLES, THING_WORDS
 
 __all__ = ["PersonFinder", "load_person_finder", "find_unlisted", "UNLISTED_SKIPS"]
 
 #: why a sentence with an unlisted person gives no template (added to engine.SKIPS in the report)
 UNLISTED_SKIPS = {
     "several people": "unlisted names: more than one PERSON entity",
-    "not a first name": "unlisted names: the PERSON entity does not start with a capitalised word of letters",
+    "not a first name": "unlisted names: the PERSON entity is one word (a surname alone, as often as not) or does not "
+                        "start with a capitalised word of letters",
     "identity term": "unlisted names: the name's first word is an identity term of a bundled attribute",
     "title": "unlisted names: a title before the name (Mr., Dr., Judge, ...): a surname, often gendered",
 }
@@ -54,6 +57,21 @@ class PersonFinder:
         for doc in self.nlp.pipe(list(texts), batch_size=batch_size):
             out.append([(e.start_char, e.end_char, e[0].idx + len(e[0].text)) for e in doc.ents
                         if e.label_ == "PERSON"])
+        return out
+
+    def entities(self, texts, *, batch_size: int = 256) -> list:
+        """Per text, every entity as ``(start, end, label, first_end)``
+        character offsets (``first_end``: the end of its first token that is
+        not an honorific), for the title and surname checks (people.py)."""
+        out = []
+        for doc in self.nlp.pipe(list(texts), batch_size=batch_size):
+            ents = []
+            for e in doc.ents:
+                k = 0
+                while k < len(e) - 1 and e[k].text.rstrip(".").lower() in TITLES:
+                    k += 1
+                ents.append((e.start_char, e.end_char, e.label_, e[k].idx + len(e[k].text)))
+            out.append(ents)
         return out
 
 
@@ -85,7 +103,7 @@ def find_unlisted(text: str, persons, lex: Lexicon, guards: Guards | None, ident
         return None
     if len(persons) > 1:
         return "several people"
-    start, _, first_end = persons[0]
+    start, end, first_end = persons[0]
     word = text[start:first_end]
     if not _NAME.match(word) or (len(word) > 1 and word.isupper()):
         return "not a first name"
@@ -94,6 +112,8 @@ def find_unlisted(text: str, persons, lex: Lexicon, guards: Guards | None, ident
     prev = _PREV.search(text, max(0, start - 20), start)
     if prev and prev.group(1).lower() in TITLES:
         return "title"
+    if word not in FIRST_NAMES or any(w.lower().rstrip("'’s") in THING_WORDS for w in text[first_end:end].split()):
+        return "not a first name"   # "Blanchett's performance": a surname alone; "Aston Martin"; "Weimar Republic"
     if guards and guards.gender_nouns is not None and guards.gender_nouns.search(text):
         return "gender noun"
     mentions = [Mention(start, first_end, word, "exact", UNLISTED, entry=Entry(UNLISTED, "person", 0))]
@@ -107,6 +127,9 @@ def find_unlisted(text: str, persons, lex: Lexicon, guards: Guards | None, ident
             if low in ("her", "his"):
                 x.role = rule_role(low, text, e)
             mentions.append(x)
-        if len({x.group for x in mentions[1:]}) > 1:
+        groups = {x.group for x in mentions[1:]}
+        if len(groups) > 1:
             return "several groups"
+        if groups and FIRST_NAME_GROUPS.get(word, groups.pop()) not in {x.group for x in mentions[1:]}:
+            return "pronouns of another group"   # "Tom ... she"
     return Found(text, sorted(mentions, key=lambda x: x.start), UNLISTED)

@@ -149,3 +149,115 @@ def _pattern(node: dict) -> str:
             return body + "?"
         return "(?:" + body + ")?"
     return body
+
+
+# ------------------------------------------------------------------ person words of the gender attribute
+#: (female, male) nouns that are mentions of a person's gender, singular and plural
+#: (docs/perturb.md, "Person nouns and honorifics"); term i of one side swaps with term i of the other
+GENDER_NOUNS = (
+    ("actress", "actor"), ("waitress", "waiter"), ("hostess", "host"), ("stewardess", "steward"),
+    ("heroine", "hero"), ("princess", "prince"), ("duchess", "duke"), ("empress", "emperor"), ("queen", "king"),
+    ("heiress", "heir"), ("priestess", "priest"), ("headmistress", "headmaster"),
+    ("mother", "father"), ("mom", "dad"), ("mommy", "daddy"), ("sister", "brother"), ("daughter", "son"),
+    ("wife", "husband"), ("aunt", "uncle"), ("niece", "nephew"), ("grandmother", "grandfather"),
+    ("grandma", "grandpa"), ("granddaughter", "grandson"), ("girlfriend", "boyfriend"), ("bride", "bridegroom"),
+    ("fiancee", "fiance"), ("fiancée", "fiancé"), ("widow", "widower"), ("stepmother", "stepfather"),
+    ("stepdaughter", "stepson"), ("stepsister", "stepbrother"), ("godmother", "godfather"), ("lady", "gentleman"),
+    ("businesswoman", "businessman"), ("chairwoman", "chairman"), ("spokeswoman", "spokesman"),
+    ("policewoman", "policeman"), ("congresswoman", "congressman"), ("saleswoman", "salesman"),
+    ("sportswoman", "sportsman"), ("schoolgirl", "schoolboy"), ("housewife", "househusband"),
+    ("landlady", "landlord"), ("madam", "sir"), ("ma'am", "sir"), ("mum", "dad"),
+    ("servicewoman", "serviceman"), ("assemblywoman", "assemblyman"), ("councilwoman", "councilman"),
+    ("anchorwoman", "anchorman"), ("camerawoman", "cameraman"), ("horsewoman", "horseman"), ("frontwoman", "frontman"),
+    ("craftswoman", "craftsman"), ("newswoman", "newsman"), ("countrywoman", "countryman"),
+    ("motherhood", "fatherhood"), ("sisterhood", "brotherhood"), ("womanhood", "manhood"), ("girlhood", "boyhood"),
+)
+GENDER_PLURALS = (
+    ("actresses", "actors"), ("waitresses", "waiters"), ("hostesses", "hosts"), ("stewardesses", "stewards"),
+    ("heroines", "heroes"), ("princesses", "princes"), ("duchesses", "dukes"), ("empresses", "emperors"),
+    ("queens", "kings"), ("heiresses", "heirs"), ("priestesses", "priests"), ("headmistresses", "headmasters"),
+    ("mothers", "fathers"), ("moms", "dads"), ("mommies", "daddies"), ("sisters", "brothers"),
+    ("daughters", "sons"), ("wives", "husbands"), ("aunts", "uncles"), ("nieces", "nephews"),
+    ("grandmothers", "grandfathers"), ("grandmas", "grandpas"), ("granddaughters", "grandsons"),
+    ("girlfriends", "boyfriends"), ("brides", "bridegrooms"), ("widows", "widowers"),
+    ("stepmothers", "stepfathers"), ("stepdaughters", "stepsons"), ("stepsisters", "stepbrothers"),
+    ("godmothers", "godfathers"), ("ladies", "gentlemen"), ("businesswomen", "businessmen"),
+    ("chairwomen", "chairmen"), ("spokeswomen", "spokesmen"), ("policewomen", "policemen"),
+    ("congresswomen", "congressmen"), ("saleswomen", "salesmen"), ("sportswomen", "sportsmen"),
+    ("schoolgirls", "schoolboys"), ("housewives", "househusbands"), ("landladies", "landlords"),
+    ("mums", "dads"), ("servicewomen", "servicemen"), ("assemblywomen", "assemblymen"), ("councilwomen", "councilmen"),
+    ("anchorwomen", "anchormen"), ("camerawomen", "cameramen"), ("horsewomen", "horsemen"), ("craftswomen", "craftsmen"),
+    ("newswomen", "newsmen"), ("countrywomen", "countrymen"),
+)
+#: fixed phrases whose gendered word is no person's gender ("earth mother", "drag queen", "the Queen's English"):
+#: a sentence that holds one is skipped ("idiom")
+IDIOMS = ("earth mother", "mother earth", "mother nature", "mother tongue", "mother lode", "mother ship",
+          "mothership", "motherland", "fatherland", "drag queen", "drag queens", "queen bee", "bearded lady",
+          "fat lady", "lady luck", "ladies' man", "old wives", "queen's english", "king's english", "man of the hour",
+          "man of his word", "woman of her word", "every man for himself", "god the father", "our father",
+          "holy father", "father time", "father christmas", "founding fathers", "mother of all", "king of the hill",
+          "queen of the", "king of the", "prom queen", "homecoming queen", "beauty queen", "box office king",
+          "boys will be boys", "boy oh boy", "oh boy", "attaboy", "atta girl", "old boy", "old boys", "good ol' boy",
+          "big brother", "sister city", "sister cities", "brotherhood of", "sisterhood of", "oh man", "man oh man")
+#: the male side's words that are also said of anyone ("actor", "hero"): what a female word becomes,
+#: but no mention of gender themselves
+NEUTRAL_COUNTERPARTS = frozenset("""actor actors hero heroes host hosts heir heirs waiter waiters steward stewards
+""".split())
+#: honorifics before a surname, by group: the first is what the other group's honorific becomes
+#: (Mr. -> Ms.; Mrs., Ms., Miss -> Mr.); written without the full stop, which is kept as the text has it
+HONORIFICS = {"female": ("Ms", "Mrs", "Miss"), "male": ("Mr",)}
+#: a title of nobility before a name: Sir (a knighthood) <-> Dame
+KNIGHTHOODS = {"female": "Dame", "male": "Sir"}
+#: titles before a name that say nothing of gender (military and academic ranks, offices): a listed
+#: name right after one is a surname ("Captain James"), unless a capitalised surname follows it
+RANKS = frozenset("""dr doctor prof professor general gen colonel col major maj captain capt lieutenant lt sergeant
+sgt sarge corporal cpl private pvt admiral adm commander cmdr commodore marshal officer agent detective det
+inspector chief judge justice senator sen representative rep governor gov president pres mayor coach
+reverend rev pastor bishop cardinal dean chancellor principal commissioner secretary minister ambassador director
+attorney treasurer comptroller superintendent provost lieut lieutenant senators representatives governors mayors
+judges commissioners""".split())
+#: titles before a name that carry a gender: the name is then not swapped alone ("Queen Elizabeth", "Aunt May")
+GENDERED_TITLES = frozenset("""mr mrs ms miss mx sir dame lady lord madam madame mister king queen prince princess
+duke duchess count countess baron baroness earl emperor empress father mother sister brother aunt uncle saint st
+grandma grandpa granny""".split())
+#: verbs that take two objects ("gave her flowers"): "her" right after one and before a noun phrase is
+#: an object or a possessive, and the sentence is skipped (every inflection)
+DITRANSITIVES = frozenset("""give gives gave given giving hand hands handed handing send sends sent sending
+show shows showed shown showing offer offers offered offering bring brings brought bringing buy buys bought buying
+tell tells told telling teach teaches taught teaching lend lends lent lending pass passes passed passing
+sell sells sold selling pay pays paid paying promise promises promised promising owe owes owed owing
+write writes wrote written writing get gets got gotten getting make makes made making
+cook cooks cooked cooking bake bakes baked baking
+serve serves served serving feed feeds fed feeding throw throws threw thrown throwing toss tosses tossed tossing
+award awards awarded awarding grant grants granted granting wish wishes wished wishing mail mails mailed mailing
+email emails emailed emailing text texts texted texting assign assigns assigned assigning fetch fetches fetched
+fetching order orders ordered ordering
+""".split())
+#: capitalised words that begin names of places, organisations and things, not people ("New York")
+NOT_FIRST_NAMES = frozenset("""new north south east west northern southern eastern western united los las san santa
+saint st fort mount lake grand great royal national international american british english french german european
+african asian chinese japanese indian irish scottish italian spanish russian jewish christian catholic secret white
+supreme federal state city county university college school academy house senate congress court company
+corporation bank street avenue road park river hotel church hall museum times post journal news daily world global
+first second third last best old young little big dear happy merry good monday tuesday wednesday thursday friday
+saturday sunday january february march april may june july august september october november december
+""".split())
+#: capitalised words that end names of things, not people ("Weimar Republic", "Walt Disney Company")
+THING_WORDS = frozenset("""republic kingdom empire company corporation inc ltd university college school institute
+foundation church cathedral hospital bank street avenue road park river lake mountain hotel theater theatre museum
+house hall center centre club league party committee council department ministry times post journal news magazine
+press records pictures studios films film award awards prize festival day week night show series district attorney
+democrat democrats republican republicans county state senate assembly court office agency service services system
+broadcasting network channel station airport station island islands bay beach valley hills heights square bridge""".split())
+#: sentence-initial words that are not part of a name before a listed first name ("When Emma ...")
+STARTERS = frozenset("""a an the and but or so if when while after before because since as though although
+yesterday today tonight tomorrow then now later once also even still yet just only maybe perhaps sadly luckily
+thankfully unfortunately finally meanwhile suddenly actually honestly obviously apparently clearly surely
+hey hi hello dear thanks thank congrats congratulations oh ah wow yes no well okay ok ha lol omg please
+let tell ask call watch see meet go love like hate poor little young old sweet lovely dear dearest
+whereas despite unlike besides given during without within except including according
+i you he she it we they me him her us them my your his its our their this that these those there here
+what who whom whose which why how where not never always every each all both some any no none many most
+with without for from to of in on at by about into over under between through during against among
+is are was were be been am has have had do does did will would can could shall should may might must
+""".split())
