@@ -38,6 +38,10 @@ SWAPPED = [
     ("The waitress was rude to us.", {"male": ["The waiter was rude to us."]}),
     ("My mother loved this film.", {"male": ["My father loved this film."]}),
     ("His father hated it.", {"female": ["Her mother hated it."]}),
+    # "his" before a word that begins a noun phrase is a determiner ("her"), never "hers"
+    ("It was his first film.", {"female": ["It was her first film."]}),
+    ("He gave his most famous speech.", {"female": ["She gave her most famous speech."]}),
+    ("He hurt his back.", {"female": ["She hurt her back."]}),
     ("My sister cried at the end.", {"male": ["My brother cried at the end."]}),
     ("Their son is a fan.", {"female": ["Their daughter is a fan."]}),
     ("The queen and her daughter arrived.", {"male": ["The king and his son arrived."]}),

@@ -13,7 +13,8 @@ ends in "-ly" and is not a noun or adjective in ``words.LY_NOT_ADVERBS``
 and a bare verb of ``words.BARE_VERBS`` after it ("made her cry", "let her
 go"); otherwise it is a possessive ("her car", "her own"). "his" stands
 alone ("hers") when the next word is missing or ends the phrase as above, and
-is a possessive ("her") otherwise.
+is a possessive ("her") otherwise, and always before a word that begins a noun
+phrase ("his first film", "his most famous role", "his own": ``words.NOUN_PHRASE_STARTS``).
 
 Tagger (``tagger=True``, when spaCy's ``en_core_web_sm`` is installed):
 spaCy's part-of-speech tag of "her" decides: ``PRP$`` possessive, ``PRP``
@@ -28,7 +29,7 @@ import functools
 import re
 
 from ...exceptions import SuiteError, option
-from .words import BARE_VERBS, CAUSATIVES, FOLLOWERS, LY_NOT_ADVERBS
+from .words import BARE_VERBS, CAUSATIVES, FOLLOWERS, LY_NOT_ADVERBS, NOUN_PHRASE_STARTS
 
 __all__ = ["next_word", "rule_role", "Tagger", "load_tagger", "SPACY_MODEL"]
 
@@ -68,7 +69,8 @@ def rule_role(pronoun: str, text: str, end: int) -> str:
     if pronoun == "her":
         return "object" if done or causative(text, end - 3, end) else "det"
     if pronoun == "his":
-        return "det" if next_word(text, end) in _HIS_NOUNS or not done else "indep"
+        nxt = next_word(text, end)
+        return "det" if nxt in _HIS_NOUNS or nxt in NOUN_PHRASE_STARTS or not done else "indep"
     raise ValueError(pronoun)
 
 

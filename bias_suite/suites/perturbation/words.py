@@ -97,6 +97,11 @@ not n't
 """
 #: words that end "her" as an object and "his" as a possessive pronoun
 FOLLOWERS = frozenset(_FOLLOWERS.split())
+#: words of FOLLOWERS that also begin a noun phrase after a possessive ("his first film", "his most famous
+#: role", "his back", "his own", "his very best", "his only son", "his down payment", "his past", "his
+#: inside"): after "his" they keep it a determiner ("her"), never "hers"
+NOUN_PHRASE_STARTS = frozenset("""first last most least more less very only own back down past inside outside
+well much enough later""".split())
 #: verbs after which "her" + a bare verb is an object ("made her cry", "let her go")
 CAUSATIVES = frozenset("""make makes made making let lets letting help helps helped helping watch watches watched
 watching see sees saw seen seeing hear hears heard hearing feel feels felt feeling notice noticed""".split())
