@@ -83,16 +83,17 @@ class Results(pd.DataFrame):
         warnings.warn("Results.verdict_counts() is now Results.counts()", DeprecationWarning, stacklevel=2)
         return self.counts()
 
-    def by_group(self) -> pd.DataFrame:
+    def by_group(self, *, trail: bool = False):
         """The per-group answer: per attribute, one row per group, worst off
         first, with its status (worse off, better off, mixed, undecided, no
         difference shown, cleared), its largest own effect in units of τ
         (positive: worse off), its largest own finding, its values by verdict
         (spill-overs apart) and what would settle an undecided group
-        (:func:`bias_suite.report.groups.by_group`)."""
+        (:func:`bias_suite.stats.groups.by_group`). ``trail``: also return, as a second frame, every own row of
+        every group, counted towards its status or set apart, and why."""
         from .report.groups import by_group
 
-        return by_group(self)
+        return by_group(self, trail=trail)
 
     def print(self, *, detail: bool = False, lines: int = 60, file=None, width: int | None = None,
               quiet: bool = False) -> None:

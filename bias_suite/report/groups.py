@@ -33,7 +33,7 @@ def _num(x) -> str:
 
 
 #: the narrowest terminal that shows the finding / settle column (narrower: settle lines under the table)
-GROUP_FINDING_WIDTH = 100
+GROUP_FINDING_WIDTH = 120
 
 
 def group_rows_shown(bg: pd.DataFrame, max_rows: int | None = None) -> list[tuple]:
@@ -94,11 +94,12 @@ def groups_table(bg: pd.DataFrame, *, max_rows: int | None = None, width: int | 
     values = width is None or width >= 140  # its values by verdict, where the line has room for them
     finding = width is None or width >= GROUP_FINDING_WIDTH  # its largest finding, likewise
     t.add_column("attribute", no_wrap=True, overflow="ellipsis", max_width=18 if finding else 14)
-    t.add_column("group", overflow="fold", min_width=8, max_width=28 if finding else 18)
+    t.add_column("group", overflow="fold", min_width=10, max_width=28 if finding else 18)
     t.add_column("status", no_wrap=True, min_width=19)
     t.add_column("effect ×τ", no_wrap=True, min_width=21)
-    if finding:
-        t.add_column("largest own finding / what would settle it", overflow="ellipsis", no_wrap=True, max_width=44)
+    if finding:  # (its width is what the other columns leave, so that the group's name is never squeezed out)
+        room = 44 if width is None else max(16, min(44, width - (18 + 16 + 20 + 22 + 6) - (20 if values else 0)))
+        t.add_column("largest own finding / what would settle it", overflow="ellipsis", no_wrap=True, max_width=room)
     if values:
         t.add_column("values", no_wrap=True, overflow="ellipsis", max_width=18)
     for a, g, st, eff, what, counts in group_lines(bg, max_rows):
