@@ -94,9 +94,9 @@ def groups_table(bg: pd.DataFrame, *, max_rows: int | None = None, width: int | 
     values = width is None or width >= 140  # its values by verdict, where the line has room for them
     finding = width is None or width >= GROUP_FINDING_WIDTH  # its largest finding, likewise
     t.add_column("attribute", no_wrap=True, overflow="ellipsis", max_width=18 if finding else 14)
-    t.add_column("group", overflow="fold", min_width=10, max_width=28 if finding else 18)
+    t.add_column("group", overflow="fold", min_width=10, max_width=28 if finding else 23)
     t.add_column("status", no_wrap=True, min_width=19)
-    t.add_column("effect ×τ", no_wrap=True, min_width=21)
+    t.add_column("effect ×τ", no_wrap=True, min_width=18)
     if finding:  # (its width is what the other columns leave, so that the group's name is never squeezed out)
         room = 44 if width is None else max(16, min(44, width - (18 + 16 + 20 + 22 + 6) - (20 if values else 0)))
         t.add_column("largest own finding / what would settle it", overflow="ellipsis", no_wrap=True, max_width=room)
