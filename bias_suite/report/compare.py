@@ -86,12 +86,8 @@ def _dedupe(rows: pd.DataFrame) -> pd.DataFrame:
 _CONTRADICTS = {"worsened": ("reduced",), "improved": ("increased",)}
 
 
-def _group_statuses(comp) -> dict:
-    """{(candidate, attribute label, group): the group's change status} (Comparison.by_group())."""
-    try:
-        bg = comp.by_group()
-    except Exception:  # noqa: BLE001 (rows read back from files: no per-group change)
-        return {}
+def _group_statuses(bg: pd.DataFrame) -> dict:
+    """{(candidate, attribute label, group): the group's change status} of Comparison.by_group()'s ``bg``."""
     return {(r.candidate, r.attribute, r.group): r.status for r in bg.itertuples(index=False)}
 
 
@@ -111,14 +107,13 @@ def _claims(comp, word: str, candidate=None, groups: dict | None = None) -> tupl
     return rows, int(spill.sum())
 
 
-def group_change_table(comp, candidate, *, max_rows: int | None = None):
+def group_change_table(bg: pd.DataFrame, candidate, *, max_rows: int | None = None):
     """What changed for each group (Comparison.by_group()): groups whose effect changed first, then the
     unchanged ones of an attribute on one line."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    bg = comp.by_group()
     bg = bg[bg["candidate"] == candidate]
     if bg.empty:
         return None
@@ -403,8 +398,10 @@ def _title(comp) -> str:
 
 
 def comparison_renderables(comp, *, top: int = 5, max_attributes: int | None = None, compact: bool = False,
-                           pair: bool = True, files=(), group_rows: int | None = 12) -> list:
-    """The comparison as a list of rich renderables (see the module doc)."""
+                           pair: bool = True, files=(), group_rows: int | None = 12,
+                           changes: pd.DataFrame | None = None) -> list:
+    """The comparison as a list of rich renderables (see the module doc); ``changes``: its
+    ``Comparison.by_group()`` when the caller has it already."""
     from rich.text import Text
 
     blank = Text("")
@@ -428,8 +425,9 @@ def comparison_renderables(comp, *, top: int = 5, max_attributes: int | None = N
         c = cands[0] if cands else None
         sm = comp.summary()
         sm = sm[sm["candidate"] == c] if c is not None else sm
-        groups = _group_statuses(comp)
-        table = group_change_table(comp, c, max_rows=group_rows) if c is not None and group_rows else None
+        changes = comp.by_group() if changes is None else changes
+        groups = _group_statuses(changes)
+        table = group_change_table(changes, c, max_rows=group_rows) if c is not None and group_rows else None
         if table is not None:
             out += [blank, Text("What changed for each group (effect ×τ, + = worse off; change of its distance from "
                                 "no bias: − closer, + further)", style="bold"), table]
@@ -468,24 +466,26 @@ def comparison_renderables(comp, *, top: int = 5, max_attributes: int | None = N
 
 def fit_comparison(comp, width: int, max_lines: int = MAX_LINES, files=()) -> list:
     """The richest comparison screen that fits ``max_lines`` at ``width``."""
-    wide = comparison_renderables(comp, top=0, pair=False, files=files)
+    changes = comp.by_group()  # (once: every try below reads it)
+    wide = comparison_renderables(comp, top=0, pair=False, files=files, changes=changes)
     compact = max(len(line) for line in render_text(wide, 10_000).splitlines()) > width
     for top in (5, 4, 3, 2, 1):
-        r = comparison_renderables(comp, top=top, compact=compact, files=files)
+        r = comparison_renderables(comp, top=top, compact=compact, files=files, changes=changes)
         if render_text(r, width).count("\n") <= max_lines:
             return r
     for rows in (16, 8, 4, 2, 1):
         for pair in (True, False):
-            r = comparison_renderables(comp, top=1, max_attributes=rows, compact=True, pair=pair, files=files)
+            r = comparison_renderables(comp, top=1, max_attributes=rows, compact=True, pair=pair, files=files,
+                                       changes=changes)
             if render_text(r, width).count("\n") <= max_lines:
                 return r
     for rows in (8, 4):  # the per-group table is the last to shrink
         r = comparison_renderables(comp, top=0, max_attributes=1, compact=True, pair=False, files=files,
-                                   group_rows=rows)
+                                   changes=changes, group_rows=rows)
         if render_text(r, width).count("\n") <= max_lines:
             return r
     return comparison_renderables(comp, top=0, max_attributes=1, compact=True, pair=False, files=files,
-                                  group_rows=4)[:max_lines]
+                                  changes=changes, group_rows=4)[:max_lines]
 
 
 def print_comparison(comp, *, console=None, max_lines: int = MAX_LINES, files=()) -> int:
@@ -545,9 +545,8 @@ def _html_changes(comp, fd: pd.DataFrame) -> str:
             f'</thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
-def _html_group_changes(comp, candidate) -> str:
-    """What changed for each group, as the comparison's first table (Comparison.by_group())."""
-    bg = comp.by_group()
+def _html_group_changes(bg: pd.DataFrame, candidate) -> str:
+    """What changed for each group, as the comparison's first table (Comparison.by_group()'s ``bg``)."""
     bg = bg[bg["candidate"] == candidate]
     if bg.empty:
         return ""
@@ -627,7 +626,8 @@ def render_comparison(comp, *, title: str | None = None) -> str:
                      f'<div class="scroll"><table class="overview"><thead><tr><th>model</th>{heads}<th>material</th></tr>'
                      f'</thead><tbody>{"".join(body)}</tbody></table></div></section>')
     sm = comp.summary()
-    groups = _group_statuses(comp)
+    changes = comp.by_group()
+    groups = _group_statuses(changes)
     for c in cands:
         worse, ws = _claims(comp, "worsened", c, groups)
         better, bs = _claims(comp, "improved", c, groups)
@@ -644,7 +644,7 @@ def render_comparison(comp, *, title: str | None = None) -> str:
         parts.append(
             f'<section id="changes-{_slug(c)}"><h2>{_esc(info.models[0])} → {_esc(c)} <span class="muted">changes of the '
             f'distance from the no-bias value (− closer to no bias)</span></h2><p class="counts">{counts}</p>'
-            f'{_html_group_changes(comp, c)}'
+            f'{_html_group_changes(changes, c)}'
             f'<h3>Changes per attribute and topic</h3>{_html_grid(sm[sm["candidate"] == c])}'
             f'<h3>Materially worse{spill(ws)}</h3>{_html_changes(comp, worse)}'
             f'<h3>Materially better{spill(bs)}</h3>{_html_changes(comp, better)}{pair}</section>')

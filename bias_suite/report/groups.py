@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..stats.groups import (CLAIMS, GROUP_COLUMNS, STATUSES, TRAIL_COLUMNS, by_group, class_valence,  # noqa: F401
+from ..stats.groups import (GROUP_COLUMNS, STATUSES, TRAIL_COLUMNS, by_group, class_valence,  # noqa: F401
                             harm_sign)
 
 __all__ = ["by_group", "harm_sign", "class_valence", "STATUSES", "GROUP_COLUMNS", "TRAIL_COLUMNS", "group_lines",

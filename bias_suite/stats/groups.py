@@ -4,33 +4,31 @@
 docs/formats.md, with ``signed``, ``signed_low``, ``signed_high`` and, where
 present, ``source``) and returns one row per attribute and group:
 
-- ``effect``, ``effect_low``, ``effect_high``: the group's largest own
-  effect in units of τ, directed so that **positive means worse off for the
-  group** (a ratio on its log against log 1.25). It is that of its largest
-  claim (``material`` or ``small``) with a direction; with no such claim,
-  that of its largest estimate, so that undecided groups are ordered too.
-- ``status``:
-  ``worse off`` / ``better off`` (its claims with a direction all point one
-  way), ``mixed`` (both ways, or claims without a direction),
-  ``undecided`` (no claim, and some of its values may still be material:
-  an ``inconclusive`` value whose estimate is at least τ),
-  ``no difference shown`` (no claim, no estimate at least τ, but not every
-  value is cleared), ``cleared`` (every judged value ``negligible``).
-- ``finding``: its largest own value (metric · class, and the other group
-  of a pair), ``value``, ``low``, ``high`` on the verdict's scale;
-- counts of its own values by verdict, and ``spillover``: values about the
-  group whose effect comes from other groups (``source``), counted apart and
-  never a claim about the group;
-- ``settle``: for an undecided group, what its largest inconclusive value
-  says would decide it.
+- ``status``: ``worse off`` / ``better off`` (its own material claims with
+  a direction all point one way), ``slightly worse off`` / ``slightly
+  better off`` (no material one; its own ``small`` claims all point one
+  way), ``mixed`` (its own claims point both ways), ``undecided`` (no claim,
+  and an own ``inconclusive`` estimate of at least τ), ``no difference
+  shown`` (no claim, no such estimate, not every value cleared), ``cleared``
+  (every judged own value ``negligible``). Claims on a class without a
+  direction (``neutral``) count among the values but give no status.
+- ``effect``, ``effect_low``, ``effect_high``: the group's effect in units
+  of τ, **positive when worse for the group**: the claim in its status's
+  direction on the scale that grows with the difference (its ProbGap, then
+  the gaps paired within templates, rank and rate metrics last, never a
+  saturated one of no width); without a direction, its largest own
+  estimate on that scale. ``finding``, ``value``, ``low``, ``high``: that
+  row (metric · class, the other group of a pair), as the group sees it.
+- counts of its own values by verdict; ``spillover``: claims about the group
+  that are set apart (other groups' effects); ``settle``: for an undecided
+  group, the templates that would decide an effect of τ, or what to read.
 
-Own values: rows about the group against the rest or all examples, and
-rows about a pair with it. A claim about a pair counts towards a group's
-direction only when the group stands on the same side against at least half
-of the attribute's other groups for that metric and class (a group harmed
-against every other group is worse off; each of the others is better off
-against it alone and is not called better off for that). With two groups
-the pair is the whole comparison and counts for both.
+Own values (docs/verdicts.md): a pair counts for the group that stands
+apart (:func:`_pair_owners`); a value against the background is set apart
+when the attribution names a source, or another group's own effect
+explains it (:func:`_assign_roles`). With two groups the second group's row
+is the first's exact mirror. ``by_group(results, trail=True)`` also returns
+every own row with its role and why.
 
 Which side is worse for a group (:func:`harm_sign`): more errors; the
 unfavourable outcome (a class named like ``negative`` or ``toxic``) more
@@ -43,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -61,8 +60,6 @@ CLAIMS = ("material", "small")
 #: probabilities and of the identity span that pair within templates (rank and rate metrics saturate)
 HEADLINE = (("ProbGap",), ("CFGap", "CFGap-TC", "AvgScoreDiff", "PertSS", "IdentitySpan-CFGap", "IdentitySpan-FNED",
                            "IdentitySpan-Recall-Gap", "IdentitySpan-Recall-Diff", "IdentitySpan-CF-Recall-Gap"))
-#: the key under which :func:`_group_effects` keeps the classes each group's own material rows move
-MOVED = ("", "")
 TRAIL_COLUMNS = ["attribute", "group", "metric", "cls", "other", "verdict", "effect", "role", "why"]
 GROUP_COLUMNS = ["attribute", "group", "status", "effect", "effect_low", "effect_high", "finding", "value", "low",
                  "high", *VERDICTS, "spillover", "settle"]
@@ -202,33 +199,35 @@ def by_group(results: pd.DataFrame, *, trail: bool = False):
         with its ``role`` (``counted``, ``spill-over``, ``bystander pair``,
         ``another group's effect``, ``no claim``) and why (:data:`TRAIL_COLUMNS`).
     """
-    empty = pd.DataFrame(columns=GROUP_COLUMNS)
+    rows, trails = _answers(results, trail=trail)
+    table = pd.DataFrame(rows, columns=GROUP_COLUMNS)
+    return (table, pd.DataFrame(trails, columns=TRAIL_COLUMNS)) if trail else table
+
+
+def _answers(results: pd.DataFrame, *, trail: bool = False) -> tuple[list, list]:
+    """The rows of :func:`by_group` as dicts, each with ``key`` (metric, class, group label) of the results
+    row its effect comes from (None without one), and the trail's rows when ``trail``."""
     if results is None or len(results) == 0 or "verdict" not in results.columns:
-        return (empty, pd.DataFrame(columns=TRAIL_COLUMNS)) if trail else empty
+        return [], []
     res = _own_rows(results)
     if res.empty:
-        return (empty, pd.DataFrame(columns=TRAIL_COLUMNS)) if trail else empty
+        return [], []
     entries, groups_of = _readings(res)
     owners = _pair_owners(entries, groups_of)
     effects = _group_effects(entries, groups_of)
     rows, trails = [], []
     for a, groups in groups_of.items():
         k = len(groups)
-        out = {g: _group_row(a, g, entries.get((a, g), []), owners, k=k, effects=effects.get(a, {}),
+        out = {g: _group_row(a, g, entries.get((a, g), []), owners, k=k, effects=effects.get(a, _Effects()),
                              attributed="source" in results.columns)
                for g in groups}
         if k == 2:
             _mirror(out, list(groups))
-        ordered = sorted(out.values(), key=lambda r: (-(r["effect"] if np.isfinite(r["effect"]) else -1e9),
-                                                       STATUSES.index(r["status"])))
-        rows.extend(ordered)
+        rows.extend(sorted(out.values(), key=lambda r: (-(r["effect"] if np.isfinite(r["effect"]) else -1e9),
+                                                        STATUSES.index(r["status"]))))
         if trail:
-            trails.extend(_trail_rows(a, g, entries.get((a, g), [])) for g in groups)
-    table = pd.DataFrame(rows, columns=GROUP_COLUMNS)
-    if not trail:
-        return table
-    flat = [t for ts in trails for t in ts]
-    return table, pd.DataFrame(flat, columns=TRAIL_COLUMNS)
+            trails.extend(t for g in groups for t in _trail_rows(a, g, entries.get((a, g), [])))
+    return rows, trails
 
 
 def _oriented(ratio: bool, side: int, v, lo, hi) -> dict:
@@ -278,27 +277,39 @@ def _pair_owners(entries: dict, groups_of: dict) -> set:
     return out
 
 
+@dataclass
+class _Effects:
+    """One attribute's groups' own material effects against their backgrounds: ``cells`` {(metric, class):
+    {group: signed size ×τ}} and ``moved`` {class: the groups with such an effect on it}."""
+
+    cells: dict = field(default_factory=dict)
+    moved: dict = field(default_factory=dict)
+
+    def others(self, g: str, cls) -> set:
+        """The groups other than ``g`` whose own effect moves class ``cls``."""
+        return set(self.moved.get(cls, ())) - {g}
+
+
 def _group_effects(entries: dict, groups_of: dict) -> dict:
-    """{attribute: {(metric, class): {group: its largest own material effect against its background, signed}}}
-    and, under :data:`MOVED`, {class: groups}: the effects that push every other group's background the other
-    way. A group whose value another group's effect in the same cell explains (:func:`_explains`) is not one
-    of them (it matters where the results were never attributed)."""
-    out: dict = {}
+    """{attribute: :class:`_Effects`}: the effects that push every other group's background the other way. A
+    group whose value another group's effect in the same cell explains (:func:`_explains`) is not one of them
+    (it matters where the results were never attributed)."""
+    cells: dict = {}
     for (a, g), es in entries.items():
         for e in es:
             x = _signed_size(e)
             if not e["pair"] and not e["spill"] and e["verdict"] == "material" and np.isfinite(x):
-                cell = out.setdefault(a, {}).setdefault((e["metric"], e["cls"]), {})
+                cell = cells.setdefault(a, {}).setdefault((e["metric"], e["cls"]), {})
                 if abs(x) > abs(cell.get(g, 0.0)):
                     cell[g] = x
-    for a, cells in out.items():
+    out = {}
+    for a, by_cell in cells.items():
         k = len(groups_of.get(a, {}))
-        moved: dict = {}
-        for (metric, cls), cell in list(cells.items()):
+        eff = out[a] = _Effects()
+        for (metric, cls), cell in by_cell.items():
             kept = {g: x for g, x in cell.items() if not any(_explains(xh, x, k) for h, xh in cell.items() if h != g)}
-            cells[(metric, cls)] = kept
-            moved.setdefault(cls, set()).update(kept)
-        cells[MOVED] = moved
+            eff.cells[(metric, cls)] = kept
+            eff.moved.setdefault(cls, set()).update(kept)
     return out
 
 
@@ -319,35 +330,35 @@ def _signed_size(e: dict) -> float:
     return float(e["dirn"] * min(e["size"], BOUNDLESS)) if e["dirn"] and not np.isnan(e["size"]) else math.nan
 
 
-def _shadowed_by(e: dict, g: str, k: int, effects: dict) -> str | None:
+def _shadowed_by(e: dict, g: str, k: int, effects: _Effects) -> str | None:
     """The group whose own effect would put this row of ``g`` (against its background) where it is: a group h
     of the same metric and class whose effect points the other way and is large enough that its share of
     g's background (1 / (k − 1) of it) explains at least half of this row's size."""
     x = _signed_size(e)
     if e["pair"] or k < 3 or not np.isfinite(x):
         return None
-    for h, eh in sorted(effects.get((e["metric"], e["cls"]), {}).items(), key=lambda x: -abs(x[1])):
+    for h, eh in sorted(effects.cells.get((e["metric"], e["cls"]), {}).items(), key=lambda x: -abs(x[1])):
         if h != g and _explains(eh, x, k):
             return h
     return None
 
 
-def _opposite_mover(e: dict, g: str, effects: dict) -> str | None:
+def _opposite_mover(e: dict, g: str, effects: _Effects) -> str | None:
     """Another group with its own material effect on the row's class, harm-directed the other way."""
     x = _signed_size(e)
     if not e["harm"] or not np.isfinite(x):
         return None
-    found = {h for (m, c), cell in effects.items() if m != "" and c == e["cls"] for h, xh in cell.items()
-             if h != g and xh * x < 0 and e["harm"]}
+    found = {h for (_, c), cell in effects.cells.items() if c == e["cls"] for h, xh in cell.items()
+             if h != g and xh * x < 0}
     return min(found) if found else None
 
 
-def _mover(e: dict, g: str, effects: dict) -> str | None:
+def _mover(e: dict, g: str, effects: _Effects) -> str | None:
     """Another group with its own material effect against its background on the row's class."""
-    return next(iter(sorted(set(effects.get(MOVED, {}).get(e["cls"], ())) - {g})), None)
+    return min(effects.others(g, e["cls"]), default=None)
 
 
-def _assign_roles(a, g, es: list, owners: set, k: int, effects: dict, attributed: bool = True) -> None:
+def _assign_roles(a, g, es: list, owners: set, k: int, effects: _Effects, attributed: bool = True) -> None:
     """Each of the group's rows: counted towards its status, or set apart, and why (the trail). Where the
     results were not attributed (no ``source`` column), a claim against the background on a class that
     another group's own material effect moves is set apart whatever its size."""
@@ -382,7 +393,7 @@ def _assign_roles(a, g, es: list, owners: set, k: int, effects: dict, attributed
             e["role"], e["why"] = "no claim", e["verdict"]
 
 
-def _status(directed: list, undirected: list, own: list, solo: list) -> str:
+def _status(directed: list, own: list, solo: list) -> str:
     """The status from the group's own claims (module doc)."""
     material = [e for e in directed if e["verdict"] == "material"]
     decisive = material or directed
@@ -401,13 +412,13 @@ def _status(directed: list, undirected: list, own: list, solo: list) -> str:
     return "no difference shown"
 
 
-def _outweighed(g: str, effects: dict, k: int, own: list) -> set:
+def _outweighed(g: str, effects: _Effects, k: int, own: list) -> set:
     """The classes on which another group's own ProbGap effect, at its share 1 / (k − 1) of this group's
     background, is at least half of this group's own ProbGap: there the ProbGap, whose background holds that
     group, gives way to the group's own pairs as its headline."""
     mine = {e["cls"]: abs(e["e"]) for e in own if e["metric"] in HEADLINE[0] and not e["pair"] and np.isfinite(e["e"])}
     out = set()
-    for (m, c), cell in effects.items():
+    for (m, c), cell in effects.cells.items():
         if m in HEADLINE[0] and any(abs(x) / max(k - 1, 1) >= 0.5 * mine.get(c, 0.0) for h, x in cell.items()
                                     if h != g):
             out.add(c)
@@ -455,7 +466,7 @@ def _headline_row(claims: list, solo: list, status: str, pushed=()) -> dict | No
     return same[(len(same) - 1) // 2] if top["pair"] and len(same) > 2 else top
 
 
-def _group_row(a, g, es: list, owners: set, *, k: int, effects: dict, attributed: bool = True) -> dict:
+def _group_row(a, g, es: list, owners: set, *, k: int, effects: _Effects, attributed: bool = True) -> dict:
     _assign_roles(a, g, es, owners, k, effects, attributed)
     own = [e for e in es if not e["spill"]]
     counts = {v: sum(1 for e in own if e["verdict"] == v) for v in VERDICTS}
@@ -465,20 +476,16 @@ def _group_row(a, g, es: list, owners: set, *, k: int, effects: dict, attributed
     # is as much the other group's), or its pair when the attribute has two groups; a row whose background
     # holds another group with its own material effect on the same metric and class is left out: its estimate
     # may be theirs
-    pushed = {c for (_, c), gs in effects.items() if set(gs) - {g}} | {c for c, gs in effects.get(MOVED, {}).items()
-                                                                    if set(gs) - {g}}
-    solo = [e for e in own if (not e["pair"] or k == 2) and (e["verdict"] in CLAIMS or e["cls"] not in pushed)]
-    directed = [e for e in claims if e["harm"] and np.isfinite(e["e"])]
-    undirected = [e for e in claims if not e["harm"] and not e["pair"]]
-    status = _status(directed, undirected, own, solo)
+    solo = [e for e in own if (not e["pair"] or k == 2) and (e["verdict"] in CLAIMS or not effects.others(g, e["cls"]))]
+    status = _status([e for e in claims if e["harm"] and np.isfinite(e["e"])], own, solo)
     head = _headline_row(claims, solo, status, _outweighed(g, effects, k, own))
     if head is None and status.endswith("off"):  # only saturated rows of no width show it: not a headline
         status = "undecided"
     row = dict(attribute=a, group=g, status=status, effect=math.nan, effect_low=math.nan, effect_high=math.nan,
                finding=None, value=math.nan, low=math.nan, high=math.nan, **counts, spillover=spillover,
-               settle=_settle(solo, g) if status == "undecided" else None)
+               settle=_settle(solo, g) if status == "undecided" else None, key=None)
     if head is not None:
-        row.update(effect=head["e"] if np.isfinite(head["e"]) else math.nan, effect_low=_finite(head["elo"]),
+        row.update(key=(head["metric"], head["cls"], head["group"]), effect=head["e"] if np.isfinite(head["e"]) else math.nan, effect_low=_finite(head["elo"]),
                    effect_high=_finite(head["ehi"]), finding=_where(head, g), value=head["value"],
                    low=_finite(head["low"]), high=_finite(head["high"]))
     return row
@@ -505,17 +512,17 @@ def _mirror(out: dict, groups: list) -> None:
     L, O = out[lead], out[other]
     if L["status"] not in MIRROR:
         return
-    o = _oriented(_is_ratio(L["finding"].split(" · ")[0]), 1, L["value"], L["low"], L["high"])
+    o = _oriented(_is_ratio(L["key"][0]), 1, L["value"], L["low"], L["high"])
     head, _, vs = str(L["finding"]).partition(" vs ")
     if vs == other:
         finding = f"{head} vs {lead}"
-    elif head.split(" · ")[0] in HEADLINE[0]:  # against the rest, which is the other group: its own row, mirrored
+    elif L["key"][0] in HEADLINE[0]:  # against the rest, which is the other group: its own row, mirrored
         finding = head
     else:
         finding = f"{L['finding']}, as '{lead}' against '{other}' reads it"
     O.update(status=MIRROR[L["status"]], effect=-L["effect"], effect_low=-L["effect_high"],
              effect_high=-L["effect_low"], finding=finding, value=o["value"],
-             low=_finite(o["low"]), high=_finite(o["high"]), settle=None)
+             low=_finite(o["low"]), high=_finite(o["high"]), settle=None, key=L["key"])
 
 
 def _settle(solo: list, g: str) -> str:
@@ -577,11 +584,10 @@ def group_changes(before: pd.DataFrame, after: pd.DataFrame, rows: pd.DataFrame,
     change's interval below / above 0: the distance from no bias shrinks / grows), ``unchanged`` (no direction
     in either model, or the change's interval inside ±τ), ``undecided`` (otherwise, or no paired interval).
     """
-    bg0, bg1 = (by_group(r).set_index(["attribute", "group"]) for r in (before, after))
+    bg0, bg1 = ({(r["attribute"], r["group"]): r for r in _answers(x)[0]} for x in (before, after))
     out = []
-    for key in bg0.index.union(bg1.index, sort=False):
-        r0 = bg0.loc[key] if key in bg0.index else None
-        r1 = bg1.loc[key] if key in bg1.index else None
+    for key in list(bg0) + [k for k in bg1 if k not in bg0]:
+        r0, r1 = bg0.get(key), bg1.get(key)
         s0 = r0["status"] if r0 is not None else "no difference shown"
         s1 = r1["status"] if r1 is not None else "no difference shown"
         lead = r0 if r0 is not None and s0 in _DIRECTED else r1 if r1 is not None and s1 in _DIRECTED else None
@@ -602,15 +608,12 @@ def group_changes(before: pd.DataFrame, after: pd.DataFrame, rows: pd.DataFrame,
 def _paired_change(lead, key, rows: pd.DataFrame, side: tuple) -> dict:
     """The headline row's values in both models and the change of its distance from no bias, harm-directed,
     in units of τ."""
-    finding = str(lead["finding"] or "")
-    metric, _, rest = finding.partition(" · ")
-    cls, _, other = rest.partition(" vs ")
-    other = other.split(",")[0].strip()
-    a, g = key
-    groups = {g, f"{g}|{other}", f"{other}|{g}"} if other else {g}
-    sel = rows[(rows["metric"] == metric) & (rows["attribute"] == a) & (rows["class"].astype(str) == cls)
-               & rows["group"].isin(groups)]
-    out = dict(finding=finding or None)
+    out = dict(finding=lead["finding"])
+    if lead["key"] is None:
+        return out
+    metric, cls, label = lead["key"]
+    sel = rows[(rows["metric"] == metric) & (rows["attribute"] == key[0]) & (rows["class"] == cls)
+               & (rows["group"] == label)]
     if sel.empty:
         return out
     r = sel.iloc[0]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...exceptions import ExamplesFormatError, SuiteError, did_you_mean
+from ...exceptions import SuiteError, did_you_mean
 from .people import PEOPLE_SKIPS
 
 __all__ = ["LOG_COLUMNS", "OUTCOMES", "REVIEW_DECISIONS", "APPROVABLE", "log_row", "log_frame", "write_log",
